@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { processIo, UsageError, type CliIo, type Command } from './command.ts';
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Every subcommand, in the order `mesh --help` lists them. */
+export const commands: readonly Command[] = [];
+
+function help(): string {
+  const width = Math.max(8, ...commands.map((c) => c.name.length));
+  const lines = [
+    'mesh: the tool layer of a cloud-first agent platform',
+    '',
+    'Usage: mesh <command> [options]',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    `  ${'help'.padEnd(width)}  Show this help, or a command's usage (mesh help <command>)`,
+    `  ${'version'.padEnd(width)}  Print the version`,
+    '',
+    'Configuration: MESH_HOME (default ./.mesh) holds the embedded database and the instance key;',
+    'DATABASE_URL selects a PostgreSQL server instead. Everything else lives in the database.',
+  ];
+  return lines.join('\n');
+}
+
+/** Runs the `mesh` command line and returns the exit code. */
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const target = name === 'help' ? commands.find((c) => c.name === rest[0]) : undefined;
+    io.out(target ? target.usage : help());
+    return 0;
+  }
+  if (name === 'version' || name === '--version' || name === '-v') {
+    io.out(version());
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    io.err(`mesh: unknown command ${JSON.stringify(name)}\n\n${help()}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(command.usage);
+    return 0;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`mesh ${command.name}: ${error.message}\n\n${command.usage}`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,14 @@
+export type { JsonObject, JsonSchema, JsonValue } from './json.ts';
+export type {
+  AssistantMessage,
+  FinishReason,
+  Message,
+  ModelRequest,
+  ModelResponse,
+  SystemMessage,
+  Tool,
+  ToolCall,
+  ToolResultMessage,
+  Usage,
+  UserMessage,
+} from './wire.ts';

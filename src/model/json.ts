@@ -1,0 +1,10 @@
+/** A value that survives a JSON round trip unchanged. */
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
+
+/** A JSON object: the shape of tool arguments, schemas and structured observations. */
+export interface JsonObject {
+  readonly [key: string]: JsonValue;
+}
+
+/** A JSON Schema document (2020-12). Kept as plain JSON so no validator's types leak into contracts. */
+export type JsonSchema = JsonObject;

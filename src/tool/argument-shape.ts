@@ -1,0 +1,134 @@
+import type { JsonSchema } from '../model/json.ts';
+
+/** The JSON kinds a model can send, as named in refusal messages. */
+export type JsonKind = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null';
+
+/**
+ * The structural part of a schema that `decodeArguments` checks itself, to give a model precise
+ * messages: which fields are accepted, which are required, and which JSON kind each must be.
+ * Everything else (enum, pattern, bounds, formats, combinators) is left to the full validator.
+ */
+export interface ArgumentShape {
+  /** Allowed kinds, or undefined when the schema does not constrain the kind. */
+  types: ReadonlySet<JsonKind> | undefined;
+  /** Declared fields at this level (own, from allOf, and from anyOf/oneOf branches). */
+  properties: Map<string, ArgumentShape>;
+  /** True when properties are declared and nothing explicitly allows others. */
+  closed: boolean;
+  /** Set once anything at this level allows undeclared fields; later declarations cannot close it. */
+  explicitlyOpen: boolean;
+  required: string[];
+  items: ArgumentShape | undefined;
+  prefixItems: ArgumentShape[];
+}
+
+const KINDS = new Set<string>([
+  'object',
+  'array',
+  'string',
+  'number',
+  'integer',
+  'boolean',
+  'null',
+]);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An always-open shape for subschemas the decoder does not interpret (remote $refs, booleans). */
+function openShape(): ArgumentShape {
+  return {
+    types: undefined,
+    properties: new Map(),
+    closed: false,
+    explicitlyOpen: false,
+    required: [],
+    items: undefined,
+    prefixItems: [],
+  };
+}
+
+function resolvePointer(root: JsonSchema, ref: string): unknown {
+  if (ref === '#') return root;
+  if (!ref.startsWith('#/')) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split('/')) {
+    const key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
+    if (!isObject(node) || !Object.hasOwn(node, key)) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+/** Compiles the structural shape of a schema; cycles through `$ref` are shared, not unrolled. */
+export function compileShape(root: JsonSchema): ArgumentShape {
+  const cache = new Map<unknown, ArgumentShape>();
+
+  function shapeOf(node: unknown): ArgumentShape {
+    if (!isObject(node)) return openShape();
+    const cached = cache.get(node);
+    if (cached) return cached;
+    const shape = openShape();
+    cache.set(node, shape);
+    fill(shape, node, false, new Set());
+    return shape;
+  }
+
+  /** Adds what `node` declares to `shape`; `asBranch` marks an anyOf/oneOf alternative. */
+  function fill(
+    shape: ArgumentShape,
+    node: Record<string, unknown>,
+    asBranch: boolean,
+    seen: Set<unknown>,
+  ): void {
+    if (seen.has(node)) return;
+    seen.add(node);
+    if (typeof node['$ref'] === 'string') {
+      const target = resolvePointer(root, node['$ref']);
+      if (isObject(target)) fill(shape, target, asBranch, seen);
+      else shape.explicitlyOpen = true;
+    }
+    if (!asBranch) {
+      const type = node['type'];
+      const list = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined;
+      if (list && list.every((t) => typeof t === 'string' && KINDS.has(t))) {
+        const next = new Set(list as JsonKind[]);
+        shape.types = shape.types ? new Set([...shape.types].filter((t) => next.has(t))) : next;
+      }
+      if (Array.isArray(node['required'])) {
+        for (const name of node['required'])
+          if (typeof name === 'string') shape.required.push(name);
+      }
+      if (isObject(node['items'])) shape.items = shapeOf(node['items']);
+      if (Array.isArray(node['prefixItems'])) shape.prefixItems = node['prefixItems'].map(shapeOf);
+    }
+
+    const properties = node['properties'];
+    const additional = node['additionalProperties'];
+    const unevaluated = node['unevaluatedProperties'];
+    const allowsOthers =
+      (additional !== undefined && additional !== false) ||
+      (unevaluated !== undefined && unevaluated !== false) ||
+      isObject(node['patternProperties']);
+    if (isObject(properties)) {
+      for (const [name, sub] of Object.entries(properties)) {
+        if (!shape.properties.has(name)) shape.properties.set(name, shapeOf(sub));
+      }
+      if (!allowsOthers && !shape.explicitlyOpen) shape.closed = true;
+    }
+    if (allowsOthers) shape.explicitlyOpen = true;
+    if (shape.explicitlyOpen) shape.closed = false;
+
+    if (Array.isArray(node['allOf'])) {
+      for (const sub of node['allOf']) if (isObject(sub)) fill(shape, sub, asBranch, seen);
+    }
+    for (const key of ['anyOf', 'oneOf'] as const) {
+      const branches = node[key];
+      if (!Array.isArray(branches)) continue;
+      for (const sub of branches) if (isObject(sub)) fill(shape, sub, true, seen);
+    }
+  }
+
+  return shapeOf(root);
+}

@@ -1,0 +1,59 @@
+import type { JsonObject, JsonSchema, JsonValue } from '../model/json.ts';
+import type { Tool } from '../model/wire.ts';
+import type { ToolContext } from './context.ts';
+
+/** What a call can touch; declared, never inferred from behaviour. */
+export type ToolClass = 'query' | 'workspace' | 'browser' | 'effect';
+export const TOOL_CLASSES: readonly ToolClass[] = Object.freeze([
+  'query',
+  'workspace',
+  'browser',
+  'effect',
+]);
+
+/**
+ * What may happen on resume. `replayable` is a promise about the world (safe to run again);
+ * `effectful` is not; `internal` is a Mesh-owned write to Mesh's own database, idempotent per call.
+ */
+export type Replay = 'replayable' | 'effectful' | 'internal';
+export const REPLAYS: readonly Replay[] = Object.freeze(['replayable', 'effectful', 'internal']);
+
+/** A requirement that must be provisioned or captured before the tool may be offered. */
+export type Need = 'workspace' | 'browser' | `secret:${string}`;
+
+/** Where a definition came from. Grants and audit records pin to (packageId, version, digest). */
+export interface Origin {
+  /** `first_party` packages ship inside Mesh; `remote` ones come from a registered MCP server. */
+  readonly source: 'first_party' | 'remote';
+  readonly packageId: string;
+  readonly version: string;
+  /** sha256 of the manifest (first party) or of the remote definition (remote), hex. */
+  readonly digest: string;
+}
+
+/** What a handler returns: text for the model and, optionally, structured data. */
+export interface ToolOutput {
+  readonly text: string;
+  readonly data?: JsonValue;
+}
+
+/** A handler: the executable half of a definition. */
+export type ToolHandler = (ctx: ToolContext, args: JsonObject) => Promise<ToolOutput>;
+
+/** Exactly one provider-visible callable, bound to Mesh's policy and behaviour. */
+export interface Definition {
+  readonly tool: Tool;
+  readonly class: ToolClass;
+  readonly replay: Replay;
+  readonly needs: readonly Need[];
+  readonly outputSchema?: JsonSchema;
+  readonly origin: Origin;
+  readonly execute: ToolHandler;
+}
+
+/** Whether a string is a well-formed need. */
+export function isNeed(value: string): value is Need {
+  return (
+    value === 'workspace' || value === 'browser' || /^secret:[a-z][a-z0-9_]{0,63}$/.test(value)
+  );
+}

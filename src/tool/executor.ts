@@ -1,0 +1,190 @@
+import type { JsonObject } from '../model/json.ts';
+import type { ToolCall } from '../model/wire.ts';
+import type { ToolRuntime } from './context.ts';
+import { decodeArguments, prepareDecoder } from './decode-arguments.ts';
+import type { Definition, ToolOutput } from './definition.ts';
+import {
+  hasCode,
+  InvalidToolInputError,
+  MeshError,
+  serializeError,
+  ToolUnavailableError,
+  type SerializedError,
+} from './errors.ts';
+import { observation, type Observation } from './observation.ts';
+import type { Registry } from './registry.ts';
+
+/** What one call came to. Only bugs and infrastructure faults are thrown ({@link FatalToolError}). */
+export type ExecuteResult =
+  | {
+      readonly kind: 'observation';
+      readonly definition: Definition;
+      readonly observation: Observation;
+    }
+  | {
+      readonly kind: 'invalid_input';
+      readonly definition: Definition;
+      readonly observation: Observation;
+      readonly error: SerializedError;
+    }
+  | {
+      readonly kind: 'unavailable';
+      readonly definition: Definition;
+      readonly observation: Observation;
+      readonly error: SerializedError;
+    }
+  | { readonly kind: 'unknown_tool'; readonly observation: Observation };
+
+/**
+ * A handler failed in a way the model cannot fix (an unreachable store, a broken contract). It
+ * fails the turn; `toJSON()` is what the run records, `{code, message, data}`.
+ */
+export class FatalToolError extends MeshError {
+  static readonly code = 'tool_failed';
+  readonly tool: string;
+  readonly failure: SerializedError;
+  constructor(tool: string, failure: SerializedError) {
+    super(FatalToolError.code, `tool ${tool} failed: ${failure.message}`, {
+      tool,
+      cause:
+        failure.data === undefined
+          ? { code: failure.code, message: failure.message }
+          : { ...failure },
+    });
+    this.tool = tool;
+    this.failure = failure;
+  }
+}
+
+function printableName(name: string): string {
+  const clipped = name.length > 64 ? `${name.slice(0, 61)}...` : name;
+  return JSON.stringify(clipped);
+}
+
+/** A call whose tool was found and whose arguments decoded, or the observation that refuses it. */
+export type ResolvedCall =
+  | { readonly kind: 'ready'; readonly definition: Definition; readonly args: JsonObject }
+  | Extract<ExecuteResult, { kind: 'invalid_input' } | { kind: 'unknown_tool' }>;
+
+/** Decodes the arguments without running the handler: the first half of {@link execute}. */
+export function resolveCall(registry: Registry, call: ToolCall): ResolvedCall {
+  const definition = registry.get(call.name);
+  if (!definition) {
+    const offered = registry.names();
+    return {
+      kind: 'unknown_tool',
+      observation: observation({
+        kind: 'unknown_tool',
+        text:
+          `There is no tool named ${printableName(call.name)}. ` +
+          (offered.length === 0
+            ? 'No tools are available in this turn.'
+            : `The tools you can call are: ${offered.join(', ')}.`),
+      }),
+    };
+  }
+  try {
+    return {
+      kind: 'ready',
+      definition,
+      args: decodeArguments(call.arguments, definition.tool.parameters),
+    };
+  } catch (error) {
+    if (hasCode(error, InvalidToolInputError.code)) return invalidInput(definition, error);
+    throw new FatalToolError(definition.tool.name, serializeError(error));
+  }
+}
+
+function invalidInput(
+  definition: Definition,
+  error: MeshError,
+): ExecuteResult & { kind: 'invalid_input' } {
+  return {
+    kind: 'invalid_input',
+    definition,
+    error: error.toJSON(),
+    observation: observation({
+      kind: 'invalid_input',
+      text: `${definition.tool.name}: ${error.message}`,
+    }),
+  };
+}
+
+/**
+ * The one path every call takes: look up → decode and validate → invoke → typed observation.
+ * A name the registry does not hold becomes an observation naming the offered tools. A handler
+ * error is fatal unless tagged invalid input (any class) or unavailable (query class only: an
+ * effect that says "unavailable" may already have acted).
+ */
+export async function execute(
+  registry: Registry,
+  call: ToolCall,
+  runtime: ToolRuntime,
+): Promise<ExecuteResult> {
+  const resolved = resolveCall(registry, call);
+  if (resolved.kind !== 'ready') return resolved;
+  return invoke(resolved.definition, resolved.args, call, runtime);
+}
+
+/** Runs an already-decoded call's handler and types its outcome. */
+export async function invoke(
+  definition: Definition,
+  args: JsonObject,
+  call: ToolCall,
+  runtime: ToolRuntime,
+): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
+  let output: ToolOutput;
+  try {
+    output = await definition.execute(
+      Object.freeze({
+        agentId: runtime.agentId,
+        runId: runtime.runId,
+        callId: call.id,
+        toolName: definition.tool.name,
+        provenance: runtime.provenance,
+        signal: runtime.signal,
+        services: runtime.services,
+        config: runtime.configFor(definition.origin.packageId),
+      }),
+      args,
+    );
+  } catch (error) {
+    if (hasCode(error, InvalidToolInputError.code)) return invalidInput(definition, error);
+    if (hasCode(error, ToolUnavailableError.code) && definition.class === 'query') {
+      return {
+        kind: 'unavailable',
+        definition,
+        error: error.toJSON(),
+        observation: observation({
+          kind: 'unavailable',
+          text: `${definition.tool.name} is unavailable: ${error.message}`,
+        }),
+      };
+    }
+    throw new FatalToolError(definition.tool.name, serializeError(error));
+  }
+  if (typeof output !== 'object' || output === null || typeof output.text !== 'string') {
+    throw new FatalToolError(definition.tool.name, {
+      code: 'invalid_tool_output',
+      message: 'the handler returned no text',
+    });
+  }
+  if (definition.outputSchema !== undefined && output.data !== undefined) {
+    const errors = prepareDecoder(definition.outputSchema).compiled.validate(output.data);
+    if (errors.length > 0) {
+      throw new FatalToolError(definition.tool.name, {
+        code: 'invalid_tool_output',
+        message: `the handler's data does not match its output schema at ${errors[0]?.instancePath || '/'}`,
+      });
+    }
+  }
+  return {
+    kind: 'observation',
+    definition,
+    observation: observation(
+      output.data === undefined
+        ? { kind: 'result', text: output.text }
+        : { kind: 'result', text: output.text, data: output.data },
+    ),
+  };
+}

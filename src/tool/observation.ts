@@ -1,0 +1,72 @@
+import type { JsonValue } from '../model/json.ts';
+
+declare const artifactIdBrand: unique symbol;
+
+/** The id of a stored artifact. Only {@link artifactId} makes one, so it is never an empty string. */
+export type ArtifactId = string & { readonly [artifactIdBrand]: true };
+
+/** Validates and brands an artifact id. */
+export function artifactId(id: string): ArtifactId {
+  if (typeof id !== 'string' || id.trim() === '') {
+    throw new TypeError('an artifact id must be a non-empty string');
+  }
+  return id as ArtifactId;
+}
+
+/** What kind of thing an observation reports. */
+export type ObservationKind =
+  /** The handler ran and returned this. */
+  | 'result'
+  /** The arguments were refused; the text tells the model what to fix. */
+  | 'invalid_input'
+  /** A query tool's provider could not be reached. */
+  | 'unavailable'
+  /** The model named a tool it was not offered. */
+  | 'unknown_tool'
+  /** An effect crossed the commit boundary but the run stopped before its outcome was recorded. */
+  | 'unknown_outcome';
+
+/** Marks an observation whose text is an excerpt of a stored artifact. */
+export interface Truncation {
+  readonly artifactId: ArtifactId;
+  readonly totalBytes: number;
+  readonly shownBytes: number;
+}
+
+/** A typed, persisted result of one tool call: never a bare string blob. */
+export interface Observation {
+  readonly kind: ObservationKind;
+  /** What the model is shown. */
+  readonly text: string;
+  /** Structured content, validated against the tool's output schema when it declares one. */
+  readonly data?: JsonValue;
+  /** Present only with the id of the artifact that holds the whole output. */
+  readonly truncated?: Truncation;
+}
+
+/**
+ * Builds a frozen observation. A truncation without a valid artifact id is refused here as well as
+ * by the type, because observations are also rebuilt from stored rows.
+ */
+export function observation(input: Observation): Observation {
+  const { kind, text, data, truncated } = input;
+  if (truncated !== undefined) {
+    if (typeof truncated.artifactId !== 'string' || truncated.artifactId.trim() === '') {
+      throw new TypeError(
+        'a truncated observation needs the id of the artifact holding the whole output',
+      );
+    }
+    if (
+      !Number.isSafeInteger(truncated.totalBytes) ||
+      !Number.isSafeInteger(truncated.shownBytes) ||
+      truncated.shownBytes < 0 ||
+      truncated.shownBytes > truncated.totalBytes
+    ) {
+      throw new TypeError('a truncation needs 0 <= shownBytes <= totalBytes');
+    }
+  }
+  const out: { -readonly [K in keyof Observation]: Observation[K] } = { kind, text };
+  if (data !== undefined) out.data = data;
+  if (truncated !== undefined) out.truncated = Object.freeze({ ...truncated });
+  return Object.freeze(out);
+}
