@@ -5,5 +5,6 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    globalSetup: ['test/global-setup.ts'],
   },
 });

@@ -1,0 +1,98 @@
+import type { JsonObject } from '../model/json.ts';
+
+/** The meters a run may spend. Fixed when the run is created; nothing raises them mid-run. */
+export interface Budget {
+  readonly maxRounds: number;
+  readonly maxToolCalls: number;
+  readonly maxTokens: number;
+  readonly wallClockMs: number;
+}
+
+/** What a run has spent so far. */
+export interface RunUsage {
+  readonly rounds: number;
+  readonly toolCalls: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+export const DEFAULT_BUDGET: Budget = Object.freeze({
+  maxRounds: 3,
+  maxToolCalls: 16,
+  maxTokens: 200_000,
+  wallClockMs: 5 * 60_000,
+});
+
+export const ZERO_USAGE: RunUsage = Object.freeze({
+  rounds: 0,
+  toolCalls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+});
+
+/** Which budget ran out, and the reason a run records for it. */
+export interface Exhaustion {
+  readonly budget: keyof Budget;
+  readonly reason: string;
+}
+
+function positiveInteger(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : fallback;
+}
+
+/** Reads a stored budget; a missing or malformed meter falls back to the default. */
+export function budgetFrom(json: JsonObject): Budget {
+  return Object.freeze({
+    maxRounds: positiveInteger(json['maxRounds'], DEFAULT_BUDGET.maxRounds),
+    maxToolCalls: positiveInteger(json['maxToolCalls'], DEFAULT_BUDGET.maxToolCalls),
+    maxTokens: positiveInteger(json['maxTokens'], DEFAULT_BUDGET.maxTokens),
+    wallClockMs: positiveInteger(json['wallClockMs'], DEFAULT_BUDGET.wallClockMs),
+  });
+}
+
+export function usageFrom(json: JsonObject): RunUsage {
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+  return Object.freeze({
+    rounds: n(json['rounds']),
+    toolCalls: n(json['toolCalls']),
+    inputTokens: n(json['inputTokens']),
+    outputTokens: n(json['outputTokens']),
+  });
+}
+
+/**
+ * Whether spending `next` (the usage after the step about to be taken) would exceed the budget, or
+ * the wall clock has run out. Checked before each step, so a run never exceeds a meter.
+ */
+export function exhaustion(
+  budget: Budget,
+  next: RunUsage,
+  startedAt: Date,
+  now: Date,
+): Exhaustion | undefined {
+  if (next.rounds > budget.maxRounds) {
+    return {
+      budget: 'maxRounds',
+      reason: `budget exhausted: max rounds (${budget.maxRounds}) reached`,
+    };
+  }
+  if (next.toolCalls > budget.maxToolCalls) {
+    return {
+      budget: 'maxToolCalls',
+      reason: `budget exhausted: max tool calls (${budget.maxToolCalls}) reached`,
+    };
+  }
+  if (next.inputTokens + next.outputTokens > budget.maxTokens) {
+    return {
+      budget: 'maxTokens',
+      reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
+    };
+  }
+  if (now.getTime() - startedAt.getTime() > budget.wallClockMs) {
+    return {
+      budget: 'wallClockMs',
+      reason: `budget exhausted: wall clock (${budget.wallClockMs} ms) ran out`,
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,31 @@
+import type { RunStatus } from '../store/runs.ts';
+import type { RunRecord, Lease } from '../store/runs.ts';
+import type { RunLedger } from './ledger.ts';
+
+/** How a driven run ended. */
+export interface RunEnd {
+  readonly status: Extract<
+    RunStatus,
+    'succeeded' | 'failed' | 'budget_exhausted' | 'awaiting_input' | 'interrupted'
+  >;
+  readonly reason: string | null;
+}
+
+/** What a driver is handed: the claimed run, the lease every write is fenced by, the ledger. */
+export interface DriveContext {
+  readonly run: RunRecord;
+  readonly lease: Lease;
+  readonly ledger: RunLedger;
+  /** Aborted when the lease is lost or the worker stops: the driver must stop writing. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Drives one kind of run (a conversation turn, a scripted run, an operator's call) from its
+ * persisted state to an end. It must be resumable: given a run some steps of which are already
+ * recorded, it continues without repeating them.
+ */
+export interface RunDriver {
+  readonly kind: string;
+  drive(ctx: DriveContext): Promise<RunEnd>;
+}

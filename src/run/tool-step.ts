@@ -1,0 +1,143 @@
+import type { ToolCall } from '../model/wire.ts';
+import type { ToolRuntime } from '../tool/context.ts';
+import { toolEffect } from '../tool/effect.ts';
+import { hasCode, serializeError } from '../tool/errors.ts';
+import { FatalToolError, invoke, resolveCall, type ExecuteResult } from '../tool/executor.ts';
+import { observation, type Observation } from '../tool/observation.ts';
+import type { Registry } from '../tool/registry.ts';
+import type { Lease, StepRecord } from '../store/runs.ts';
+import type { RunLedger } from './ledger.ts';
+
+/** Points on a call's path where a test can inject a crash; production passes no hooks. */
+export type CallPoint = 'before_record' | 'after_record' | 'after_execute' | 'after_observation';
+
+export interface CallHooks {
+  at(point: CallPoint, call: ToolCall): void | Promise<void>;
+}
+
+/** What a call runs against: the run's lease, its policy-scoped registry, and its runtime. */
+export interface ToolStepContext {
+  readonly ledger: RunLedger;
+  readonly lease: Lease;
+  readonly registry: Registry;
+  readonly runtime: ToolRuntime;
+  readonly hooks?: CallHooks;
+}
+
+/** How one call ended, with the observation as persisted (excerpted if it was large). */
+export interface ToolCallOutcome {
+  readonly kind: ExecuteResult['kind'] | 'unknown_outcome';
+  readonly observation: Observation;
+  readonly callStep: StepRecord;
+}
+
+/**
+ * Runs one call on the commit-boundary-aware path: decode → record the call (for an effect, the
+ * write-ahead commit stamp) → invoke → record the observation. A refused call is recorded with its
+ * observation and never reaches the handler. A fatal handler error marks the call failed and is
+ * rethrown to fail the run.
+ */
+export async function performToolCall(
+  ctx: ToolStepContext,
+  call: ToolCall,
+): Promise<ToolCallOutcome> {
+  const resolved = resolveCall(ctx.registry, call);
+  if (resolved.kind !== 'ready') {
+    const definition = resolved.kind === 'invalid_input' ? resolved.definition : undefined;
+    const steps = await ctx.ledger.recordRefusal(ctx.lease, call, definition, resolved.observation);
+    return { kind: resolved.kind, observation: resolved.observation, callStep: steps.call };
+  }
+  await ctx.hooks?.at('before_record', call);
+  const callStep = await ctx.ledger.recordToolCall(ctx.lease, call, resolved.definition);
+  await ctx.hooks?.at('after_record', call);
+  return complete(ctx, call, callStep, () =>
+    invoke(resolved.definition, resolved.args, call, ctx.runtime),
+  );
+}
+
+async function complete(
+  ctx: ToolStepContext,
+  call: ToolCall,
+  callStep: StepRecord,
+  run: () => Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>>,
+): Promise<ToolCallOutcome> {
+  let result: Exclude<ExecuteResult, { kind: 'unknown_tool' }>;
+  try {
+    result = await run();
+  } catch (error) {
+    if (hasCode(error, FatalToolError.code)) {
+      const failure = error.toJSON();
+      await ctx.ledger.recordObservation(
+        ctx.lease,
+        callStep,
+        observation({
+          kind: 'result',
+          text: `the call failed: ${error.message}`,
+          data: { error: { ...failure } },
+        }),
+        'failed',
+      );
+    }
+    throw error;
+  }
+  await ctx.hooks?.at('after_execute', call);
+  const recorded = await ctx.ledger.recordObservation(ctx.lease, callStep, result.observation);
+  await ctx.hooks?.at('after_observation', call);
+  return { kind: result.kind, observation: recorded.observation, callStep };
+}
+
+/**
+ * Finishes a call that a previous holder of the run started but never observed. The decision
+ * reads the class and replay recorded with the call, not today's definition: a call that crossed
+ * the commit boundary (or is otherwise not replayable) is never executed again; it gets an
+ * observation saying its outcome is unknown. A replayable or internal call is executed again.
+ */
+export async function resumeToolCall(
+  ctx: ToolStepContext,
+  callStep: StepRecord,
+): Promise<ToolCallOutcome> {
+  const call: ToolCall = {
+    id: callStep.callId ?? '',
+    name: callStep.toolName ?? '',
+    arguments: callStep.arguments ?? '',
+  };
+  const recorded = { class: callStep.class, replay: callStep.replay } as Parameters<
+    typeof toolEffect
+  >[0];
+  const reexecute = toolEffect(recorded).onResume === 'reexecute' && callStep.committedAt === null;
+  const definition = ctx.registry.get(call.name);
+  if (
+    !reexecute ||
+    !definition ||
+    definition.class !== recorded.class ||
+    definition.replay !== recorded.replay
+  ) {
+    const unknown = observation({
+      kind: 'unknown_outcome',
+      text:
+        `The call ${call.id} to ${call.name} was interrupted after it ${callStep.committedAt ? 'crossed the commit boundary' : 'started'}; ` +
+        'it may or may not have taken effect, and it was not repeated. Check its effect before trying again.',
+    });
+    const stored = await ctx.ledger.recordObservation(ctx.lease, callStep, unknown, 'unknown');
+    return { kind: 'unknown_outcome', observation: stored.observation, callStep };
+  }
+  const resolved = resolveCall(ctx.registry, call);
+  if (resolved.kind !== 'ready') {
+    const stored = await ctx.ledger.recordObservation(
+      ctx.lease,
+      callStep,
+      resolved.observation,
+      'completed',
+    );
+    return { kind: resolved.kind, observation: stored.observation, callStep };
+  }
+  return complete(ctx, call, callStep, () =>
+    invoke(resolved.definition, resolved.args, call, ctx.runtime),
+  );
+}
+
+/** Serializes an error for a run's reason without leaking its stack. */
+export function describeFailure(error: unknown): string {
+  const { code, message } = serializeError(error);
+  return `${code}: ${message}`;
+}

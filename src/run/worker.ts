@@ -1,0 +1,158 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { hasCode } from '../tool/errors.ts';
+import type { Db } from '../store/db.ts';
+import {
+  claimRunnable,
+  finishRun,
+  LeaseLostError,
+  releaseLease,
+  renewLease,
+  type Lease,
+  type RunRecord,
+} from '../store/runs.ts';
+import type { RunDriver } from './driver.ts';
+import type { RunLedger } from './ledger.ts';
+import { describeFailure } from './tool-step.ts';
+
+export interface WorkerOptions {
+  readonly db: Db;
+  readonly ledger: RunLedger;
+  readonly drivers: readonly RunDriver[];
+  /** Identifies this worker in leases; defaults to host, pid and a random suffix. */
+  readonly owner?: string;
+  readonly leaseMs?: number;
+  /** How many runs this worker drives at once. */
+  readonly concurrency?: number;
+  /** How long an idle worker waits before looking for work again. */
+  readonly pollMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * Claims runnable runs (queued, or running with an expired lease) and drives them, renewing each
+ * lease while it works. A failure in one run — a dropped connection included — ends that run as
+ * failed with the reason (when the database lets us write it) and never stops the worker.
+ */
+export class Worker {
+  readonly owner: string;
+  private readonly options: Required<Omit<WorkerOptions, 'owner' | 'log'>> &
+    Pick<WorkerOptions, 'log'>;
+  private readonly active = new Map<
+    string,
+    { controller: AbortController; lease: Lease; done: Promise<void> }
+  >();
+  private stopping = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(options: WorkerOptions) {
+    this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.options = {
+      leaseMs: 30_000,
+      concurrency: 4,
+      pollMs: 500,
+      ...options,
+    };
+  }
+
+  /** Starts claiming work in the background. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops claiming, aborts runs in flight and gives their leases back. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    for (const { controller } of this.active.values()) controller.abort();
+    await Promise.allSettled([...this.active.values()].map((a) => a.done));
+    await this.loop;
+  }
+
+  /** Claims and drives at most one run; resolves when it ends. Returns false when none was runnable. */
+  async runOnce(): Promise<boolean> {
+    const run = await claimRunnable(this.options.db, this.owner, this.options.leaseMs);
+    if (!run) return false;
+    await this.drive(run);
+    return true;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      if (this.active.size >= this.options.concurrency) {
+        await Promise.race([...this.active.values()].map((a) => a.done));
+        continue;
+      }
+      let run: RunRecord | undefined;
+      try {
+        run = await claimRunnable(this.options.db, this.owner, this.options.leaseMs);
+      } catch (error) {
+        this.options.log?.(`worker ${this.owner}: could not claim work: ${describeFailure(error)}`);
+      }
+      if (run) {
+        // drive() never rejects: every failure ends in the run's own record.
+        void this.drive(run);
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.pollMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  private async drive(run: RunRecord): Promise<void> {
+    const lease: Lease = { runId: run.id, owner: this.owner, epoch: run.leaseEpoch };
+    const controller = new AbortController();
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    this.active.set(run.id, { controller, lease, done });
+    const renewEvery = Math.max(50, Math.floor(this.options.leaseMs / 3));
+    const renewal = setInterval(() => {
+      renewLease(this.options.db, lease, this.options.leaseMs).then(
+        (held) => {
+          if (!held) controller.abort(new LeaseLostError(lease));
+        },
+        () => undefined,
+      );
+    }, renewEvery);
+    try {
+      const driver = this.options.drivers.find((d) => d.kind === run.kind);
+      if (!driver) {
+        await finishRun(this.options.db, lease, 'failed', `no driver for runs of kind ${run.kind}`);
+        return;
+      }
+      const end = await driver.drive({
+        run,
+        lease,
+        ledger: this.options.ledger,
+        signal: controller.signal,
+      });
+      if (end.status === 'interrupted' || controller.signal.aborted) {
+        await releaseLease(this.options.db, lease).catch(() => undefined);
+        return;
+      }
+      await finishRun(this.options.db, lease, end.status, end.reason);
+    } catch (error) {
+      if (hasCode(error, LeaseLostError.code) || controller.signal.aborted) {
+        this.options.log?.(`worker ${this.owner}: lost run ${run.id}; another worker resumes it`);
+        return;
+      }
+      const reason = `failed: ${describeFailure(error)}`;
+      this.options.log?.(`worker ${this.owner}: run ${run.id} ${reason}`);
+      await finishRun(this.options.db, lease, 'failed', reason).catch((finishError: unknown) => {
+        this.options.log?.(
+          `worker ${this.owner}: could not record the failure of ${run.id}: ${describeFailure(finishError)}`,
+        );
+      });
+    } finally {
+      clearInterval(renewal);
+      this.active.delete(run.id);
+      resolveDone();
+    }
+  }
+}

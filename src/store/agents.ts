@@ -1,0 +1,50 @@
+import { StoreError, type Queryable } from './db.ts';
+
+export interface AgentRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly persona: string | null;
+  readonly createdAt: Date;
+}
+
+const COLUMNS = `id, name, persona, created_at as "createdAt"`;
+
+/** Agent names are what operators type; they stay short and shell-friendly. */
+export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export async function insertAgent(
+  q: Queryable,
+  agent: { id: string; name: string; persona?: string | null },
+): Promise<AgentRecord> {
+  if (!AGENT_NAME_PATTERN.test(agent.name)) {
+    throw new StoreError(
+      'invalid_agent_name',
+      'an agent name is 1-63 lowercase letters, digits, "-" or "_"',
+    );
+  }
+  try {
+    const { rows } = await q.query<AgentRecord>(
+      `insert into agents (id, name, persona) values ($1, $2, $3) returning ${COLUMNS}`,
+      [agent.id, agent.name, agent.persona ?? null],
+    );
+    return rows[0] as AgentRecord;
+  } catch (error) {
+    if ((error as StoreError).data?.['sqlstate'] === '23505') {
+      throw new StoreError('agent_exists', `an agent named ${agent.name} already exists`);
+    }
+    throw error;
+  }
+}
+
+export async function findAgent(q: Queryable, nameOrId: string): Promise<AgentRecord | undefined> {
+  const { rows } = await q.query<AgentRecord>(
+    `select ${COLUMNS} from agents where name = $1 or id::text = $1 limit 1`,
+    [nameOrId],
+  );
+  return rows[0];
+}
+
+export async function listAgents(q: Queryable): Promise<AgentRecord[]> {
+  const { rows } = await q.query<AgentRecord>(`select ${COLUMNS} from agents order by name`);
+  return rows;
+}

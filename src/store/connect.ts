@@ -1,0 +1,49 @@
+import { join, resolve } from 'node:path';
+import type { Db } from './db.ts';
+import { acquireHomeLock } from './home-lock.ts';
+import { openPglite } from './pglite.ts';
+import { openPostgres } from './postgres.ts';
+
+/**
+ * Where the database is. These are the only bootstrap settings Mesh reads from the environment
+ * (DATABASE_URL, MESH_HOME); everything else lives in the database.
+ */
+export interface ConnectOptions {
+  readonly databaseUrl?: string;
+  readonly meshHome?: string;
+  readonly poolSize?: number;
+}
+
+/** Reads the bootstrap settings from an environment. */
+export function connectOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ConnectOptions {
+  return {
+    ...(env['DATABASE_URL'] ? { databaseUrl: env['DATABASE_URL'] } : {}),
+    meshHome: resolveMeshHome(env),
+  };
+}
+
+/** `$MESH_HOME`, defaulting to `./.mesh`. */
+export function resolveMeshHome(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env['MESH_HOME'] || '.mesh');
+}
+
+/**
+ * Opens PostgreSQL through a pool when a URL is given; otherwise the embedded PGlite database at
+ * `$MESH_HOME/pgdata`, locked to this process.
+ */
+export async function connect(options: ConnectOptions = connectOptionsFromEnv()): Promise<Db> {
+  if (options.databaseUrl) {
+    return openPostgres({
+      url: options.databaseUrl,
+      ...(options.poolSize ? { max: options.poolSize } : {}),
+    });
+  }
+  const home = options.meshHome ?? resolveMeshHome();
+  const lock = acquireHomeLock(home);
+  try {
+    return await openPglite({ dataDir: join(home, 'pgdata'), onClose: () => lock.release() });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}

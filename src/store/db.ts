@@ -1,0 +1,57 @@
+import { MeshError } from '../tool/errors.ts';
+
+/** A result set: rows typed by the caller, who knows the SQL it wrote. */
+export interface QueryResult<R> {
+  readonly rows: R[];
+  readonly rowCount: number;
+}
+
+/** Something that runs parameterized SQL: the database, or one transaction on it. */
+export interface Queryable {
+  query<R = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<R>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+/**
+ * The one seam between Mesh and PostgreSQL. PGlite (embedded) and node-postgres (a server) both
+ * implement it; only src/store knows which one is behind it.
+ */
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** A storage failure with a stable code; messages never carry a password. */
+export class StoreError extends MeshError {}
+
+/** A connection string's host, port and database, with the credentials left out. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const db = parsed.pathname.replace(/^\//, '') || '(default database)';
+    return `${parsed.hostname}:${parsed.port || '5432'}/${db}`;
+  } catch {
+    return '(an unparsable DATABASE_URL)';
+  }
+}
+
+/** Removes a URL's password (and the URL itself) from a driver's message before it is shown. */
+export function redact(message: string, url: string | undefined): string {
+  if (!url) return message;
+  let out = message.replaceAll(url, describeDatabaseUrl(url));
+  try {
+    const { password } = new URL(url);
+    if (password) {
+      out = out.replaceAll(password, '***').replaceAll(decodeURIComponent(password), '***');
+    }
+  } catch {
+    // An unparsable URL has no password we can find; the whole URL was removed above.
+  }
+  return out;
+}

@@ -1,0 +1,71 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { StoreError } from './db.ts';
+
+/** Who holds `$MESH_HOME`'s embedded database. */
+export interface HomeLockInfo {
+  readonly pid: number;
+  readonly url?: string;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Reads the lock's holder, or undefined when the home is not locked by a live process. */
+export function readHomeLock(home: string): HomeLockInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(join(home, 'mesh.lock'), 'utf8')) as HomeLockInfo;
+    return typeof info.pid === 'number' && alive(info.pid) ? info : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Takes the lock on an embedded data directory: PGlite is single-process, and two processes on one
+ * data directory corrupt it. A lock left by a dead process is taken over.
+ */
+export function acquireHomeLock(home: string): { release(): void; setUrl(url: string): void } {
+  mkdirSync(home, { recursive: true });
+  const path = join(home, 'mesh.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, JSON.stringify({ pid: process.pid }));
+      closeSync(fd);
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          rmSync(path, { force: true });
+        },
+        setUrl(url: string) {
+          const fd2 = openSync(path, 'w', 0o600);
+          writeSync(fd2, JSON.stringify({ pid: process.pid, url }));
+          closeSync(fd2);
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = readHomeLock(home);
+      if (holder && holder.pid !== process.pid) {
+        throw new StoreError(
+          'home_locked',
+          `the embedded database in ${home} is in use by process ${holder.pid}` +
+            (holder.url
+              ? ` (serving ${holder.url}); use that server, or stop it first`
+              : '; stop it first'),
+        );
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new StoreError('home_locked', `could not lock ${home}`);
+}

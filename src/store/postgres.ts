@@ -1,0 +1,108 @@
+import pg from 'pg';
+import {
+  describeDatabaseUrl,
+  redact,
+  StoreError,
+  type Db,
+  type Queryable,
+  type QueryResult,
+} from './db.ts';
+
+// Return timestamps as Date, bigint counts as numbers (sizes and counters fit in 2^53), and
+// leave jsonb to the driver's JSON parsing.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+/** Options for a node-postgres pool. */
+export interface PostgresOptions {
+  readonly url: string;
+  readonly max?: number;
+  readonly connectTimeoutMs?: number;
+}
+
+function wrap(error: unknown, url: string): StoreError {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return new StoreError(
+    'database_error',
+    redact(message, url),
+    code ? { sqlstate: code } : undefined,
+    {
+      cause: error,
+    },
+  );
+}
+
+/** Opens a pool on a PostgreSQL server and proves it reachable, failing fast naming the host. */
+export async function openPostgres(options: PostgresOptions): Promise<Db> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+  });
+  // An idle client losing its connection must not crash the process; the next query reports it.
+  pool.on('error', () => undefined);
+  try {
+    await pool.query('select 1');
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    const reason = redact(error instanceof Error ? error.message : String(error), options.url);
+    throw new StoreError(
+      'database_unreachable',
+      `cannot reach PostgreSQL at ${describeDatabaseUrl(options.url)}: ${reason}`,
+    );
+  }
+
+  const run = async <R>(
+    client: pg.Pool | pg.PoolClient,
+    sql: string,
+    params?: readonly unknown[],
+  ) => {
+    try {
+      const result = await client.query(sql, params as unknown[] | undefined);
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;
+    } catch (error) {
+      throw wrap(error, options.url);
+    }
+  };
+
+  return {
+    kind: 'postgres',
+    query: (sql, params) => run(pool, sql, params),
+    exec: async (sql) => {
+      await run(pool, sql);
+    },
+    async transaction(fn) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw wrap(error, options.url);
+      }
+      // A client that failed mid-transaction is destroyed, not returned to the pool.
+      let broken: Error | undefined;
+      try {
+        await run(client, 'begin');
+        const tx: Queryable = {
+          query: (sql, params) => run(client, sql, params),
+          exec: async (sql) => {
+            await run(client, sql);
+          },
+        };
+        const result = await fn(tx);
+        await run(client, 'commit');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('rollback');
+        } catch (rollbackError) {
+          broken =
+            rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,352 @@
+import type { JsonObject, JsonValue } from '../model/json.ts';
+import { StoreError, type Queryable } from './db.ts';
+
+export type RunStatus =
+  | 'queued'
+  | 'running'
+  | 'awaiting_input'
+  | 'succeeded'
+  | 'failed'
+  | 'interrupted'
+  | 'budget_exhausted';
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'budget_exhausted'];
+
+export type StepKind =
+  'model_request' | 'model_response' | 'tool_call' | 'observation' | 'reply' | 'note';
+export type StepStatus = 'started' | 'completed' | 'refused' | 'failed' | 'unknown';
+
+/** A run as stored. JSON columns are returned as the driver parsed them. */
+export interface RunRecord {
+  readonly id: string;
+  readonly agentId: string;
+  readonly conversationId: string | null;
+  readonly inboundMessageId: string | null;
+  readonly kind: string;
+  readonly status: RunStatus;
+  readonly reason: string | null;
+  readonly provenance: JsonObject;
+  readonly budget: JsonObject;
+  readonly usage: JsonObject;
+  readonly checkpoint: JsonObject;
+  readonly leaseOwner: string | null;
+  readonly leaseEpoch: number;
+  readonly leaseExpiresAt: Date | null;
+  readonly committedAt: Date | null;
+  readonly createdAt: Date;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+}
+
+/** One step of a run as stored. */
+export interface StepRecord {
+  readonly runId: string;
+  readonly seq: number;
+  readonly kind: StepKind;
+  readonly toolName: string | null;
+  readonly callId: string | null;
+  readonly class: string | null;
+  readonly replay: string | null;
+  readonly arguments: string | null;
+  readonly observation: JsonObject | null;
+  readonly data: JsonObject | null;
+  readonly status: StepStatus;
+  readonly committedAt: Date | null;
+  readonly startedAt: Date;
+  readonly finishedAt: Date | null;
+}
+
+/** Proof that a worker holds a run: every write is fenced by it. */
+export interface Lease {
+  readonly runId: string;
+  readonly owner: string;
+  readonly epoch: number;
+}
+
+/** The lease was lost (expired and taken by another worker): the holder must stop writing. */
+export class LeaseLostError extends StoreError {
+  static readonly code = 'lease_lost';
+  constructor(lease: Lease) {
+    super(
+      LeaseLostError.code,
+      `run ${lease.runId} is no longer leased to ${lease.owner} (epoch ${lease.epoch})`,
+    );
+  }
+}
+
+const RUN_COLUMNS = `id, agent_id as "agentId", conversation_id as "conversationId",
+  inbound_message_id as "inboundMessageId", kind, status, reason, provenance, budget, usage, checkpoint,
+  lease_owner as "leaseOwner", lease_epoch as "leaseEpoch", lease_expires_at as "leaseExpiresAt",
+  committed_at as "committedAt", created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt"`;
+
+const STEP_COLUMNS = `run_id as "runId", seq, kind, tool_name as "toolName", call_id as "callId", class, replay,
+  arguments, observation, data, status, committed_at as "committedAt", started_at as "startedAt",
+  finished_at as "finishedAt"`;
+
+export interface NewRun {
+  readonly id: string;
+  readonly agentId: string;
+  readonly conversationId?: string | null;
+  readonly inboundMessageId?: string | null;
+  readonly kind: string;
+  readonly provenance: JsonObject;
+  readonly budget: JsonObject;
+  readonly checkpoint?: JsonObject;
+  /** When given, the run is created running and leased to this owner. */
+  readonly lease?: { readonly owner: string; readonly leaseMs: number };
+}
+
+/** Inserts a run: queued for a worker, or running under the caller's lease. */
+export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
+  const { rows } = await q.query<RunRecord>(
+    `insert into runs (id, agent_id, conversation_id, inbound_message_id, kind, status, provenance, budget, checkpoint,
+       lease_owner, lease_epoch, lease_expires_at, started_at)
+     values ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11,
+       case when $10::text is null then null else now() + make_interval(secs => $12::double precision / 1000) end,
+       case when $10::text is null then null else now() end)
+     returning ${RUN_COLUMNS}`,
+    [
+      run.id,
+      run.agentId,
+      run.conversationId ?? null,
+      run.inboundMessageId ?? null,
+      run.kind,
+      run.lease ? 'running' : 'queued',
+      JSON.stringify(run.provenance),
+      JSON.stringify(run.budget),
+      JSON.stringify(run.checkpoint ?? {}),
+      run.lease?.owner ?? null,
+      run.lease ? 1 : 0,
+      run.lease?.leaseMs ?? 0,
+    ],
+  );
+  return rows[0] as RunRecord;
+}
+
+export async function getRun(q: Queryable, id: string): Promise<RunRecord | undefined> {
+  const { rows } = await q.query<RunRecord>(`select ${RUN_COLUMNS} from runs where id = $1`, [id]);
+  return rows[0];
+}
+
+export async function listRuns(
+  q: Queryable,
+  filter: { agentId?: string; limit?: number } = {},
+): Promise<RunRecord[]> {
+  const { rows } = await q.query<RunRecord>(
+    `select ${RUN_COLUMNS} from runs where ($1::uuid is null or agent_id = $1) order by created_at desc limit $2`,
+    [filter.agentId ?? null, filter.limit ?? 50],
+  );
+  return rows;
+}
+
+/**
+ * Claims the oldest runnable run (queued, or running with an expired lease) for `owner`. Skips
+ * rows another worker has locked, so many workers on one database never claim the same run.
+ */
+export async function claimRunnable(
+  q: Queryable,
+  owner: string,
+  leaseMs: number,
+): Promise<RunRecord | undefined> {
+  const { rows } = await q.query<RunRecord>(
+    `update runs set status = 'running', lease_owner = $1, lease_epoch = lease_epoch + 1,
+       lease_expires_at = now() + make_interval(secs => $2::double precision / 1000),
+       started_at = coalesce(started_at, now()), updated_at = now()
+     where id = (
+       select id from runs
+       where status = 'queued' or (status = 'running' and lease_expires_at < now())
+       order by created_at
+       for update skip locked
+       limit 1)
+     returning ${RUN_COLUMNS}`,
+    [owner, leaseMs],
+  );
+  return rows[0];
+}
+
+/** Extends a lease; false when it was lost. */
+export async function renewLease(q: Queryable, lease: Lease, leaseMs: number): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `update runs set lease_expires_at = now() + make_interval(secs => $4::double precision / 1000)
+     where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'`,
+    [lease.runId, lease.owner, lease.epoch, leaseMs],
+  );
+  return rowCount === 1;
+}
+
+/** Gives a run back to the queue (graceful shutdown): another worker may take it at once. */
+export async function releaseLease(q: Queryable, lease: Lease): Promise<void> {
+  await q.query(
+    `update runs set lease_expires_at = now(), updated_at = now()
+     where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'`,
+    [lease.runId, lease.owner, lease.epoch],
+  );
+}
+
+/**
+ * Reserves `count` step numbers for a lease holder, in the caller's transaction. This is also the
+ * fence: a worker whose lease expired (and was taken over) gets {@link LeaseLostError} here, before
+ * it can write a step or cross a commit boundary.
+ */
+export async function reserveSeq(q: Queryable, lease: Lease, count = 1): Promise<number> {
+  const { rows } = await q.query<{ seq: number }>(
+    `update runs set next_seq = next_seq + $4, updated_at = now()
+     where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
+     returning next_seq - $4 as seq`,
+    [lease.runId, lease.owner, lease.epoch, count],
+  );
+  const row = rows[0];
+  if (!row) throw new LeaseLostError(lease);
+  return row.seq;
+}
+
+export interface NewStep {
+  readonly kind: StepKind;
+  readonly status: StepStatus;
+  readonly toolName?: string;
+  readonly callId?: string;
+  readonly class?: string;
+  readonly replay?: string;
+  readonly arguments?: string;
+  readonly observation?: JsonValue;
+  readonly data?: JsonValue;
+  readonly committed?: boolean;
+  readonly finished?: boolean;
+}
+
+export async function insertStep(
+  q: Queryable,
+  runId: string,
+  seq: number,
+  step: NewStep,
+): Promise<StepRecord> {
+  const { rows } = await q.query<StepRecord>(
+    `insert into run_steps (run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
+       committed_at, finished_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11,
+       case when $12 then now() else null end, case when $13 then now() else null end)
+     returning ${STEP_COLUMNS}`,
+    [
+      runId,
+      seq,
+      step.kind,
+      step.toolName ?? null,
+      step.callId ?? null,
+      step.class ?? null,
+      step.replay ?? null,
+      step.arguments ?? null,
+      step.observation === undefined ? null : JSON.stringify(step.observation),
+      step.data === undefined ? null : JSON.stringify(step.data),
+      step.status,
+      step.committed ?? false,
+      step.finished ?? false,
+    ],
+  );
+  return rows[0] as StepRecord;
+}
+
+/** Marks a step finished with a status. */
+export async function finishStep(
+  q: Queryable,
+  runId: string,
+  seq: number,
+  status: StepStatus,
+): Promise<void> {
+  await q.query(
+    `update run_steps set status = $3, finished_at = now() where run_id = $1 and seq = $2`,
+    [runId, seq, status],
+  );
+}
+
+/** Stamps the run as committed (once: the first stamp's time is kept). */
+export async function markCommitted(q: Queryable, runId: string): Promise<void> {
+  await q.query(`update runs set committed_at = coalesce(committed_at, now()) where id = $1`, [
+    runId,
+  ]);
+}
+
+export async function listSteps(q: Queryable, runId: string): Promise<StepRecord[]> {
+  const { rows } = await q.query<StepRecord>(
+    `select ${STEP_COLUMNS} from run_steps where run_id = $1 order by seq`,
+    [runId],
+  );
+  return rows;
+}
+
+/** Replaces the run's usage counters (the ledger computes them) and, optionally, its checkpoint. */
+export async function updateProgress(
+  q: Queryable,
+  lease: Lease,
+  progress: { usage?: JsonObject; checkpoint?: JsonObject },
+): Promise<void> {
+  const { rowCount } = await q.query(
+    `update runs set usage = coalesce($4::jsonb, usage), checkpoint = coalesce($5::jsonb, checkpoint), updated_at = now()
+     where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'`,
+    [
+      lease.runId,
+      lease.owner,
+      lease.epoch,
+      progress.usage ? JSON.stringify(progress.usage) : null,
+      progress.checkpoint ? JSON.stringify(progress.checkpoint) : null,
+    ],
+  );
+  if (rowCount !== 1) throw new LeaseLostError(lease);
+}
+
+/** Ends a run with a status and a reason, and clears its lease. Fenced like every write. */
+export async function finishRun(
+  q: Queryable,
+  lease: Lease,
+  status: RunStatus,
+  reason: string | null,
+): Promise<void> {
+  const { rowCount } = await q.query(
+    `update runs set status = $4, reason = $5, finished_at = case when $4 in ('succeeded', 'failed', 'budget_exhausted')
+       then now() else finished_at end, lease_owner = null, lease_expires_at = null, updated_at = now()
+     where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'`,
+    [lease.runId, lease.owner, lease.epoch, status, reason],
+  );
+  if (rowCount !== 1) throw new LeaseLostError(lease);
+}
+
+export interface NewArtifact {
+  readonly id: string;
+  readonly runId: string;
+  readonly stepSeq: number | null;
+  readonly mediaType: string;
+  readonly content: Uint8Array;
+  readonly sha256: string;
+}
+
+export async function insertArtifact(q: Queryable, artifact: NewArtifact): Promise<void> {
+  await q.query(
+    `insert into artifacts (id, run_id, step_seq, media_type, size_bytes, sha256, content) values ($1, $2, $3, $4, $5, $6, $7)`,
+    [
+      artifact.id,
+      artifact.runId,
+      artifact.stepSeq,
+      artifact.mediaType,
+      artifact.content.byteLength,
+      artifact.sha256,
+      artifact.content,
+    ],
+  );
+}
+
+export interface ArtifactRecord {
+  readonly id: string;
+  readonly runId: string;
+  readonly stepSeq: number | null;
+  readonly mediaType: string;
+  readonly sizeBytes: number;
+  readonly sha256: string;
+  readonly content: Uint8Array;
+}
+
+export async function getArtifact(q: Queryable, id: string): Promise<ArtifactRecord | undefined> {
+  const { rows } = await q.query<ArtifactRecord>(
+    `select id, run_id as "runId", step_seq as "stepSeq", media_type as "mediaType", size_bytes as "sizeBytes", sha256, content
+     from artifacts where id = $1`,
+    [id],
+  );
+  return rows[0];
+}

@@ -1,0 +1,270 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunLedger } from '../../src/run/ledger.ts';
+import { scriptCheckpoint, scriptDriver } from '../../src/run/script-driver.ts';
+import { Worker } from '../../src/run/worker.ts';
+import type { Db } from '../../src/store/db.ts';
+import { claimRunnable, getArtifact, LeaseLostError, type Lease } from '../../src/store/runs.ts';
+import type { Definition } from '../../src/tool/definition.ts';
+import { hasCode } from '../../src/tool/errors.ts';
+import { observation } from '../../src/tool/observation.ts';
+import { createRegistry } from '../../src/tool/registry.ts';
+import { testDatabases } from '../support/db.ts';
+import { makeAgent, runtimeFor } from '../support/run.ts';
+import { testDefinition } from '../support/tool.ts';
+
+const call = (id: string, name: string, args = '{}') => ({ id, name, arguments: args });
+
+describe.each(testDatabases())('the run ledger on $name', (database) => {
+  let db: Db;
+  let dispose: () => Promise<void>;
+  let ledger: RunLedger;
+  let agentId: string;
+  const executed: string[] = [];
+
+  const definitions: Definition[] = [
+    testDefinition('lookup', {
+      execute: async (ctx) => {
+        executed.push(`lookup:${ctx.callId}`);
+        return { text: 'found' };
+      },
+    }),
+    testDefinition('post', {
+      class: 'effect',
+      replay: 'effectful',
+      execute: async (ctx) => {
+        executed.push(`post:${ctx.callId}`);
+        return { text: 'posted' };
+      },
+    }),
+    testDefinition('dump', {
+      execute: async () => ({ text: `HEAD${'é'.repeat(20_000)}TAIL` }),
+    }),
+  ];
+  const registry = createRegistry(definitions);
+  const driver = scriptDriver({ registryFor: () => registry, runtimeFor });
+
+  beforeAll(async () => {
+    const opened = await database.open();
+    db = opened.db;
+    dispose = () => opened.dispose();
+    ledger = new RunLedger(db);
+    agentId = await makeAgent(db);
+  });
+  afterAll(() => dispose());
+
+  async function leasedRun(budget: Record<string, number> = {}) {
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget,
+      lease: { owner: 'test-owner', leaseMs: 60_000 },
+    });
+    const lease: Lease = { runId: run.id, owner: 'test-owner', epoch: run.leaseEpoch };
+    return { run, lease };
+  }
+
+  it('writes the commit stamp and the call step in one transaction before the effect runs', async () => {
+    const { run, lease } = await leasedRun();
+    expect(run.committedAt).toBeNull();
+    const step = await ledger.recordToolCall(lease, call('c1', 'post'), {
+      class: 'effect',
+      replay: 'effectful',
+    });
+    expect(step.committedAt).not.toBeNull();
+    expect(step.status).toBe('started');
+    expect((await ledger.run(run.id))?.committedAt).not.toBeNull();
+  });
+
+  it('does not stamp replayable or internal calls', async () => {
+    const { run, lease } = await leasedRun();
+    const step = await ledger.recordToolCall(lease, call('c1', 'lookup'), {
+      class: 'query',
+      replay: 'replayable',
+    });
+    expect(step.committedAt).toBeNull();
+    expect((await ledger.run(run.id))?.committedAt).toBeNull();
+  });
+
+  it('stores a large observation as an artifact and keeps head, tail and the artifact id', async () => {
+    const { run, lease } = await leasedRun();
+    const callStep = await ledger.recordToolCall(lease, call('c1', 'dump'), {
+      class: 'query',
+      replay: 'replayable',
+    });
+    const text = `HEAD${'é'.repeat(20_000)}TAIL`;
+    const { observation: stored, step } = await ledger.recordObservation(
+      lease,
+      callStep,
+      observation({ kind: 'result', text }),
+    );
+    expect(stored.truncated).toBeDefined();
+    expect(stored.truncated?.totalBytes).toBe(Buffer.byteLength(text));
+    expect(stored.text.startsWith('HEAD')).toBe(true);
+    expect(stored.text.endsWith('TAIL')).toBe(true);
+    expect(Buffer.byteLength(stored.text)).toBeLessThan(16 * 1024 + 200);
+    expect(stored.text).not.toContain('\uFFFD');
+    const artifact = await getArtifact(db, stored.truncated?.artifactId ?? '');
+    expect(artifact?.runId).toBe(run.id);
+    expect(artifact?.stepSeq).toBe(step.seq);
+    expect(Number(artifact?.sizeBytes)).toBe(Buffer.byteLength(text));
+    expect(Buffer.from(artifact?.content ?? []).toString('utf8')).toBe(text);
+    expect(artifact?.sha256).toBe(createHash('sha256').update(text).digest('hex'));
+    const steps = await ledger.steps(run.id);
+    expect(steps.map((s) => [s.kind, s.status])).toEqual([
+      ['tool_call', 'completed'],
+      ['observation', 'completed'],
+    ]);
+    expect(steps[1]?.observation?.['truncated']).toMatchObject({
+      artifactId: stored.truncated?.artifactId,
+    });
+  });
+
+  it('fences every write by the lease: a worker that lost its run cannot write', async () => {
+    const { run, lease } = await leasedRun();
+    await db.query(`update runs set lease_expires_at = now() - interval '1 second' where id = $1`, [
+      run.id,
+    ]);
+    const stolen = await claimRunnable(db, 'other-owner', 60_000);
+    expect(stolen?.id).toBe(run.id);
+    try {
+      await ledger.recordToolCall(lease, call('c1', 'post'), {
+        class: 'effect',
+        replay: 'effectful',
+      });
+      throw new Error('expected the fence to hold');
+    } catch (error) {
+      expect(hasCode(error, LeaseLostError.code)).toBe(true);
+    }
+    expect((await ledger.run(run.id))?.committedAt).toBeNull();
+    await ledger.finish(
+      { runId: run.id, owner: 'other-owner', epoch: stolen?.leaseEpoch ?? 0 },
+      'succeeded',
+      null,
+    );
+  });
+
+  it('refuses to raise a budget mid-run', async () => {
+    const { run } = await leasedRun({ maxToolCalls: 2 });
+    await expect(
+      db.query(`update runs set budget = '{"maxToolCalls": 99}' where id = $1`, [run.id]),
+    ).rejects.toThrow(/budget cannot change/);
+  });
+
+  it('runs a script to the end and records every call and observation in order', async () => {
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: {},
+      checkpoint: scriptCheckpoint([
+        call('s1', 'lookup'),
+        call('s2', 'post'),
+        call('s3', 'nope'),
+        call('s4', 'lookup', '{"x":1}'),
+      ]),
+    });
+    const worker = new Worker({ db, ledger, drivers: [driver], owner: 'w1' });
+    while ((await ledger.run(run.id))?.status !== 'succeeded')
+      expect(await worker.runOnce()).toBe(true);
+    const steps = await ledger.steps(run.id);
+    expect(steps.map((s) => `${s.seq}:${s.kind}:${s.callId}:${s.status}`)).toEqual([
+      '1:tool_call:s1:completed',
+      '2:observation:s1:completed',
+      '3:tool_call:s2:completed',
+      '4:observation:s2:completed',
+      '5:tool_call:s3:refused',
+      '6:observation:s3:completed',
+      '7:tool_call:s4:refused',
+      '8:observation:s4:completed',
+    ]);
+    expect(steps[5]?.observation?.['kind']).toBe('unknown_tool');
+    expect(steps[7]?.observation?.['kind']).toBe('invalid_input');
+    expect((await ledger.run(run.id))?.usage).toMatchObject({ toolCalls: 4 });
+  });
+
+  it('ends a run as budget_exhausted with a reason naming the budget', async () => {
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: { maxToolCalls: 2 },
+      checkpoint: scriptCheckpoint([
+        call('b1', 'lookup'),
+        call('b2', 'lookup'),
+        call('b3', 'post'),
+      ]),
+    });
+    const worker = new Worker({ db, ledger, drivers: [driver], owner: 'w2' });
+    await worker.runOnce();
+    const finished = await ledger.run(run.id);
+    expect(finished?.status).toBe('budget_exhausted');
+    expect(finished?.reason).toContain('max tool calls (2)');
+    expect((await ledger.steps(run.id)).filter((s) => s.kind === 'tool_call')).toHaveLength(2);
+  });
+
+  it('ends a run whose wall clock ran out', async () => {
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: { wallClockMs: 1 },
+      checkpoint: scriptCheckpoint([call('t1', 'lookup')]),
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    await db.query(`update runs set started_at = now() - interval '1 minute' where id = $1`, [
+      run.id,
+    ]);
+    await new Worker({ db, ledger, drivers: [driver], owner: 'w3' }).runOnce();
+    expect((await ledger.run(run.id))?.reason).toContain('wall clock');
+  });
+
+  it('resumes truthfully: no completed step repeated, a replayable call re-run, a committed effect reported unknown', async () => {
+    executed.length = 0;
+    const { run, lease } = await leasedRun();
+    await db.query(`update runs set checkpoint = $2::jsonb where id = $1`, [
+      run.id,
+      JSON.stringify(
+        scriptCheckpoint([
+          call('r1', 'lookup'),
+          call('r2', 'post'),
+          call('r3', 'lookup'),
+          call('r4', 'post'),
+        ]),
+      ),
+    ]);
+    // The first holder completed r1, committed r2 (and may have posted), started r3, then died.
+    const s1 = await ledger.recordToolCall(lease, call('r1', 'lookup'), {
+      class: 'query',
+      replay: 'replayable',
+    });
+    await ledger.recordObservation(lease, s1, observation({ kind: 'result', text: 'found' }));
+    await ledger.recordToolCall(lease, call('r2', 'post'), {
+      class: 'effect',
+      replay: 'effectful',
+    });
+    await ledger.recordToolCall(lease, call('r3', 'lookup'), {
+      class: 'query',
+      replay: 'replayable',
+    });
+    await db.query(`update runs set lease_expires_at = now() - interval '1 second' where id = $1`, [
+      run.id,
+    ]);
+
+    await new Worker({ db, ledger, drivers: [driver], owner: 'resumer' }).runOnce();
+    expect(executed).toEqual(['lookup:r3', 'post:r4']);
+    const finished = await ledger.run(run.id);
+    expect(finished?.status).toBe('succeeded');
+    expect(finished?.reason).toContain('outcome unknown for post (r2)');
+    const steps = await ledger.steps(run.id);
+    const r2 = steps.filter((s) => s.callId === 'r2');
+    expect(r2.map((s) => s.status)).toEqual(['unknown', 'completed']);
+    expect(r2[1]?.observation?.['kind']).toBe('unknown_outcome');
+    expect(steps.filter((s) => s.callId === 'r1')).toHaveLength(2);
+    expect(steps.filter((s) => s.callId === 'r3').map((s) => s.kind)).toEqual([
+      'tool_call',
+      'observation',
+    ]);
+  });
+});
