@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../src/store/migrate.ts';
@@ -14,7 +14,7 @@ declare module 'vitest' {
  * Runs initdb and the migrations once per test run and shares the result as a dump: each test
  * file then starts its own embedded database from it in about a second instead of five.
  */
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => void> {
   const dir = join(process.cwd(), 'test-output');
   mkdirSync(dir, { recursive: true });
   const db = await openPglite();
@@ -24,4 +24,5 @@ export default async function setup(project: TestProject): Promise<void> {
   const path = join(dir, `pglite-template-${process.pid}.tar`);
   writeFileSync(path, Buffer.from(await dump.arrayBuffer()));
   project.provide('pgliteTemplate', path);
+  return () => rmSync(path, { force: true });
 }

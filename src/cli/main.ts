@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { isMeshError } from '../tool/errors.ts';
 import { processIo, UsageError, type CliIo, type Command } from './command.ts';
+import { migrateCommand } from './migrate.ts';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -9,7 +11,7 @@ function version(): string {
 }
 
 /** Every subcommand, in the order `mesh --help` lists them. */
-export const commands: readonly Command[] = [];
+export const commands: readonly Command[] = [migrateCommand];
 
 function help(): string {
   const width = Math.max(8, ...commands.map((c) => c.name.length));
@@ -56,6 +58,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     if (error instanceof UsageError) {
       io.err(`mesh ${command.name}: ${error.message}\n\n${command.usage}`);
       return 2;
+    }
+    // Mesh's own errors are written for operators: print the message, not a stack.
+    if (isMeshError(error)) {
+      io.err(`mesh ${command.name}: ${error.message}`);
+      return 1;
     }
     throw error;
   }

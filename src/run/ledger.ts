@@ -10,6 +10,9 @@ import {
 } from '../tool/observation.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import {
+  appendObservation,
+  appendStep,
+  appendStepPair,
   finishRun,
   finishStep,
   getRun,
@@ -17,7 +20,6 @@ import {
   insertRun,
   insertStep,
   listSteps,
-  markCommitted,
   reserveSeq,
   updateProgress,
   type Lease,
@@ -67,33 +69,22 @@ export class RunLedger {
 
   /** Appends one step. */
   async appendStep(lease: Lease, step: NewStep): Promise<StepRecord> {
-    return this.db.transaction(async (tx) => {
-      const seq = await reserveSeq(tx, lease);
-      return insertStep(tx, lease.runId, seq, step);
-    });
+    return appendStep(this.db, lease, step);
   }
 
   /**
    * Records a tool call before it runs. For a call that crosses the commit boundary this is the
-   * write-ahead stamp: the step and the run's `committed_at` are written in one transaction, and
-   * the call may run only after it commits.
+   * write-ahead stamp: the step and the run's `committed_at` are written in one statement (one
+   * transaction), and the call may run only after it commits.
    */
   async recordToolCall(
     lease: Lease,
     call: ToolCall,
     definition: Pick<Definition, 'class' | 'replay'>,
   ): Promise<StepRecord> {
-    if (toolEffect(definition).crossesCommitBoundary)
-      return this.recordCommit(lease, call, definition);
-    return this.appendStep(lease, {
-      kind: 'tool_call',
-      status: 'started',
-      toolName: call.name,
-      callId: call.id,
-      class: definition.class,
-      replay: definition.replay,
-      arguments: call.arguments,
-    });
+    return toolEffect(definition).crossesCommitBoundary
+      ? this.recordCommit(lease, call, definition)
+      : appendStep(this.db, lease, callStep(call, definition, false));
   }
 
   /** The write-ahead commit stamp of an effectful call (see {@link recordToolCall}). */
@@ -102,26 +93,12 @@ export class RunLedger {
     call: ToolCall,
     definition: Pick<Definition, 'class' | 'replay'>,
   ): Promise<StepRecord> {
-    return this.db.transaction(async (tx) => {
-      const seq = await reserveSeq(tx, lease);
-      const step = await insertStep(tx, lease.runId, seq, {
-        kind: 'tool_call',
-        status: 'started',
-        toolName: call.name,
-        callId: call.id,
-        class: definition.class,
-        replay: definition.replay,
-        arguments: call.arguments,
-        committed: true,
-      });
-      await markCommitted(tx, lease.runId);
-      return step;
-    });
+    return appendStep(this.db, lease, callStep(call, definition, true), true);
   }
 
   /**
    * Records a call the executor refused before it ran (unknown tool, invalid arguments): the call
-   * step and its observation, in one transaction.
+   * step and its observation, together.
    */
   async recordRefusal(
     lease: Lease,
@@ -129,9 +106,10 @@ export class RunLedger {
     definition: Pick<Definition, 'class' | 'replay'> | undefined,
     refusal: Observation,
   ): Promise<{ call: StepRecord; observation: StepRecord }> {
-    return this.db.transaction(async (tx) => {
-      const seq = await reserveSeq(tx, lease, 2);
-      const callStep = await insertStep(tx, lease.runId, seq, {
+    const [first, second] = await appendStepPair(
+      this.db,
+      lease,
+      {
         kind: 'tool_call',
         status: 'refused',
         toolName: call.name,
@@ -139,22 +117,22 @@ export class RunLedger {
         ...(definition ? { class: definition.class, replay: definition.replay } : {}),
         arguments: call.arguments,
         finished: true,
-      });
-      const observation = await insertStep(tx, lease.runId, seq + 1, {
+      },
+      {
         kind: 'observation',
         status: 'completed',
         toolName: call.name,
         callId: call.id,
         observation: observationJson(refusal),
         finished: true,
-      });
-      return { call: callStep, observation };
-    });
+      },
+    );
+    return { call: first, observation: second };
   }
 
   /**
-   * Records a call's observation and completes its call step, in one transaction. An observation
-   * larger than the limit is stored whole as an artifact; the step keeps its head and tail and the
+   * Records a call's observation and completes its call step, together. An observation larger
+   * than the limit is stored whole as an artifact; the step keeps its head and tail and the
    * artifact id.
    */
   async recordObservation(
@@ -163,19 +141,26 @@ export class RunLedger {
     result: Observation,
     callStatus: 'completed' | 'unknown' | 'failed' = 'completed',
   ): Promise<{ step: StepRecord; observation: Observation }> {
+    const step = (o: Observation): NewStep => ({
+      kind: 'observation',
+      status: 'completed',
+      ...(callStep.toolName === null ? {} : { toolName: callStep.toolName }),
+      ...(callStep.callId === null ? {} : { callId: callStep.callId }),
+      observation: observationJson(o),
+      finished: true,
+    });
+    if (observationBytes(result) <= this.observationLimitBytes) {
+      return {
+        step: await appendObservation(this.db, lease, callStep.seq, callStatus, step(result)),
+        observation: result,
+      };
+    }
     return this.db.transaction(async (tx) => {
       const seq = await reserveSeq(tx, lease);
       const stored = await this.storeLarge(tx, lease.runId, seq, result);
-      const step = await insertStep(tx, lease.runId, seq, {
-        kind: 'observation',
-        status: 'completed',
-        ...(callStep.toolName === null ? {} : { toolName: callStep.toolName }),
-        ...(callStep.callId === null ? {} : { callId: callStep.callId }),
-        observation: observationJson(stored),
-        finished: true,
-      });
+      const recorded = await insertStep(tx, lease.runId, seq, step(stored));
       await finishStep(tx, lease.runId, callStep.seq, callStatus);
-      return { step, observation: stored };
+      return { step: recorded, observation: stored };
     });
   }
 
@@ -224,6 +209,32 @@ export class RunLedger {
   async finish(lease: Lease, status: RunStatus, reason: string | null): Promise<void> {
     await finishRun(this.db, lease, status, reason);
   }
+}
+
+function callStep(
+  call: ToolCall,
+  definition: Pick<Definition, 'class' | 'replay'>,
+  committed: boolean,
+): NewStep {
+  return {
+    kind: 'tool_call',
+    status: 'started',
+    toolName: call.name,
+    callId: call.id,
+    class: definition.class,
+    replay: definition.replay,
+    arguments: call.arguments,
+    committed,
+  };
+}
+
+/** What an artifact holds for an observation: its text, or text and data as JSON. */
+function wholeText(o: Observation): string {
+  return o.data === undefined ? o.text : JSON.stringify({ text: o.text, data: o.data });
+}
+
+function observationBytes(o: Observation): number {
+  return Buffer.byteLength(wholeText(o), 'utf8');
 }
 
 /** The JSON form of an observation as stored in a step. */

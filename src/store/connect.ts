@@ -1,8 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Db } from './db.ts';
 import { acquireHomeLock } from './home-lock.ts';
-import { openPglite } from './pglite.ts';
-import { openPostgres } from './postgres.ts';
 
 /**
  * Where the database is. These are the only bootstrap settings Mesh reads from the environment
@@ -33,6 +31,8 @@ export function resolveMeshHome(env: NodeJS.ProcessEnv = process.env): string {
  */
 export async function connect(options: ConnectOptions = connectOptionsFromEnv()): Promise<Db> {
   if (options.databaseUrl) {
+    // Each driver is loaded only when used: PGlite's WebAssembly build is large.
+    const { openPostgres } = await import('./postgres.ts');
     return openPostgres({
       url: options.databaseUrl,
       ...(options.poolSize ? { max: options.poolSize } : {}),
@@ -41,6 +41,7 @@ export async function connect(options: ConnectOptions = connectOptionsFromEnv())
   const home = options.meshHome ?? resolveMeshHome();
   const lock = acquireHomeLock(home);
   try {
+    const { openPglite } = await import('./pglite.ts');
     return await openPglite({ dataDir: join(home, 'pgdata'), onClose: () => lock.release() });
   } catch (error) {
     lock.release();

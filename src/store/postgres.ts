@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import {
   describeDatabaseUrl,
@@ -11,6 +12,17 @@ import {
 // Return timestamps as Date, bigint counts as numbers (sizes and counters fit in 2^53), and
 // leave jsonb to the driver's JSON parsing.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+const statementNames = new Map<string, string>();
+
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `mesh_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
 
 /** Options for a node-postgres pool. */
 export interface PostgresOptions {
@@ -58,7 +70,16 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     params?: readonly unknown[],
   ) => {
     try {
-      const result = await client.query(sql, params as unknown[] | undefined);
+      // Parameterized statements are prepared once per connection (named by their text's hash):
+      // the ledger's statements are sent thousands of times, and parsing them is not free.
+      const result =
+        params === undefined
+          ? await client.query(sql)
+          : await client.query({
+              name: statementName(sql),
+              text: sql,
+              values: params as unknown[],
+            });
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 } satisfies QueryResult<R>;
     } catch (error) {
       throw wrap(error, options.url);

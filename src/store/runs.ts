@@ -213,6 +213,38 @@ export interface NewStep {
   readonly finished?: boolean;
 }
 
+function stepParams(step: NewStep): unknown[] {
+  return [
+    step.kind,
+    step.toolName ?? null,
+    step.callId ?? null,
+    step.class ?? null,
+    step.replay ?? null,
+    step.arguments ?? null,
+    step.observation === undefined ? null : JSON.stringify(step.observation),
+    step.data === undefined ? null : JSON.stringify(step.data),
+    step.status,
+    step.committed ?? false,
+    step.finished ?? false,
+  ];
+}
+
+/** The column list and the placeholders (from `$first`) of {@link stepParams}. */
+function stepValues(first: number): string {
+  const p = (i: number) => `$${first + i}`;
+  return `${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}::jsonb, ${p(7)}::jsonb, ${p(8)},
+    case when ${p(9)}::boolean then now() else null end, case when ${p(10)}::boolean then now() else null end`;
+}
+
+const STEP_INSERT_COLUMNS = `(run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
+  committed_at, finished_at)`;
+
+/** The fenced reservation of step numbers, as a CTE over $1..$4 (run, owner, epoch, count). */
+const RESERVE = `reserved as (
+  update runs set next_seq = next_seq + $4, updated_at = now()
+  where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
+  returning next_seq - $4 as seq)`;
+
 export async function insertStep(
   q: Queryable,
   runId: string,
@@ -220,28 +252,87 @@ export async function insertStep(
   step: NewStep,
 ): Promise<StepRecord> {
   const { rows } = await q.query<StepRecord>(
-    `insert into run_steps (run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
-       committed_at, finished_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11,
-       case when $12 then now() else null end, case when $13 then now() else null end)
-     returning ${STEP_COLUMNS}`,
-    [
-      runId,
-      seq,
-      step.kind,
-      step.toolName ?? null,
-      step.callId ?? null,
-      step.class ?? null,
-      step.replay ?? null,
-      step.arguments ?? null,
-      step.observation === undefined ? null : JSON.stringify(step.observation),
-      step.data === undefined ? null : JSON.stringify(step.data),
-      step.status,
-      step.committed ?? false,
-      step.finished ?? false,
-    ],
+    `insert into run_steps ${STEP_INSERT_COLUMNS} values ($1, $2, ${stepValues(3)}) returning ${STEP_COLUMNS}`,
+    [runId, seq, ...stepParams(step)],
   );
   return rows[0] as StepRecord;
+}
+
+/**
+ * Appends a step under the lease in one statement (one round trip, one commit): the reservation
+ * fences it, so a worker that lost the run writes nothing. With `commit`, the same statement
+ * stamps the run's `committed_at`: the write-ahead stamp and the call step land together.
+ */
+export async function appendStep(
+  q: Queryable,
+  lease: Lease,
+  step: NewStep,
+  commit = false,
+): Promise<StepRecord> {
+  const { rows } = await q.query<StepRecord>(
+    // One update of the run both reserves the number and stamps the commit: two updates of one
+    // row in a statement would not see each other.
+    `with reserved as (
+       update runs set next_seq = next_seq + $4, updated_at = now(),
+         committed_at = case when $5::boolean then coalesce(committed_at, now()) else committed_at end
+       where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
+       returning next_seq - $4 as seq)
+     insert into run_steps ${STEP_INSERT_COLUMNS}
+     select $1, reserved.seq, ${stepValues(6)} from reserved
+     returning ${STEP_COLUMNS}`,
+    [lease.runId, lease.owner, lease.epoch, 1, commit, ...stepParams(step)],
+  );
+  const row = rows[0];
+  if (!row) throw new LeaseLostError(lease);
+  return row;
+}
+
+/**
+ * Appends two steps in order (a refused call and its observation) in one statement.
+ */
+export async function appendStepPair(
+  q: Queryable,
+  lease: Lease,
+  first: NewStep,
+  second: NewStep,
+): Promise<[StepRecord, StepRecord]> {
+  const { rows } = await q.query<StepRecord>(
+    `with ${RESERVE}
+     insert into run_steps ${STEP_INSERT_COLUMNS}
+     select $1, reserved.seq, ${stepValues(5)} from reserved
+     union all
+     select $1, reserved.seq + 1, ${stepValues(16)} from reserved
+     returning ${STEP_COLUMNS}`,
+    [lease.runId, lease.owner, lease.epoch, 2, ...stepParams(first), ...stepParams(second)],
+  );
+  const sorted = rows.sort((a, b) => a.seq - b.seq);
+  if (sorted.length !== 2) throw new LeaseLostError(lease);
+  return [sorted[0] as StepRecord, sorted[1] as StepRecord];
+}
+
+/**
+ * Appends a call's observation and finishes the call step with `callStatus`, in one statement.
+ */
+export async function appendObservation(
+  q: Queryable,
+  lease: Lease,
+  callSeq: number,
+  callStatus: StepStatus,
+  step: NewStep,
+): Promise<StepRecord> {
+  const { rows } = await q.query<StepRecord>(
+    `with ${RESERVE},
+     finished as (
+       update run_steps set status = $6, finished_at = now()
+       where run_id = $1 and seq = $5 and exists (select 1 from reserved))
+     insert into run_steps ${STEP_INSERT_COLUMNS}
+     select $1, reserved.seq, ${stepValues(7)} from reserved
+     returning ${STEP_COLUMNS}`,
+    [lease.runId, lease.owner, lease.epoch, 1, callSeq, callStatus, ...stepParams(step)],
+  );
+  const row = rows[0];
+  if (!row) throw new LeaseLostError(lease);
+  return row;
 }
 
 /** Marks a step finished with a status. */

@@ -7,7 +7,8 @@ import type { Db } from '../../src/store/db.ts';
 import { loadMigrations, migrate, MIGRATIONS_DIR } from '../../src/store/migrate.ts';
 import { openPglite } from '../../src/store/pglite.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
-import { freshPostgresUrl, testDatabases } from '../support/db.ts';
+import { testDatabases } from '../support/db.ts';
+import { freshPostgresUrl } from '../support/postgres.ts';
 
 function copyMigrations(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mesh-migrations-'));

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import { inject } from 'vitest';
 import type { Db } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { openPglite } from '../../src/store/pglite.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
+import { freshPostgresUrl } from './postgres.ts';
 
 /** A database a contract suite runs against, opened fresh and migrated. */
 export interface TestDatabase {
@@ -18,31 +17,6 @@ export interface TestDatabase {
 export async function freshPglite(): Promise<Db> {
   const template = readFileSync(inject('pgliteTemplate'));
   return openPglite({ loadDataDir: new Blob([template]) });
-}
-
-/**
- * Creates a fresh database on the server DATABASE_URL points at, migrates it and returns its URL.
- * DATABASE_URL names the run's own database (CI creates it); each test file gets another beside it.
- */
-export async function freshPostgresUrl(): Promise<{ url: string; drop(): Promise<void> }> {
-  const base = process.env['DATABASE_URL'];
-  if (!base) throw new Error('DATABASE_URL is not set');
-  const name = `mesh_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
 }
 
 /** PGlite always; the real PostgreSQL server too when DATABASE_URL is set. */

@@ -78,7 +78,6 @@ create table run_steps (
   finished_at timestamptz,
   primary key (run_id, seq)
 );
-create index run_steps_call_idx on run_steps (run_id, call_id) where call_id is not null;
 
 -- Large outputs, stored whole; a step keeps an excerpt and the artifact id.
 create table artifacts (

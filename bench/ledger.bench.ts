@@ -1,0 +1,106 @@
+/**
+ * bench:ledger — committed tool steps per second (a tool call with its write-ahead commit stamp,
+ * then its observation) at 1, 8 and 64 concurrent runs on the real PostgreSQL, beside the raw
+ * single-row INSERT … COMMIT rate at the same concurrency, measured in the same run as the ceiling.
+ */
+import { randomUUID } from 'node:crypto';
+import { RunLedger } from '../src/run/ledger.ts';
+import { insertAgent } from '../src/store/agents.ts';
+import type { Db } from '../src/store/db.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { openPostgres } from '../src/store/postgres.ts';
+import type { Lease } from '../src/store/runs.ts';
+import { observation } from '../src/tool/observation.ts';
+import { freshPostgresUrl } from '../test/support/postgres.ts';
+
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? '3');
+const LEVELS = [1, 8, 64];
+
+if (!process.env['DATABASE_URL']) {
+  console.error(
+    'bench:ledger needs DATABASE_URL pointing at a PostgreSQL server (it creates its own database there)',
+  );
+  process.exit(2);
+}
+
+async function during(
+  seconds: number,
+  workers: number,
+  op: (worker: number) => Promise<void>,
+): Promise<number> {
+  const deadline = performance.now() + seconds * 1000;
+  let count = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < deadline) {
+        await op(w);
+        count++;
+      }
+    }),
+  );
+  return count / seconds;
+}
+
+const fresh = await freshPostgresUrl();
+const rows: string[] = [];
+try {
+  const setup = await openPostgres({ url: fresh.url });
+  await migrate(setup);
+  await setup.exec('create table bench_raw (id bigserial primary key, v text not null)');
+  const agentId = randomUUID();
+  await insertAgent(setup, { id: agentId, name: 'bench' });
+  await setup.close();
+
+  const effect = { class: 'effect', replay: 'effectful' } as const;
+  const result = observation({
+    kind: 'result',
+    text: 'posted: https://example.invalid/issues/216',
+  });
+  for (const concurrency of LEVELS) {
+    const db: Db = await openPostgres({ url: fresh.url, max: concurrency });
+    const warm = async () => {
+      await Promise.all(Array.from({ length: concurrency }, () => db.query('select 1')));
+    };
+    await warm();
+    const raw = await during(SECONDS, concurrency, async () => {
+      await db.query('insert into bench_raw (v) values ($1)', ['x'.repeat(64)]);
+    });
+
+    const ledger = new RunLedger(db);
+    const leases: Lease[] = [];
+    for (let i = 0; i < concurrency; i++) {
+      const run = await ledger.createRun({
+        agentId,
+        kind: 'script',
+        provenance: { kind: 'operator', operator: 'bench' },
+        budget: {},
+        lease: { owner: 'bench', leaseMs: 3_600_000 },
+      });
+      leases.push({ runId: run.id, owner: 'bench', epoch: run.leaseEpoch });
+    }
+    let n = 0;
+    const steps = await during(SECONDS, concurrency, async (w) => {
+      const lease = leases[w] as Lease;
+      const id = `c${n++}`;
+      const step = await ledger.recordToolCall(
+        lease,
+        { id, name: 'create_issue', arguments: '{"title":"bench"}' },
+        effect,
+      );
+      await ledger.recordObservation(lease, step, result);
+    });
+    rows.push(
+      `concurrency ${String(concurrency).padStart(2)}: ledger ${steps.toFixed(0).padStart(6)} committed tool steps/s` +
+        ` | raw INSERT…COMMIT ${raw.toFixed(0).padStart(6)} rows/s | ratio ${((steps / raw) * 100).toFixed(1)}%`,
+    );
+    console.log(rows.at(-1));
+    await db.close();
+  }
+  console.log('');
+  console.log(
+    'A committed tool step is two durable commits: the call with its write-ahead stamp, then its observation.',
+  );
+  console.log('Target: at 64 concurrent runs, at least 50% of the raw rate.');
+} finally {
+  await fresh.drop();
+}

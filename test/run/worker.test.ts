@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { RunLedger } from '../../src/run/ledger.ts';
+import { scriptCheckpoint, scriptDriver } from '../../src/run/script-driver.ts';
+import { Worker } from '../../src/run/worker.ts';
+import type { Db } from '../../src/store/db.ts';
+import { claimRunnable } from '../../src/store/runs.ts';
+import { createRegistry } from '../../src/tool/registry.ts';
+import { testDatabases } from '../support/db.ts';
+import { makeAgent, runtimeFor } from '../support/run.ts';
+import { testDefinition } from '../support/tool.ts';
+
+describe.each(testDatabases())('workers on $name', (database) => {
+  let db: Db;
+  let url: string | undefined;
+  let dispose: () => Promise<void>;
+  let ledger: RunLedger;
+  let agentId: string;
+
+  beforeAll(async () => {
+    const opened = await database.open();
+    db = opened.db;
+    url = opened.url;
+    dispose = () => opened.dispose();
+    ledger = new RunLedger(db);
+    agentId = await makeAgent(db);
+  });
+  afterAll(() => dispose());
+
+  const script = (n: number, prefix: string) =>
+    scriptCheckpoint(
+      Array.from({ length: n }, (_, i) => ({
+        id: `${prefix}${i}`,
+        name: 'lookup',
+        arguments: '{}',
+      })),
+    );
+
+  it('never hand the same run to two claimers at once (FOR UPDATE SKIP LOCKED)', async () => {
+    await db.query(`update runs set status = 'failed' where status in ('queued', 'running')`);
+    const ids = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      const run = await ledger.createRun({
+        agentId,
+        kind: 'script',
+        provenance: { kind: 'operator', operator: 'test' },
+        budget: {},
+        checkpoint: script(1, `claim${i}-`),
+      });
+      ids.add(run.id);
+    }
+    const claims = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => claimRunnable(db, `claimer-${i}`, 60_000)),
+    );
+    const claimed = claims.filter((c) => c !== undefined).map((c) => c.id);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.length).toBe(12);
+    expect(new Set(claimed)).toEqual(ids);
+  });
+
+  it('a background worker drives queued runs to the end and stops cleanly', async () => {
+    const registry = createRegistry([testDefinition('lookup')]);
+    const worker = new Worker({
+      db,
+      ledger,
+      drivers: [scriptDriver({ registryFor: () => registry, runtimeFor })],
+      pollMs: 10,
+      concurrency: 3,
+    });
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        ledger.createRun({
+          agentId,
+          kind: 'script',
+          provenance: { kind: 'operator', operator: 'test' },
+          budget: {},
+          checkpoint: script(2, `bg${i}-`),
+        }),
+      ),
+    );
+    worker.start();
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const statuses = await Promise.all(runs.map(async (r) => (await ledger.run(r.id))?.status));
+      if (statuses.every((s) => s === 'succeeded')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await worker.stop();
+    for (const r of runs) expect((await ledger.run(r.id))?.status).toBe('succeeded');
+  });
+
+  it.skipIf(database.name !== 'postgres')(
+    'a connection dropped mid-run fails that run with a clear reason while the worker serves other runs',
+    async () => {
+      // The handler holds a query on a pooled connection; the test kills that backend, as a
+      // network drop or a server restart would.
+      const registry = createRegistry([
+        testDefinition('slow_query', {
+          execute: async () => {
+            await db.query("select pg_sleep(10), 'mesh-drop-probe'");
+            return { text: 'unreachable' };
+          },
+        }),
+        testDefinition('lookup'),
+      ]);
+      const logs: string[] = [];
+      const worker = new Worker({
+        db,
+        ledger,
+        drivers: [scriptDriver({ registryFor: () => registry, runtimeFor })],
+        pollMs: 10,
+        concurrency: 2,
+        log: (line) => logs.push(line),
+      });
+      const doomed = await ledger.createRun({
+        agentId,
+        kind: 'script',
+        provenance: { kind: 'operator', operator: 'test' },
+        budget: {},
+        checkpoint: scriptCheckpoint([{ id: 'd1', name: 'slow_query', arguments: '{}' }]),
+      });
+      worker.start();
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      for (let killed = 0; killed === 0;) {
+        await new Promise((r) => setTimeout(r, 50));
+        const { rows } = await admin.query<{ n: number }>(
+          `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+           where query like '%mesh-drop-probe%' and pid <> pg_backend_pid()`,
+        );
+        killed = rows[0]?.n ?? 0;
+      }
+      await admin.end();
+      const healthy = await ledger.createRun({
+        agentId,
+        kind: 'script',
+        provenance: { kind: 'operator', operator: 'test' },
+        budget: {},
+        checkpoint: script(2, 'after-drop-'),
+      });
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && (await ledger.run(healthy.id))?.status !== 'succeeded') {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await worker.stop();
+      const failed = await ledger.run(doomed.id);
+      expect(failed?.status).toBe('failed');
+      expect(failed?.reason).toContain('tool slow_query failed');
+      expect(failed?.reason).toMatch(/terminat/i);
+      const steps = await ledger.steps(doomed.id);
+      expect(steps.find((s) => s.kind === 'tool_call')?.status).toBe('failed');
+      expect((await ledger.run(healthy.id))?.status).toBe('succeeded');
+    },
+  );
+});
