@@ -27,7 +27,7 @@ export interface Origin {
   readonly source: 'first_party' | 'remote';
   readonly packageId: string;
   readonly version: string;
-  /** sha256 of the manifest (first party) or of the remote definition (remote), hex. */
+  /** sha256, hex: of the package content (first party) or of the remote definition (remote). */
   readonly digest: string;
 }
 
