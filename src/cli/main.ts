@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { isMeshError } from '../tool/errors.ts';
 import { processIo, UsageError, type CliIo, type Command } from './command.ts';
+import { agentsCommand } from './agents.ts';
 import { migrateCommand } from './migrate.ts';
+import { toolsCommand } from './tools.ts';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -11,7 +13,7 @@ function version(): string {
 }
 
 /** Every subcommand, in the order `mesh --help` lists them. */
-export const commands: readonly Command[] = [migrateCommand];
+export const commands: readonly Command[] = [agentsCommand, toolsCommand, migrateCommand];
 
 function help(): string {
   const width = Math.max(8, ...commands.map((c) => c.name.length));

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { hostname, userInfo } from 'node:os';
+import type { JsonObject } from '../model/json.ts';
+import { observationFrom } from '../run/ledger.ts';
+import { scriptCheckpoint, scriptDriver } from '../run/script-driver.ts';
+import { findAgent } from '../store/agents.ts';
+import type { RunRecord, StepRecord } from '../store/runs.ts';
+import type { ToolRuntime } from '../tool/context.ts';
+import { MeshError } from '../tool/errors.ts';
+import type { Observation } from '../tool/observation.ts';
+import type { Mesh } from './mesh.ts';
+
+/** The operator on whose behalf a CLI invocation acts. */
+export function currentOperator(): string {
+  try {
+    return `${userInfo().username}@${hostname()}`;
+  } catch {
+    return `uid:${process.getuid?.() ?? 'unknown'}@${hostname()}`;
+  }
+}
+
+/** The runtime a run's calls get: the run's identity and provenance, and the wired services. */
+export function runtimeFor(mesh: Mesh, run: RunRecord, signal: AbortSignal): ToolRuntime {
+  return {
+    agentId: run.agentId,
+    runId: run.id,
+    provenance: run.provenance as unknown as ToolRuntime['provenance'],
+    signal,
+    services: mesh.services,
+    configFor: () => ({}),
+  };
+}
+
+/** What an operator's call came to. */
+export interface OperatorCallResult {
+  readonly runId: string;
+  readonly status: string;
+  readonly reason: string | null;
+  readonly observation: Observation | undefined;
+  readonly steps: readonly StepRecord[];
+}
+
+/**
+ * Runs one tool call for an operator as a run with one tool step, through the same executor,
+ * commit boundary and ledger as an agent's calls. Provenance is the operator's invocation.
+ */
+export async function callToolAsOperator(
+  mesh: Mesh,
+  input: { agent: string; tool: string; arguments: string; operator: string },
+): Promise<OperatorCallResult> {
+  const agent = await findAgent(mesh.db, input.agent);
+  if (!agent)
+    throw new MeshError('agent_not_found', `no agent named ${JSON.stringify(input.agent)}`);
+  const owner = `operator:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const run = await mesh.ledger.createRun({
+    agentId: agent.id,
+    kind: 'script',
+    provenance: { kind: 'operator', operator: input.operator } satisfies JsonObject,
+    budget: { maxToolCalls: 1, maxRounds: 1 },
+    checkpoint: scriptCheckpoint([
+      { id: `op_${randomUUID()}`, name: input.tool, arguments: input.arguments },
+    ]),
+    lease: { owner, leaseMs: 60_000 },
+  });
+  const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
+  const registry = mesh.catalog.registry;
+  const driver = scriptDriver({
+    registryFor: () => registry,
+    runtimeFor: (r, signal) => runtimeFor(mesh, r, signal),
+  });
+  const controller = new AbortController();
+  let end;
+  try {
+    end = await driver.drive({ run, lease, ledger: mesh.ledger, signal: controller.signal });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    await mesh.ledger.finish(lease, 'failed', `failed: ${message}`);
+    throw error;
+  }
+  await mesh.ledger.finish(lease, end.status, end.reason);
+  const steps = await mesh.ledger.steps(run.id);
+  const last = steps.findLast((s) => s.kind === 'observation');
+  return {
+    runId: run.id,
+    status: end.status,
+    reason: end.reason,
+    observation: last?.observation ? observationFrom(last.observation) : undefined,
+    steps,
+  };
+}

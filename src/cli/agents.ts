@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { openMesh } from '../app/mesh.ts';
+import { insertAgent, listAgents } from '../store/agents.ts';
+import { UsageError, type CliIo, type Command } from './command.ts';
+
+const USAGE = `Usage:
+  mesh agents create NAME      create an agent (lowercase letters, digits, - and _)
+  mesh agents list [--json]    list agents`;
+
+async function create(args: readonly string[], io: CliIo): Promise<number> {
+  const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
+  const name = positionals[0];
+  if (!name || positionals.length > 1) throw new UsageError('name exactly one agent');
+  const mesh = await openMesh();
+  try {
+    const agent = await insertAgent(mesh.db, { id: randomUUID(), name });
+    io.out(`Created agent ${agent.name} (${agent.id}).`);
+    return 0;
+  } finally {
+    await mesh.close();
+  }
+}
+
+async function list(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { json: { type: 'boolean', default: false } },
+  });
+  const mesh = await openMesh();
+  try {
+    const agents = await listAgents(mesh.db);
+    if (values.json) {
+      io.out(
+        JSON.stringify(
+          agents.map((a) => ({ id: a.id, name: a.name, created_at: a.createdAt })),
+          null,
+          2,
+        ),
+      );
+    } else if (agents.length === 0) {
+      io.out('No agents yet: mesh agents create NAME');
+    } else {
+      for (const a of agents) io.out(`${a.name}  ${a.id}  ${a.createdAt.toISOString()}`);
+    }
+    return 0;
+  } finally {
+    await mesh.close();
+  }
+}
+
+/** `mesh agents …`: create and list agents. */
+export const agentsCommand: Command = {
+  name: 'agents',
+  summary: 'Create and list agents',
+  usage: USAGE,
+  async run(args, io) {
+    const [sub, ...rest] = args;
+    if (sub === 'create') return create(rest, io);
+    if (sub === 'list') return list(rest, io);
+    throw new UsageError(
+      sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
+    );
+  },
+};

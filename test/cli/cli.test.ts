@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const home = mkdtempSync(join(tmpdir(), 'mesh-cli-'));
+const bin = join(process.cwd(), 'bin', 'mesh.js');
+
+/** Runs the real `mesh` binary on its own embedded database. */
+async function mesh(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
+      env: { ...process.env, MESH_HOME: home, DATABASE_URL: '' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('the mesh command on a fresh embedded database', () => {
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  it('lists the four memory verbs with their classes', async () => {
+    const { code, stdout } = await mesh('tools', 'list');
+    expect(code).toBe(0);
+    for (const verb of ['remember', 'recall', 'amend', 'forget'])
+      expect(stdout).toMatch(new RegExp(`^${verb}\\s+query\\s`, 'm'));
+    const json = JSON.parse((await mesh('tools', 'list', '--json')).stdout) as {
+      name: string;
+      package: string;
+    }[];
+    expect(json.map((t) => t.name).sort()).toEqual(['amend', 'forget', 'recall', 'remember']);
+  });
+
+  it('creates an agent and calls a tool through the executor and ledger', async () => {
+    expect((await mesh('agents', 'create', 'demo')).code).toBe(0);
+    const ok = await mesh(
+      'tools',
+      'call',
+      'remember',
+      '--agent',
+      'demo',
+      '--args',
+      '{"content":"x"}',
+      '--json',
+    );
+    expect(ok.code).toBe(0);
+    const result = JSON.parse(ok.stdout) as {
+      status: string;
+      observation: { kind: string; text: string };
+    };
+    expect(result.status).toBe('succeeded');
+    expect(result.observation.text).toMatch(/^Remembered as memory /);
+
+    const refused = await mesh(
+      'tools',
+      'call',
+      'remember',
+      '--agent',
+      'demo',
+      '--args',
+      '{"content":"x","source":"y-canary"}',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('unknown field `source`; the accepted fields are: content');
+    expect(refused.stdout + refused.stderr).not.toContain('y-canary');
+  }, 60_000);
+
+  it('prints usage errors with exit code 2', async () => {
+    const { code, stderr } = await mesh('tools', 'call', 'remember');
+    expect(code).toBe(2);
+    expect(stderr).toContain('--agent is required');
+  });
+});
