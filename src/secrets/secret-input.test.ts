@@ -1,0 +1,102 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isMeshError } from '../tool/errors.ts';
+import { SECRET_ERROR_CODES } from './errors.ts';
+import {
+  agentToolOwnerId,
+  checkSecretKind,
+  checkSecretOwner,
+  checkSecretValue,
+  MAX_SECRET_VALUE_BYTES,
+  type SecretOwner,
+} from './secret-input.ts';
+
+const AGENT = '6f0d8f5e-3a4b-4c2d-9e1f-0a1b2c3d4e5f';
+
+function refused(fn: () => unknown): { code: string; message: string; field: unknown } {
+  try {
+    fn();
+  } catch (error) {
+    if (!isMeshError(error)) throw error;
+    return { code: error.code, message: error.message, field: error.data?.['field'] };
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('secret kinds', () => {
+  it('accepts exactly the kinds manifests may need', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z][a-z0-9_]{0,63}$/), (kind) => {
+        expect(checkSecretKind(kind)).toBe(kind);
+      }),
+    );
+  });
+
+  it('refuses anything else, naming the field and not the value', () => {
+    for (const kind of ['', 'Linear', '1key', 'a-b', 'a'.repeat(65), 'kind-canary-xyz']) {
+      const r = refused(() => checkSecretKind(kind));
+      expect(r.code).toBe(SECRET_ERROR_CODES.kindInvalid);
+      expect(r.field).toBe('kind');
+      if (kind) expect(r.message).not.toContain(kind);
+    }
+  });
+});
+
+describe('secret values', () => {
+  it('accepts up to 64 KiB of UTF-8, counted in bytes', () => {
+    expect(checkSecretValue('a'.repeat(MAX_SECRET_VALUE_BYTES))).toHaveLength(
+      MAX_SECRET_VALUE_BYTES,
+    );
+    const refusal = refused(() => checkSecretValue('a'.repeat(MAX_SECRET_VALUE_BYTES + 1)));
+    expect(refusal.code).toBe(SECRET_ERROR_CODES.valueInvalid);
+    // 32 Ki two-byte characters are 64 KiB; one more is over, though far fewer than 64 Ki chars.
+    expect(() => checkSecretValue('é'.repeat(32 * 1024))).not.toThrow();
+    expect(() => checkSecretValue('é'.repeat(32 * 1024 + 1))).toThrow();
+  });
+
+  it('refuses empty and non-string values, and lone surrogates that UTF-8 would alter', () => {
+    for (const value of ['', 42, null, undefined, 'canary\uD800value']) {
+      const r = refused(() => checkSecretValue(value as string));
+      expect(r.code).toBe(SECRET_ERROR_CODES.valueInvalid);
+      expect(r.field).toBe('value');
+      expect(r.message).not.toContain('canary');
+    }
+    expect(checkSecretValue('key 🔑')).toBe('key 🔑');
+  });
+});
+
+describe('secret owners', () => {
+  it('accepts each owner type with its id shape', () => {
+    const owners: SecretOwner[] = [
+      { ownerType: 'agent', ownerId: AGENT },
+      { ownerType: 'agent_tool', ownerId: agentToolOwnerId(AGENT, 'mesh.linear') },
+      { ownerType: 'model_provider', ownerId: 'openrouter' },
+      { ownerType: 'agent_tool_provider', ownerId: `${AGENT}:linear-mcp` },
+    ];
+    for (const owner of owners) expect(checkSecretOwner(owner)).toEqual(owner);
+  });
+
+  it('returns only the owner fields, so nothing else rides along', () => {
+    const owner = { ownerType: 'agent', ownerId: AGENT, value: 'canary' } as SecretOwner;
+    expect(checkSecretOwner(owner)).toEqual({ ownerType: 'agent', ownerId: AGENT });
+  });
+
+  it('refuses an owner type outside the closed set and ids of the wrong shape', () => {
+    const bad: [unknown, string, string][] = [
+      ['agent_connector', AGENT, 'ownerType'],
+      ['AGENT', AGENT, 'ownerType'],
+      ['agent', 'not-a-uuid', 'ownerId'],
+      ['agent_tool', AGENT, 'ownerId'],
+      ['agent_tool', `${AGENT}:`, 'ownerId'],
+      ['agent_tool', `${AGENT}:Bad Package`, 'ownerId'],
+      ['model_provider', '', 'ownerId'],
+      ['model_provider', 'has space', 'ownerId'],
+      ['model_provider', 'x'.repeat(201), 'ownerId'],
+    ];
+    for (const [ownerType, ownerId, field] of bad) {
+      const r = refused(() => checkSecretOwner({ ownerType, ownerId } as SecretOwner));
+      expect(r.code).toBe(SECRET_ERROR_CODES.ownerInvalid);
+      expect(r.field).toBe(field);
+    }
+  });
+});

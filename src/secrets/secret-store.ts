@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../store/db.ts';
+import {
+  findLiveSealedSecret,
+  findLiveSecret,
+  insertSecretVersion,
+  listLiveSecrets,
+  retireSecretVersions,
+  type SecretOwnerType,
+  type SecretVersionRecord,
+} from '../store/secrets.ts';
+import { openSecret, sealSecret } from './envelope.ts';
+import type { InstanceKey } from './instance-key.ts';
+import {
+  checkSecretKind,
+  checkSecretOwner,
+  checkSecretValue,
+  type SecretOwner,
+} from './secret-input.ts';
+
+/** One secret slot: an owner and a kind. */
+export interface SecretAddress extends SecretOwner {
+  readonly kind: string;
+}
+
+/** A value to store in a slot. */
+export interface SecretCapture extends SecretAddress {
+  readonly value: string;
+}
+
+/**
+ * What may be said about a stored secret: that it is present, and which version. Never the
+ * value or any sealed material. A version above 1 means the secret has been rotated.
+ */
+export interface SecretMetadata {
+  readonly ownerType: SecretOwnerType;
+  readonly ownerId: string;
+  readonly kind: string;
+  readonly version: number;
+  readonly createdAt: Date;
+  readonly present: true;
+}
+
+/** Captures, describes, reveals and retires secrets; see {@link createSecretStore}. */
+export interface SecretStore {
+  /**
+   * Seals `value` as the slot's next version (1, 2, 3…): capture and rotation are the same
+   * operation. Concurrent captures get distinct versions. Returns metadata only.
+   */
+  capture(input: SecretCapture): Promise<SecretMetadata>;
+  /** The owner's live secrets, newest version of each kind, ordered by kind. */
+  describe(owner: SecretOwner): Promise<SecretMetadata[]>;
+  /** One live secret's metadata, or undefined when the slot is empty or retired. */
+  describeOne(owner: SecretOwner, kind: string): Promise<SecretMetadata | undefined>;
+  /**
+   * Decrypts the slot's newest live version, in this process, at the moment of use; undefined
+   * when there is none. The caller holds plaintext: it must hand the value only to the handler
+   * or client that needs it, and never persist, log, return from an API or render it in a prompt.
+   */
+  reveal(address: SecretAddress): Promise<string | undefined>;
+  /** Revokes a slot: every version is retired and its sealed material erased. True if any was live. */
+  retire(owner: SecretOwner, kind: string): Promise<boolean>;
+}
+
+/** Builds metadata field by field, so no other column can ride along. */
+function metadataOf(record: SecretVersionRecord): SecretMetadata {
+  return Object.freeze({
+    ownerType: record.ownerType,
+    ownerId: record.ownerId,
+    kind: record.kind,
+    version: record.version,
+    createdAt: record.createdAt,
+    present: true,
+  });
+}
+
+/**
+ * The secret store over a database and the instance key. Every input is checked before the
+ * database is touched; refusals are `SecretInputError`s naming the field.
+ */
+export function createSecretStore(db: Db, instanceKey: InstanceKey): SecretStore {
+  const slotOf = (owner: SecretOwner, kind: string) => ({
+    ...checkSecretOwner(owner),
+    kind: checkSecretKind(kind),
+  });
+
+  return Object.freeze({
+    async capture(input: SecretCapture): Promise<SecretMetadata> {
+      const slot = slotOf(input, input.kind);
+      const value = checkSecretValue(input.value);
+      const record = await insertSecretVersion(db, randomUUID(), slot, (version) =>
+        sealSecret(instanceKey, { ...slot, version }, value),
+      );
+      return metadataOf(record);
+    },
+
+    async describe(owner: SecretOwner): Promise<SecretMetadata[]> {
+      const records = await listLiveSecrets(db, checkSecretOwner(owner));
+      return records.map(metadataOf);
+    },
+
+    async describeOne(owner: SecretOwner, kind: string): Promise<SecretMetadata | undefined> {
+      const record = await findLiveSecret(db, slotOf(owner, kind));
+      return record && metadataOf(record);
+    },
+
+    async reveal(address: SecretAddress): Promise<string | undefined> {
+      const record = await findLiveSealedSecret(db, slotOf(address, address.kind));
+      if (record === undefined) return undefined;
+      return openSecret(instanceKey, record, record);
+    },
+
+    async retire(owner: SecretOwner, kind: string): Promise<boolean> {
+      return (await retireSecretVersions(db, slotOf(owner, kind))) > 0;
+    },
+
+    /** A store serializes as the id of the key it holds, never the key. */
+    toJSON(): { instanceKeyId: string } {
+      return { instanceKeyId: instanceKey.id };
+    },
+  });
+}

@@ -1,0 +1,156 @@
+import type { Db, Queryable } from './db.ts';
+
+/**
+ * Who may own a secret: a closed set, checked again by the table. `agent_tool` is an agent's
+ * installation of a package (owner id `<agent id>:<package id>`); `agent_tool_provider` is an
+ * agent's binding to a tool provider (an MCP server).
+ */
+export const SECRET_OWNER_TYPES = Object.freeze([
+  'agent',
+  'agent_tool',
+  'model_provider',
+  'agent_tool_provider',
+] as const);
+
+/** One of {@link SECRET_OWNER_TYPES}. */
+export type SecretOwnerType = (typeof SECRET_OWNER_TYPES)[number];
+
+/** One secret slot: an owner and the kind of credential it holds there. */
+export interface SecretSlot {
+  readonly ownerType: SecretOwnerType;
+  readonly ownerId: string;
+  readonly kind: string;
+}
+
+/** A stored version without its sealed material: what may be listed. */
+export interface SecretVersionRecord extends SecretSlot {
+  readonly id: string;
+  readonly version: number;
+  readonly keyId: string;
+  readonly createdAt: Date;
+  readonly retiredAt: Date | null;
+}
+
+/** The sealed material of one version, as the envelope produced it. */
+export interface SealedSecretColumns {
+  readonly keyId: string;
+  readonly wrappedKey: Uint8Array;
+  readonly keyNonce: Uint8Array;
+  readonly nonce: Uint8Array;
+  readonly ciphertext: Uint8Array;
+}
+
+/** A stored version with its sealed material (null once retired). */
+export interface SealedSecretRecord extends SecretVersionRecord {
+  readonly wrappedKey: Uint8Array | null;
+  readonly keyNonce: Uint8Array | null;
+  readonly nonce: Uint8Array | null;
+  readonly ciphertext: Uint8Array | null;
+}
+
+const METADATA = `id, owner_type as "ownerType", owner_id as "ownerId", kind, version,
+  key_id as "keyId", created_at as "createdAt", retired_at as "retiredAt"`;
+const SEALED = `${METADATA}, wrapped_key as "wrappedKey", key_nonce as "keyNonce", nonce, ciphertext`;
+
+/** Advisory-lock class of secret slots (the two-key form, apart from one-key locks elsewhere). */
+const SLOT_LOCK_CLASS = 0x5ec2e7;
+
+/**
+ * Writes the next version of a slot (1, 2, 3…). The slot is locked for the transaction, so
+ * concurrent writers get distinct versions; `seal` is given the version because the ciphertext is
+ * bound to it.
+ */
+export async function insertSecretVersion(
+  db: Db,
+  id: string,
+  slot: SecretSlot,
+  seal: (version: number) => SealedSecretColumns,
+): Promise<SecretVersionRecord> {
+  return db.transaction(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock($1::int, hashtext($2::text))', [
+      SLOT_LOCK_CLASS,
+      `${slot.ownerType}/${slot.ownerId}/${slot.kind}`,
+    ]);
+    const { rows: next } = await tx.query<{ version: number }>(
+      `select coalesce(max(version), 0)::int + 1 as version from secrets
+        where owner_type = $1 and owner_id = $2 and kind = $3`,
+      [slot.ownerType, slot.ownerId, slot.kind],
+    );
+    const version = next[0]?.version ?? 1;
+    const sealed = seal(version);
+    const { rows } = await tx.query<SecretVersionRecord>(
+      `insert into secrets (id, owner_type, owner_id, kind, version, key_id, wrapped_key, key_nonce,
+         nonce, ciphertext)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning ${METADATA}`,
+      [
+        id,
+        slot.ownerType,
+        slot.ownerId,
+        slot.kind,
+        version,
+        sealed.keyId,
+        sealed.wrappedKey,
+        sealed.keyNonce,
+        sealed.nonce,
+        sealed.ciphertext,
+      ],
+    );
+    return rows[0] as SecretVersionRecord;
+  });
+}
+
+/** The newest live version of each kind an owner holds, without sealed material. */
+export async function listLiveSecrets(
+  q: Queryable,
+  owner: { ownerType: SecretOwnerType; ownerId: string },
+): Promise<SecretVersionRecord[]> {
+  const { rows } = await q.query<SecretVersionRecord>(
+    `select distinct on (kind) ${METADATA} from secrets
+      where owner_type = $1 and owner_id = $2 and retired_at is null
+      order by kind, version desc`,
+    [owner.ownerType, owner.ownerId],
+  );
+  return rows;
+}
+
+/** The newest live version of a slot, without sealed material. */
+export async function findLiveSecret(
+  q: Queryable,
+  slot: SecretSlot,
+): Promise<SecretVersionRecord | undefined> {
+  const { rows } = await q.query<SecretVersionRecord>(
+    `select ${METADATA} from secrets
+      where owner_type = $1 and owner_id = $2 and kind = $3 and retired_at is null
+      order by version desc limit 1`,
+    [slot.ownerType, slot.ownerId, slot.kind],
+  );
+  return rows[0];
+}
+
+/** The newest live version of a slot with its sealed material, for decryption. */
+export async function findLiveSealedSecret(
+  q: Queryable,
+  slot: SecretSlot,
+): Promise<SealedSecretRecord | undefined> {
+  const { rows } = await q.query<SealedSecretRecord>(
+    `select ${SEALED} from secrets
+      where owner_type = $1 and owner_id = $2 and kind = $3 and retired_at is null
+      order by version desc limit 1`,
+    [slot.ownerType, slot.ownerId, slot.kind],
+  );
+  return rows[0];
+}
+
+/**
+ * Retires every live version of a slot and erases its sealed material: a revoked credential is
+ * not kept recoverable. Returns how many versions were retired.
+ */
+export async function retireSecretVersions(q: Queryable, slot: SecretSlot): Promise<number> {
+  const { rowCount } = await q.query(
+    `update secrets set retired_at = now(), wrapped_key = null, key_nonce = null, nonce = null,
+       ciphertext = null
+      where owner_type = $1 and owner_id = $2 and kind = $3 and retired_at is null`,
+    [slot.ownerType, slot.ownerId, slot.kind],
+  );
+  return rowCount;
+}
