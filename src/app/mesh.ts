@@ -1,12 +1,22 @@
 import { catalog } from '../generated/catalog.ts';
 import { loadCatalog, type LoadedCatalog } from '../manifest/verify-catalog.ts';
 import { RunLedger } from '../run/ledger.ts';
-import { connect, connectOptionsFromEnv, type ConnectOptions } from '../store/connect.ts';
+import {
+  connect,
+  connectOptionsFromEnv,
+  resolveMeshHome,
+  type ConnectOptions,
+} from '../store/connect.ts';
+import { createSecretStore, type SecretStore } from '../secrets/secret-store.ts';
+import { loadInstanceKey, type InstanceKey } from '../secrets/instance-key.ts';
 import type { Db } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { services, type Services } from '../tool/context.ts';
 import { MEMORY_STORE } from '../../tools/memory/memory-store.ts';
 import { memoryStore } from './memory-service.ts';
+import type { ModelClient } from '../model/client.ts';
+import type { ModelProviderRecord } from '../store/model-providers.ts';
+import { MeshError } from '../tool/errors.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
 export interface Mesh {
@@ -14,6 +24,9 @@ export interface Mesh {
   readonly catalog: LoadedCatalog;
   readonly ledger: RunLedger;
   readonly services: Services;
+  readonly secrets: SecretStore;
+  /** A client for an OpenAI-compatible provider, its key read from secrets at the moment of use. */
+  modelClientFor(provider: ModelProviderRecord): ModelClient;
   close(): Promise<void>;
 }
 
@@ -21,8 +34,14 @@ export interface Mesh {
  * The composition root. Verifies the compiled-in packages first (a first-party problem fails
  * start-up before the database is touched), then connects, migrates and wires the services.
  */
-export async function openMesh(options: ConnectOptions = connectOptionsFromEnv()): Promise<Mesh> {
+export async function openMesh(
+  options: ConnectOptions & { instanceKeyFile?: string } = meshOptionsFromEnv(),
+): Promise<Mesh> {
   const loaded = loadCatalog(catalog);
+  const instanceKey = await loadInstanceKey({
+    meshHome: options.meshHome ?? resolveMeshHome(),
+    ...(options.instanceKeyFile ? { keyFile: options.instanceKeyFile } : {}),
+  });
   const db = await connect(options);
   try {
     await migrate(db);
@@ -30,16 +49,41 @@ export async function openMesh(options: ConnectOptions = connectOptionsFromEnv()
     await db.close();
     throw error;
   }
-  return assembleMesh(db, loaded);
+  return assembleMesh(db, instanceKey, loaded);
+}
+
+/**
+ * The bootstrap settings: DATABASE_URL, MESH_HOME, and MESH_INSTANCE_KEY_FILE — the path of an
+ * operator-provided instance key file (a path, never the key itself).
+ */
+export function meshOptionsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): ConnectOptions & { instanceKeyFile?: string } {
+  return {
+    ...connectOptionsFromEnv(env),
+    ...(env['MESH_INSTANCE_KEY_FILE'] ? { instanceKeyFile: env['MESH_INSTANCE_KEY_FILE'] } : {}),
+  };
 }
 
 /** Wires a Mesh over an open, migrated database (tests pass their own). */
-export function assembleMesh(db: Db, loaded: LoadedCatalog = loadCatalog(catalog)): Mesh {
+export function assembleMesh(
+  db: Db,
+  instanceKey: InstanceKey,
+  loaded: LoadedCatalog = loadCatalog(catalog),
+): Mesh {
+  const secrets = createSecretStore(db, instanceKey);
   return {
+    secrets,
     db,
     catalog: loaded,
     ledger: new RunLedger(db),
     services: services([[MEMORY_STORE, memoryStore(db)]]),
+    modelClientFor(provider) {
+      throw new MeshError(
+        'provider_unsupported',
+        `model provider ${provider.name} (${provider.kind}) is not wired yet`,
+      );
+    },
     close: () => db.close(),
   };
 }

@@ -1,21 +1,62 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { findModelProvider } from '../store/model-providers.ts';
 import { openMesh } from '../app/mesh.ts';
 import { insertAgent, listAgents } from '../store/agents.ts';
 import { UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
-  mesh agents create NAME      create an agent (lowercase letters, digits, - and _)
+  mesh agents create NAME [--provider P --model M] [--persona FILE]
+                               create an agent (lowercase letters, digits, - and _)
   mesh agents list [--json]    list agents`;
 
 async function create(args: readonly string[], io: CliIo): Promise<number> {
-  const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      provider: { type: 'string' },
+      model: { type: 'string' },
+      persona: { type: 'string' },
+    },
+  });
   const name = positionals[0];
   if (!name || positionals.length > 1) throw new UsageError('name exactly one agent');
+  if ((values.provider === undefined) !== (values.model === undefined)) {
+    throw new UsageError('--provider and --model go together');
+  }
+  let persona: string | null = null;
+  if (values.persona !== undefined) {
+    try {
+      persona = readFileSync(values.persona, 'utf8');
+    } catch {
+      throw new UsageError(`cannot read the persona file ${values.persona}`);
+    }
+  }
   const mesh = await openMesh();
   try {
-    const agent = await insertAgent(mesh.db, { id: randomUUID(), name });
-    io.out(`Created agent ${agent.name} (${agent.id}).`);
+    let providerId: string | null = null;
+    if (values.provider !== undefined) {
+      const provider = await findModelProvider(mesh.db, values.provider);
+      if (!provider) {
+        io.err(
+          `mesh agents create: no model provider named ${JSON.stringify(values.provider)}; see mesh providers list`,
+        );
+        return 1;
+      }
+      providerId = provider.id;
+    }
+    const agent = await insertAgent(mesh.db, {
+      id: randomUUID(),
+      name,
+      persona,
+      modelProviderId: providerId,
+      model: values.model ?? null,
+    });
+    io.out(
+      `Created agent ${agent.name} (${agent.id})${values.model ? ` using ${values.provider} / ${values.model}` : ''}.`,
+    );
     return 0;
   } finally {
     await mesh.close();

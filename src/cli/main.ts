@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { isMeshError } from '../tool/errors.ts';
 import { processIo, UsageError, type CliIo, type Command } from './command.ts';
 import { agentsCommand } from './agents.ts';
+import { chatCommand } from './chat.ts';
+import { providersCommand } from './providers.ts';
+import { runsCommand } from './runs.ts';
 import { migrateCommand } from './migrate.ts';
 import { toolsCommand } from './tools.ts';
 
@@ -13,7 +16,14 @@ function version(): string {
 }
 
 /** Every subcommand, in the order `mesh --help` lists them. */
-export const commands: readonly Command[] = [agentsCommand, toolsCommand, migrateCommand];
+export const commands: readonly Command[] = [
+  agentsCommand,
+  providersCommand,
+  chatCommand,
+  runsCommand,
+  toolsCommand,
+  migrateCommand,
+];
 
 function help(): string {
   const width = Math.max(8, ...commands.map((c) => c.name.length));

@@ -4,17 +4,25 @@ export interface AgentRecord {
   readonly id: string;
   readonly name: string;
   readonly persona: string | null;
+  readonly modelProviderId: string | null;
+  readonly model: string | null;
   readonly createdAt: Date;
 }
 
-const COLUMNS = `id, name, persona, created_at as "createdAt"`;
+const COLUMNS = `id, name, persona, model_provider_id as "modelProviderId", model, created_at as "createdAt"`;
 
 /** Agent names are what operators type; they stay short and shell-friendly. */
 export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 export async function insertAgent(
   q: Queryable,
-  agent: { id: string; name: string; persona?: string | null },
+  agent: {
+    id: string;
+    name: string;
+    persona?: string | null;
+    modelProviderId?: string | null;
+    model?: string | null;
+  },
 ): Promise<AgentRecord> {
   if (!AGENT_NAME_PATTERN.test(agent.name)) {
     throw new StoreError(
@@ -24,8 +32,14 @@ export async function insertAgent(
   }
   try {
     const { rows } = await q.query<AgentRecord>(
-      `insert into agents (id, name, persona) values ($1, $2, $3) returning ${COLUMNS}`,
-      [agent.id, agent.name, agent.persona ?? null],
+      `insert into agents (id, name, persona, model_provider_id, model) values ($1, $2, $3, $4, $5) returning ${COLUMNS}`,
+      [
+        agent.id,
+        agent.name,
+        agent.persona ?? null,
+        agent.modelProviderId ?? null,
+        agent.model ?? null,
+      ],
     );
     return rows[0] as AgentRecord;
   } catch (error) {
@@ -47,4 +61,9 @@ export async function findAgent(q: Queryable, nameOrId: string): Promise<AgentRe
 export async function listAgents(q: Queryable): Promise<AgentRecord[]> {
   const { rows } = await q.query<AgentRecord>(`select ${COLUMNS} from agents order by name`);
   return rows;
+}
+
+export async function getAgent(q: Queryable, id: string): Promise<AgentRecord | undefined> {
+  const { rows } = await q.query<AgentRecord>(`select ${COLUMNS} from agents where id = $1`, [id]);
+  return rows[0];
 }

@@ -195,3 +195,16 @@ export async function listMemories(
   );
   return rows;
 }
+
+/** An agent's newest active memories, for the memory section of its prompt. */
+export async function recentActiveMemories(
+  q: Queryable,
+  agentId: string,
+  limit: number,
+): Promise<MemoryRow[]> {
+  const { rows } = await q.query<MemoryRow>(
+    `select ${COLUMNS} from memories where agent_id = $1 and status = 'active' order by created_at desc limit $2`,
+    [agentId, limit],
+  );
+  return rows;
+}

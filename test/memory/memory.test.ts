@@ -4,6 +4,7 @@ import { callToolAsOperator } from '../../src/app/operator-call.ts';
 import { randomUUID } from 'node:crypto';
 import { listMemories, rememberMemory } from '../../src/store/memories.ts';
 import { testDatabases } from '../support/db.ts';
+import { testInstanceKey } from '../support/turn.ts';
 import { makeAgent } from '../support/run.ts';
 
 describe.each(testDatabases())('the memory package on $name', (database) => {
@@ -14,7 +15,7 @@ describe.each(testDatabases())('the memory package on $name', (database) => {
 
   beforeAll(async () => {
     const opened = await database.open();
-    mesh = assembleMesh(opened.db);
+    mesh = assembleMesh(opened.db, testInstanceKey());
     dispose = () => opened.dispose();
     const agentId = await makeAgent(opened.db, 'mem');
     agent = agentId;

@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import type { ModelClient } from '../model/client.ts';
+import { parseScript, scriptedClient } from '../providers/scripted.ts';
+import { getAgent, type AgentRecord } from '../store/agents.ts';
+import { getConversation, getMessage, listMessagesBefore } from '../store/conversations.ts';
+import { recentActiveMemories } from '../store/memories.ts';
+import { getModelProvider, type ModelProviderRecord } from '../store/model-providers.ts';
+import type { RunRecord, StepRecord } from '../store/runs.ts';
+import { MeshError } from '../tool/errors.ts';
+import { turnDriver, type TurnEnvironment, type TurnModel } from '../turn/engine.ts';
+import { receiveMessage } from '../turn/intake.ts';
+import type { Mesh } from './mesh.ts';
+import { runtimeFor } from './operator-call.ts';
+
+/** Builds a model client for a provider row; the composition root supplies the key lookup. */
+export type ModelClientFactory = (provider: ModelProviderRecord) => ModelClient;
+
+/** The turn engine's environment over a Mesh. */
+export function turnEnvironment(
+  mesh: Mesh,
+  clientFor: ModelClientFactory = defaultClientFor(mesh),
+): TurnEnvironment {
+  return {
+    db: mesh.db,
+    packages: mesh.catalog.packages,
+    async loadTurn(run: RunRecord) {
+      const agent = await getAgent(mesh.db, run.agentId);
+      const conversation = run.conversationId
+        ? await getConversation(mesh.db, run.conversationId)
+        : undefined;
+      const inbound = run.inboundMessageId
+        ? await getMessage(mesh.db, run.inboundMessageId)
+        : undefined;
+      if (!agent || !conversation || !inbound) {
+        throw new MeshError(
+          'turn_incomplete',
+          `run ${run.id} has no agent, conversation or inbound message`,
+        );
+      }
+      const history = await listMessagesBefore(mesh.db, conversation.id, inbound.id);
+      const memories = (await recentActiveMemories(mesh.db, agent.id, 20)).map((m) => ({
+        id: m.id,
+        content: m.content,
+      }));
+      return { agent, conversation, inbound, history, memories };
+    },
+    registryFor: () => mesh.catalog.registry,
+    runtimeFor: (run, signal) => runtimeFor(mesh, run, signal),
+    async modelFor(agent: AgentRecord): Promise<TurnModel> {
+      if (!agent.modelProviderId || !agent.model) {
+        throw new MeshError(
+          'agent_has_no_model',
+          `agent ${agent.name} has no model provider; set one with mesh agents create --provider`,
+        );
+      }
+      const provider = await getModelProvider(mesh.db, agent.modelProviderId);
+      if (!provider)
+        throw new MeshError(
+          'provider_not_found',
+          `agent ${agent.name}'s model provider no longer exists`,
+        );
+      return {
+        client: clientFor(provider),
+        model: agent.model,
+        budget: {
+          contextTokens: provider.contextTokens,
+          reservedOutputTokens: provider.maxOutputTokens,
+        },
+      };
+    },
+  };
+}
+
+/** Scripted providers only; the OpenAI-compatible client is wired where secrets are available. */
+function defaultClientFor(mesh: Mesh): ModelClientFactory {
+  return (provider) => {
+    if (provider.kind === 'scripted') return scriptedClient(parseScript(provider.script));
+    return mesh.modelClientFor(provider);
+  };
+}
+
+/** What a turn came to. */
+export interface ChatResult {
+  readonly runId: string;
+  readonly conversationId: string;
+  readonly status: string;
+  readonly reason: string | null;
+  readonly reply: string | null;
+  readonly steps: readonly StepRecord[];
+}
+
+/**
+ * Sends a message to an agent and drives its turn to the end in this process, under a lease:
+ * the same run a worker would drive, resumable by one if this process dies.
+ */
+export async function chat(
+  mesh: Mesh,
+  input: { agentId: string; conversationId?: string; actor: string; body: string },
+): Promise<ChatResult> {
+  const owner = `chat:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const { conversation, run } = await receiveMessage(mesh.ledger, {
+    agentId: input.agentId,
+    ...(input.conversationId ? { conversationId: input.conversationId } : {}),
+    actor: input.actor,
+    body: input.body,
+    lease: { owner, leaseMs: 120_000 },
+  });
+  const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
+  const controller = new AbortController();
+  let end;
+  try {
+    end = await turnDriver(turnEnvironment(mesh)).drive({
+      run,
+      lease,
+      ledger: mesh.ledger,
+      signal: controller.signal,
+    });
+  } catch (error) {
+    await mesh.ledger.finish(
+      lease,
+      'failed',
+      `failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    throw error;
+  }
+  await mesh.ledger.finish(lease, end.status, end.reason);
+  const steps = await mesh.ledger.steps(run.id);
+  const reply = steps.find((s) => s.kind === 'reply');
+  const body = reply?.data?.['body'];
+  return {
+    runId: run.id,
+    conversationId: conversation.id,
+    status: end.status,
+    reason: end.reason,
+    reply: typeof body === 'string' ? body : null,
+    steps,
+  };
+}

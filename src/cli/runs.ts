@@ -1,0 +1,105 @@
+import { parseArgs } from 'node:util';
+import { openMesh } from '../app/mesh.ts';
+import type { RunRecord, StepRecord } from '../store/runs.ts';
+import { UsageError, type CliIo, type Command } from './command.ts';
+
+const USAGE = `Usage:
+  mesh runs show ID [--json]    a run and every step in it, in order`;
+
+function clip(text: string, max = 160): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** One line per step, saying what an operator needs to read the run. */
+export function describeStep(step: StepRecord): string {
+  const head = `${String(step.seq).padStart(3)}  ${step.kind.padEnd(14)} ${step.status.padEnd(9)}`;
+  const data = step.data ?? {};
+  switch (step.kind) {
+    case 'model_request': {
+      const estimate = (data['estimate'] ?? {}) as Record<string, number>;
+      const offered = (data['offered'] as string[] | undefined) ?? [];
+      const withheld = (data['withheld'] as { name: string; reason: string }[] | undefined) ?? [];
+      return `${head} round ${JSON.stringify(data['round'] ?? null)}: ${estimate['total'] ?? '?'} tokens estimated (system ${estimate['system']}, memory ${estimate['memory']}, history ${estimate['history']}, tools ${estimate['tools']}) offered [${offered.join(', ')}]${withheld.length > 0 ? ` withheld [${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')}]` : ''}`;
+    }
+    case 'model_response': {
+      const calls = (data['toolCalls'] as { name: string }[] | undefined) ?? [];
+      const content = typeof data['content'] === 'string' ? data['content'] : '';
+      return `${head} ${calls.length > 0 ? `calls ${calls.map((c) => c.name).join(', ')}` : ''}${content ? ` "${clip(content, 100)}"` : ''}`;
+    }
+    case 'tool_call':
+      return `${head} ${step.toolName ?? '?'} (${step.callId ?? '?'}) ${step.class ?? ''}/${step.replay ?? ''}${step.committedAt ? ` commit stamp ${step.committedAt.toISOString()}` : ''} args ${clip(step.arguments ?? '', 100)}`;
+    case 'observation': {
+      const o = step.observation ?? {};
+      return `${head} ${typeof o['kind'] === 'string' ? o['kind'] : '?'} (${step.callId ?? '?'}): ${clip(typeof o['text'] === 'string' ? o['text'] : '')}`;
+    }
+    case 'reply':
+      return `${head} "${clip(typeof data['body'] === 'string' ? data['body'] : '')}"`;
+    case 'note':
+      return `${head} ${clip(JSON.stringify(data))}`;
+    default: {
+      const never: never = step.kind;
+      return `${head} ${String(never)}`;
+    }
+  }
+}
+
+/** A run and its steps as JSON for scripts. */
+export function runJson(run: RunRecord, steps: readonly StepRecord[]): Record<string, unknown> {
+  return {
+    run_id: run.id,
+    agent_id: run.agentId,
+    status: run.status,
+    reason: run.reason,
+    usage: run.usage,
+    budget: run.budget,
+    committed_at: run.committedAt,
+    created_at: run.createdAt,
+    finished_at: run.finishedAt,
+    steps,
+  };
+}
+
+async function show(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  });
+  const id = positionals[0];
+  if (!id || positionals.length > 1) throw new UsageError('name exactly one run id');
+  const mesh = await openMesh();
+  try {
+    const run = /^[0-9a-f-]{36}$/i.test(id) ? await mesh.ledger.run(id) : undefined;
+    if (!run) {
+      io.err(`mesh runs show: no run with id ${JSON.stringify(id)}`);
+      return 1;
+    }
+    const steps = await mesh.ledger.steps(run.id);
+    if (values.json) {
+      io.out(JSON.stringify(runJson(run, steps), null, 2));
+      return 0;
+    }
+    io.out(`run ${run.id}  ${run.kind}  ${run.status}${run.reason ? ` (${run.reason})` : ''}`);
+    io.out(`usage ${JSON.stringify(run.usage)}  budget ${JSON.stringify(run.budget)}`);
+    if (run.committedAt) io.out(`crossed its commit boundary at ${run.committedAt.toISOString()}`);
+    for (const step of steps) io.out(describeStep(step));
+    return 0;
+  } finally {
+    await mesh.close();
+  }
+}
+
+/** `mesh runs show ID`: read a run step by step. */
+export const runsCommand: Command = {
+  name: 'runs',
+  summary: 'Show a run and its steps',
+  usage: USAGE,
+  async run(args, io) {
+    const [sub, ...rest] = args;
+    if (sub === 'show') return show(rest, io);
+    throw new UsageError(
+      sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
+    );
+  },
+};

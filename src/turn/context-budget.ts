@@ -1,0 +1,175 @@
+import { countTokens, decode, encode } from 'gpt-tokenizer';
+import type { JsonObject } from '../model/json.ts';
+import type { Message, Tool } from '../model/wire.ts';
+
+/** A model's input budget for one request, in tokens. */
+export interface InputBudget {
+  /** The context window the provider accepts. */
+  readonly contextTokens: number;
+  /** Held back for the model's answer. */
+  readonly reservedOutputTokens: number;
+}
+
+/** The parts of a request the budget prices, in tokens; persisted with each model-request step. */
+export interface ContextEstimate {
+  readonly system: number;
+  readonly memory: number;
+  readonly history: number;
+  readonly tools: number;
+  readonly current: number;
+  /** The tool round so far: calls, observations and the ledger. */
+  readonly round: number;
+  readonly total: number;
+  readonly budget: number;
+  readonly droppedTurns: number;
+  readonly systemTruncated: boolean;
+}
+
+/** What the engine hands the budget: everything that could go into the request. */
+export interface ContextParts {
+  /** Persona, instructions, settings and skills; gets what is left. */
+  readonly system: string;
+  /** The memory section of the system prompt; priced separately, trimmed before the rest. */
+  readonly memory: string;
+  /** Earlier turns of the conversation, oldest first. */
+  readonly history: readonly Message[];
+  /** The message this turn answers; never dropped. */
+  readonly current: Message;
+  /** This turn's tool round so far (assistant calls, tool results, the ledger); never dropped. */
+  readonly round: readonly Message[];
+  readonly tools: readonly Tool[];
+}
+
+/** The request that fits, and what it cost. */
+export interface FittedContext {
+  readonly messages: readonly Message[];
+  readonly estimate: ContextEstimate;
+}
+
+// Chat formats add a few tokens per message for roles and separators.
+const PER_MESSAGE = 4;
+
+function messageTokens(m: Message): number {
+  switch (m.role) {
+    case 'assistant':
+      return (
+        PER_MESSAGE +
+        countTokens(m.content) +
+        m.toolCalls.reduce((n, c) => n + countTokens(c.name) + countTokens(c.arguments) + 3, 0)
+      );
+    case 'system':
+    case 'user':
+    case 'tool':
+      return PER_MESSAGE + countTokens(m.content);
+    default: {
+      const never: never = m;
+      return never;
+    }
+  }
+}
+
+const toolTokenCache = new WeakMap<readonly Tool[], number>();
+
+/** Tokens of the tool schemas as they travel on the wire (a registry's list is frozen: cached). */
+export function toolTokens(tools: readonly Tool[]): number {
+  if (tools.length === 0) return 0;
+  let n = toolTokenCache.get(tools);
+  if (n === undefined) {
+    n = countTokens(JSON.stringify(tools));
+    toolTokenCache.set(tools, n);
+  }
+  return n;
+}
+
+function cut(text: string, tokens: number): string {
+  if (tokens <= 0) return '';
+  const ids = encode(text);
+  return ids.length <= tokens ? text : decode(ids.slice(0, tokens));
+}
+
+/** Groups history into turns: a turn starts at a user message; dropping is turn by turn. */
+function turns(history: readonly Message[]): Message[][] {
+  const out: Message[][] = [];
+  for (const m of history) {
+    if (m.role === 'user' || out.length === 0) out.push([m]);
+    else out.at(-1)?.push(m);
+  }
+  return out;
+}
+
+/**
+ * Fits a request into the model's input budget. Tool schemas, the current message and this turn's
+ * round are priced first and never dropped; history keeps its newest turns that fit (the oldest
+ * go first); the system prompt gets what is left, and when it does not fit, memory is trimmed
+ * before the rest of it.
+ */
+export function fitContext(parts: ContextParts, budget: InputBudget): FittedContext {
+  const limit = Math.max(0, budget.contextTokens - budget.reservedOutputTokens);
+  const tools = toolTokens(parts.tools);
+  const current = messageTokens(parts.current);
+  const round = parts.round.reduce((n, m) => n + messageTokens(m), 0);
+  const systemFull = countTokens(parts.system);
+  const memoryFull = countTokens(parts.memory);
+  let left = limit - tools - current - round - PER_MESSAGE;
+
+  // History competes with the system prompt; the system prompt's own text (without memory) is
+  // reserved first so that instructions survive a long conversation.
+  const kept: Message[][] = [];
+  let history = 0;
+  const all = turns(parts.history);
+  const reserve = Math.min(systemFull, Math.max(0, left));
+  for (let i = all.length - 1; i >= 0; i--) {
+    const turn = all[i] ?? [];
+    const cost = turn.reduce((n, m) => n + messageTokens(m), 0);
+    if (history + cost > left - reserve - Math.min(memoryFull, 256)) break;
+    kept.unshift(turn);
+    history += cost;
+  }
+  left -= history;
+
+  let memory = parts.memory;
+  let system = parts.system;
+  let systemTruncated = false;
+  if (systemFull + memoryFull > left) {
+    systemTruncated = true;
+    memory = cut(parts.memory, Math.max(0, left - systemFull));
+    system = cut(parts.system, Math.max(0, left - countTokens(memory)));
+  }
+  const systemText = memory === '' ? system : `${system}\n\n${memory}`;
+  const systemTokens = countTokens(system);
+  const memoryTokens = countTokens(memory);
+  const messages: Message[] = [
+    ...(systemText === '' ? [] : [{ role: 'system' as const, content: systemText }]),
+    ...kept.flat(),
+    parts.current,
+    ...parts.round,
+  ];
+  const total =
+    systemTokens +
+    memoryTokens +
+    (systemText === '' ? 0 : PER_MESSAGE) +
+    history +
+    tools +
+    current +
+    round;
+  return {
+    messages,
+    estimate: {
+      system: systemTokens,
+      memory: memoryTokens,
+      history,
+      tools,
+      current,
+      round,
+      total,
+      budget: limit,
+      droppedTurns: all.length - kept.length,
+      systemTruncated,
+    },
+  };
+}
+
+/** The estimate as stored in a step. */
+export function estimateJson(e: ContextEstimate): JsonObject {
+  return { ...e };
+}

@@ -1,0 +1,281 @@
+import type { ModelClient } from '../model/client.ts';
+import type { JsonObject, JsonValue } from '../model/json.ts';
+import type { AssistantMessage, Message, ModelResponse, ToolCall } from '../model/wire.ts';
+import type { ToolPackage } from '../manifest/package-manifest.ts';
+import { budgetFrom, exhaustion, usageFrom, type RunUsage } from '../run/budget.ts';
+import type { DriveContext, RunDriver, RunEnd } from '../run/driver.ts';
+import {
+  performToolCall,
+  resumeToolCall,
+  type CallHooks,
+  type ToolStepContext,
+} from '../run/tool-step.ts';
+import type { AgentRecord } from '../store/agents.ts';
+import type { ConversationRecord, MessageRecord } from '../store/conversations.ts';
+import type { Db } from '../store/db.ts';
+import type { RunRecord, StepRecord } from '../store/runs.ts';
+import type { ToolRuntime } from '../tool/context.ts';
+import { hasCode, serializeError } from '../tool/errors.ts';
+import type { Registry } from '../tool/registry.ts';
+import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
+import { renderMemory, renderSystemPrompt } from './prompt.ts';
+import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
+import { recordReply } from './reply.ts';
+
+/** The spec's cap: enough for recall → amend → answer, short of an autonomous loop. */
+export const MAX_ROUNDS = 3;
+
+/** The model a turn talks to, with its input budget. */
+export interface TurnModel {
+  readonly client: ModelClient;
+  readonly model: string;
+  readonly budget: InputBudget;
+}
+
+/** Everything a turn reads, wired by the composition root. */
+export interface TurnEnvironment {
+  readonly db: Db;
+  readonly packages: readonly ToolPackage[];
+  loadTurn(run: RunRecord): Promise<{
+    agent: AgentRecord;
+    conversation: ConversationRecord;
+    inbound: MessageRecord;
+    history: readonly MessageRecord[];
+    memories: readonly { id: string; content: string }[];
+  }>;
+  /** The registry this turn may offer and execute: already scoped by policy. */
+  registryFor(
+    run: RunRecord,
+    agent: AgentRecord,
+    conversation: ConversationRecord,
+  ): Promise<Registry> | Registry;
+  runtimeFor(run: RunRecord, signal: AbortSignal): ToolRuntime;
+  modelFor(agent: AgentRecord, run: RunRecord): Promise<TurnModel>;
+  readonly hooks?: CallHooks;
+}
+
+function historyMessages(history: readonly MessageRecord[]): Message[] {
+  return history.map((m) =>
+    m.direction === 'inbound'
+      ? { role: 'user', content: m.actor ? `${m.actor}: ${m.body}` : m.body }
+      : { role: 'assistant', content: m.body, toolCalls: [] },
+  );
+}
+
+function text(value: JsonValue | undefined): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function responseFrom(step: StepRecord): AssistantMessage {
+  const data = step.data ?? {};
+  const calls = Array.isArray(data['toolCalls']) ? (data['toolCalls'] as JsonObject[]) : [];
+  return {
+    role: 'assistant',
+    content: typeof data['content'] === 'string' ? data['content'] : '',
+    toolCalls: calls.map((c) => ({
+      id: text(c['id']),
+      name: text(c['name']),
+      arguments: text(c['arguments']),
+    })),
+  };
+}
+
+/** This turn's round so far, rebuilt from its steps: assistant calls and their observations. */
+function roundMessages(steps: readonly StepRecord[]): Message[] {
+  const out: Message[] = [];
+  for (const step of steps) {
+    if (step.kind === 'model_response') {
+      const message = responseFrom(step);
+      if (message.toolCalls.length > 0) out.push(message);
+    } else if (step.kind === 'observation' && step.callId) {
+      const text = step.observation?.['text'];
+      out.push({
+        role: 'tool',
+        toolCallId: step.callId,
+        content: typeof text === 'string' ? text : '',
+      });
+    }
+  }
+  return out;
+}
+
+function usageJson(u: RunUsage): JsonObject {
+  return { ...u };
+}
+
+function callsJson(calls: readonly ToolCall[]): JsonValue[] {
+  return calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+}
+
+/**
+ * The turn engine: a message to an agent becomes rounds of model requests and tool calls, each
+ * persisted as steps, ending in a reply written against the ledger of what actually committed.
+ * Rounds are capped at {@link MAX_ROUNDS}; on the last permitted round the request carries no
+ * tools at all. Resumable: a run picked up by another worker continues from its steps.
+ */
+export function turnDriver(env: TurnEnvironment): RunDriver {
+  return {
+    kind: 'turn',
+    async drive(ctx: DriveContext): Promise<RunEnd> {
+      const { run, lease, ledger, signal } = ctx;
+      const turn = await env.loadTurn(run);
+      const registry = await env.registryFor(run, turn.agent, turn.conversation);
+      const model = await env.modelFor(turn.agent, run);
+      const stepCtx: ToolStepContext = {
+        ledger,
+        lease,
+        registry,
+        runtime: env.runtimeFor(run, signal),
+        ...(env.hooks ? { hooks: env.hooks } : {}),
+      };
+      const budget = budgetFrom(run.budget);
+      const maxRounds = Math.min(MAX_ROUNDS, budget.maxRounds);
+      const startedAt = run.startedAt ?? run.createdAt;
+      let steps = await ledger.steps(run.id);
+      if (steps.some((s) => s.kind === 'reply')) return { status: 'succeeded', reason: null };
+      const stored = usageFrom(run.usage);
+      let usage: RunUsage = {
+        ...stored,
+        rounds: Math.max(stored.rounds, steps.filter((s) => s.kind === 'model_response').length),
+        toolCalls: Math.max(stored.toolCalls, steps.filter((s) => s.kind === 'tool_call').length),
+      };
+
+      for (;;) {
+        if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
+        // Finish the calls of the last response first (a resumed run may have left some).
+        const responses = steps.filter((s) => s.kind === 'model_response');
+        const last = responses.at(-1);
+        if (last) {
+          const pending = responseFrom(last).toolCalls;
+          if (pending.length > 0 && responses.length <= maxRounds) {
+            for (const call of pending) {
+              const recorded = steps.find((s) => s.kind === 'tool_call' && s.callId === call.id);
+              const observed = steps.some((s) => s.kind === 'observation' && s.callId === call.id);
+              if (observed) continue;
+              if (recorded) {
+                await resumeToolCall(stepCtx, recorded);
+                continue;
+              }
+              const next = { ...usage, toolCalls: usage.toolCalls + 1 };
+              const out = exhaustion(budget, next, startedAt, new Date());
+              if (out) return { status: 'budget_exhausted', reason: out.reason };
+              await performToolCall(stepCtx, call);
+              usage = next;
+              await ledger.progress(lease, { usage: usageJson(usage) });
+            }
+            steps = await ledger.steps(run.id);
+          }
+        }
+
+        const round = usage.rounds + 1;
+        if (round > maxRounds) {
+          return {
+            status: 'failed',
+            reason: `the model did not answer within ${maxRounds} rounds`,
+          };
+        }
+        const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, new Date());
+        if (out) return { status: 'budget_exhausted', reason: out.reason };
+
+        const offered = round < maxRounds ? registry.tools() : [];
+        const roundSoFar = roundMessages(steps);
+        const entries = ledgerEntries(steps);
+        if (entries.length > 0) roundSoFar.push({ role: 'system', content: renderLedger(entries) });
+        const fitted = fitContext(
+          {
+            system: renderSystemPrompt({
+              agentName: turn.agent.name,
+              persona: turn.agent.persona,
+              audience: turn.conversation.audience,
+              offeredTools: offered.map((t) => t.name),
+              packages: env.packages,
+              memories: turn.memories,
+            }),
+            memory: renderMemory(turn.memories),
+            history: historyMessages(turn.history),
+            current: historyMessages([turn.inbound])[0] as Message,
+            round: roundSoFar,
+            tools: offered,
+          },
+          model.budget,
+        );
+        await ledger.appendStep(lease, {
+          kind: 'model_request',
+          status: 'completed',
+          finished: true,
+          data: {
+            round,
+            model: model.model,
+            provider: model.client.kind,
+            estimate: estimateJson(fitted.estimate),
+            offered: offered.map((t) => t.name),
+            withheld:
+              round < maxRounds
+                ? []
+                : registry
+                    .tools()
+                    .map((t) => ({ name: t.name, reason: 'last permitted round: no tools' })),
+            ledger: entries.map((e) => ({ ...e })),
+          },
+        });
+        const prospective = usage.inputTokens + usage.outputTokens + fitted.estimate.total;
+        if (prospective > budget.maxTokens) {
+          return {
+            status: 'budget_exhausted',
+            reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
+          };
+        }
+
+        let response: ModelResponse;
+        try {
+          response = await model.client.complete(
+            { model: model.model, messages: fitted.messages, tools: offered },
+            { signal },
+          );
+        } catch (error) {
+          if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
+          if (hasCode(error, 'model_call_failed')) {
+            return {
+              status: 'failed',
+              reason: `model call failed: ${serializeError(error).message}`,
+            };
+          }
+          throw error;
+        }
+        usage = {
+          ...usage,
+          rounds: round,
+          inputTokens: usage.inputTokens + response.usage.inputTokens,
+          outputTokens: usage.outputTokens + response.usage.outputTokens,
+        };
+        const calls = offered.length === 0 ? [] : response.message.toolCalls;
+        await ledger.appendStep(lease, {
+          kind: 'model_response',
+          status: 'completed',
+          finished: true,
+          data: {
+            round,
+            content: response.message.content,
+            toolCalls: callsJson(calls),
+            finishReason: response.finishReason,
+            usage: { ...response.usage },
+            ...(calls.length < response.message.toolCalls.length
+              ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
+              : {}),
+          },
+        });
+        await ledger.progress(lease, { usage: usageJson(usage) });
+
+        if (calls.length === 0) {
+          const body =
+            response.message.content.trim() !== ''
+              ? response.message.content
+              : 'I could not finish this within the tool rounds I am allowed.';
+          await recordReply(env.db, lease, turn.conversation.id, turn.agent.name, body);
+          return { status: 'succeeded', reason: null };
+        }
+        steps = await ledger.steps(run.id);
+      }
+    },
+  };
+}

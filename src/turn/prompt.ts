@@ -1,0 +1,46 @@
+import type { ToolPackage } from '../manifest/package-manifest.ts';
+import { renderSkills } from '../manifest/render-skills.ts';
+
+/** What the system prompt is made of for one turn. */
+export interface PromptInput {
+  readonly agentName: string;
+  readonly persona: string | null;
+  readonly audience: 'direct' | 'shared';
+  readonly offeredTools: readonly string[];
+  readonly packages: readonly ToolPackage[];
+  /** The agent's own active memories, newest first. */
+  readonly memories: readonly { readonly id: string; readonly content: string }[];
+}
+
+/** The system prompt without memory: persona, the rules of the ledger, and offered skills. */
+export function renderSystemPrompt(input: PromptInput): string {
+  const persona =
+    input.persona?.trim() || `You are ${input.agentName}, an agent working with a team.`;
+  const where =
+    input.audience === 'shared'
+      ? 'This conversation is shared: several people may read and write in it.'
+      : 'This is a direct conversation with one person.';
+  const tools =
+    input.offeredTools.length === 0
+      ? 'No tools are available to you in this request: answer with what you have.'
+      : `You can act only through the tools offered with this request (${input.offeredTools.join(', ')}).`;
+  const skills = renderSkills(input.packages, input.offeredTools);
+  return [
+    persona,
+    where,
+    tools,
+    'After tools run, you are given a ledger of what actually happened; report from it truthfully.',
+    skills,
+  ]
+    .filter((s) => s.trim() !== '')
+    .join('\n\n');
+}
+
+/** The memory section: the agent's own memories with their ids (for amend and forget). */
+export function renderMemory(memories: PromptInput['memories']): string {
+  if (memories.length === 0) return '';
+  return [
+    'What you remember (your own memories; use recall for more):',
+    ...memories.map((m) => `- [${m.id}] ${m.content}`),
+  ].join('\n');
+}

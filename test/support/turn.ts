@@ -1,0 +1,29 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { InstanceKey } from '../../src/secrets/instance-key.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import type { Script } from '../../src/providers/scripted.ts';
+import { insertAgent } from '../../src/store/agents.ts';
+import { insertModelProvider } from '../../src/store/model-providers.ts';
+
+/** Creates a scripted provider and an agent using it; returns the agent's id. */
+export async function scriptedAgent(
+  mesh: Mesh,
+  script: Script,
+  name = `agent-${randomUUID().slice(0, 8)}`,
+): Promise<string> {
+  const provider = await insertModelProvider(mesh.db, {
+    id: randomUUID(),
+    name: `scripted-${randomUUID().slice(0, 8)}`,
+    kind: 'scripted',
+    baseUrl: null,
+    script: script as never,
+  });
+  const id = randomUUID();
+  await insertAgent(mesh.db, { id, name, modelProviderId: provider.id, model: 'scripted-1' });
+  return id;
+}
+
+/** A fresh, random instance key for a test's Mesh. */
+export function testInstanceKey(): InstanceKey {
+  return new InstanceKey(randomBytes(32));
+}

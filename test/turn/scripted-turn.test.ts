@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import { chat } from '../../src/app/turns.ts';
+import { listMemories } from '../../src/store/memories.ts';
+import { testDatabases } from '../support/db.ts';
+import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
+
+describe.each(testDatabases())('a turn with a scripted model on $name', (database) => {
+  let mesh: Mesh;
+  let dispose: () => Promise<void>;
+  beforeAll(async () => {
+    const opened = await database.open();
+    mesh = assembleMesh(opened.db, testInstanceKey());
+    dispose = () => opened.dispose();
+  });
+  afterAll(() => dispose());
+
+  it('remembers, then answers against the ledger; the memory’s provenance is the inbound message', async () => {
+    const agentId = await scriptedAgent(mesh, {
+      rules: [
+        {
+          match: 'remember that (.+)',
+          rounds: [
+            { toolCalls: [{ name: 'remember', arguments: { content: '$1' } }] },
+            { content: 'Noted: $1.' },
+          ],
+        },
+      ],
+    });
+    const result = await chat(mesh, {
+      agentId,
+      actor: 'ada',
+      body: 'remember that the deploy window is Friday',
+    });
+    expect(result.status).toBe('succeeded');
+    expect(result.reply).toBe('Noted: the deploy window is Friday.');
+    expect(result.steps.map((s) => s.kind)).toEqual([
+      'model_request',
+      'model_response',
+      'tool_call',
+      'observation',
+      'model_request',
+      'model_response',
+      'reply',
+    ]);
+    const firstRequest = result.steps[0]?.data;
+    expect(firstRequest?.['offered']).toEqual(['remember', 'recall', 'amend', 'forget']);
+    expect(firstRequest?.['estimate']).toMatchObject({
+      tools: expect.any(Number) as number,
+      current: expect.any(Number) as number,
+    });
+    const secondRequest = result.steps[4]?.data;
+    expect(JSON.stringify(secondRequest?.['ledger'])).toContain('remembered memory');
+    const [memory] = await listMemories(mesh.db, agentId);
+    expect(memory?.content).toBe('the deploy window is Friday');
+    expect(memory?.provenance).toMatchObject({ kind: 'inbound_message', actor: 'ada' });
+    const run = await mesh.ledger.run(result.runId);
+    expect(memory?.sourceMessageId).toBe(run?.inboundMessageId);
+  });
+});
