@@ -15,6 +15,8 @@ import { services, type Services } from '../tool/context.ts';
 import { MEMORY_STORE } from '../../tools/memory/memory-store.ts';
 import { memoryStore } from './memory-service.ts';
 import type { ModelClient } from '../model/client.ts';
+import { openAiCompatibleClient, type AttemptListener } from '../providers/openai-compatible.ts';
+import type { RetryPolicy } from '../providers/retry-policy.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
 
@@ -25,8 +27,11 @@ export interface Mesh {
   readonly ledger: RunLedger;
   readonly services: Services;
   readonly secrets: SecretStore;
-  /** A client for an OpenAI-compatible provider, its key read from secrets at the moment of use. */
-  modelClientFor(provider: ModelProviderRecord): ModelClient;
+  /**
+   * A client for an OpenAI-compatible provider, its key decrypted from secrets at the moment of
+   * use. `onAttempt` sees every HTTP attempt; throwing from it refuses the attempt (a run's cap).
+   */
+  modelClientFor(provider: ModelProviderRecord, onAttempt?: AttemptListener): ModelClient;
   close(): Promise<void>;
 }
 
@@ -49,7 +54,7 @@ export async function openMesh(
     await db.close();
     throw error;
   }
-  return assembleMesh(db, instanceKey, loaded);
+  return assembleMesh(db, instanceKey, { catalog: loaded });
 }
 
 /**
@@ -66,11 +71,18 @@ export function meshOptionsFromEnv(
 }
 
 /** Wires a Mesh over an open, migrated database (tests pass their own). */
+/** Tunables of an assembled Mesh that are not configuration (tests shorten the retry backoff). */
+export interface AssembleOptions {
+  readonly catalog?: LoadedCatalog;
+  readonly modelRetry?: Partial<RetryPolicy>;
+}
+
 export function assembleMesh(
   db: Db,
   instanceKey: InstanceKey,
-  loaded: LoadedCatalog = loadCatalog(catalog),
+  options: AssembleOptions = {},
 ): Mesh {
+  const loaded = options.catalog ?? loadCatalog(catalog);
   const secrets = createSecretStore(db, instanceKey);
   return {
     secrets,
@@ -78,11 +90,32 @@ export function assembleMesh(
     catalog: loaded,
     ledger: new RunLedger(db),
     services: services([[MEMORY_STORE, memoryStore(db)]]),
-    modelClientFor(provider) {
-      throw new MeshError(
-        'provider_unsupported',
-        `model provider ${provider.name} (${provider.kind}) is not wired yet`,
-      );
+    modelClientFor(provider, onAttempt) {
+      if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {
+        throw new MeshError(
+          'provider_unsupported',
+          `model provider ${provider.name} is not an OpenAI-compatible endpoint`,
+        );
+      }
+      return openAiCompatibleClient({
+        baseUrl: provider.baseUrl,
+        async apiKey() {
+          const key = await secrets.reveal({
+            ownerType: 'model_provider',
+            ownerId: provider.id,
+            kind: 'api_key',
+          });
+          if (key === undefined) {
+            throw new MeshError(
+              'provider_key_missing',
+              `model provider ${provider.name} has no API key captured`,
+            );
+          }
+          return key;
+        },
+        ...(onAttempt ? { onAttempt } : {}),
+        ...(options.modelRetry ? { retry: options.modelRetry } : {}),
+      });
     },
     close: () => db.close(),
   };

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelClient } from '../model/client.ts';
+import { ModelCallError } from '../providers/errors.ts';
+import type { AttemptListener } from '../providers/openai-compatible.ts';
 import { parseScript, scriptedClient } from '../providers/scripted.ts';
 import { getAgent, type AgentRecord } from '../store/agents.ts';
 import { getConversation, getMessage, listMessagesBefore } from '../store/conversations.ts';
@@ -13,7 +15,13 @@ import type { Mesh } from './mesh.ts';
 import { runtimeFor } from './operator-call.ts';
 
 /** Builds a model client for a provider row; the composition root supplies the key lookup. */
-export type ModelClientFactory = (provider: ModelProviderRecord) => ModelClient;
+export type ModelClientFactory = (
+  provider: ModelProviderRecord,
+  onAttempt?: AttemptListener,
+) => ModelClient;
+
+/** Model attempts one run may make in all, retries included: a storm of 5xx ends the run. */
+export const MODEL_ATTEMPTS_PER_RUN = 8;
 
 /** The turn engine's environment over a Mesh. */
 export function turnEnvironment(
@@ -59,8 +67,22 @@ export function turnEnvironment(
           'provider_not_found',
           `agent ${agent.name}'s model provider no longer exists`,
         );
+      let attempts = 0;
+      const cap: AttemptListener = () => {
+        attempts++;
+        if (attempts > MODEL_ATTEMPTS_PER_RUN) {
+          throw new ModelCallError(
+            {
+              code: 'server_error',
+              message: `the run's ${MODEL_ATTEMPTS_PER_RUN} model attempts are spent`,
+              retryable: false,
+            },
+            0,
+          );
+        }
+      };
       return {
-        client: clientFor(provider),
+        client: clientFor(provider, cap),
         model: agent.model,
         budget: {
           contextTokens: provider.contextTokens,
@@ -73,9 +95,9 @@ export function turnEnvironment(
 
 /** Scripted providers only; the OpenAI-compatible client is wired where secrets are available. */
 function defaultClientFor(mesh: Mesh): ModelClientFactory {
-  return (provider) => {
+  return (provider, onAttempt) => {
     if (provider.kind === 'scripted') return scriptedClient(parseScript(provider.script));
-    return mesh.modelClientFor(provider);
+    return mesh.modelClientFor(provider, onAttempt);
   };
 }
 

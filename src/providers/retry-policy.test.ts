@@ -1,0 +1,88 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { hasCode } from '../tool/errors.ts';
+import { backoffDelayMs, retryAfterMs, retryPolicy, sleep } from './retry-policy.ts';
+
+const headers = (entries: Record<string, string>) => new Headers(entries);
+
+describe('retryAfterMs', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+
+  it('reads delta-seconds, HTTP dates and retry-after-ms', () => {
+    expect(retryAfterMs(headers({ 'retry-after': '7' }), now)).toBe(7_000);
+    expect(retryAfterMs(headers({ 'retry-after': 'Thu, 01 Jan 2026 00:00:30 GMT' }), now)).toBe(
+      30_000,
+    );
+    expect(retryAfterMs(headers({ 'retry-after-ms': '250', 'retry-after': '9' }), now)).toBe(250);
+  });
+
+  it('reads a date in the past as now and refuses what it cannot parse', () => {
+    expect(retryAfterMs(headers({ 'retry-after': 'Wed, 31 Dec 2025 23:00:00 GMT' }), now)).toBe(0);
+    expect(retryAfterMs(headers({ 'retry-after': 'soon' }), now)).toBeUndefined();
+    expect(retryAfterMs(headers({ 'retry-after': '-5' }), now)).toBeUndefined();
+    expect(retryAfterMs(headers({}), now)).toBeUndefined();
+    expect(retryAfterMs(undefined, now)).toBeUndefined();
+  });
+
+  it('never throws and never returns a negative wait', () => {
+    fc.assert(
+      fc.property(fc.string(), (value) => {
+        let parsed: number | undefined;
+        try {
+          parsed = retryAfterMs(headers({ 'retry-after': value }), now);
+        } catch {
+          return; // Headers refuses values with control characters; not ours to parse.
+        }
+        expect(parsed === undefined || parsed >= 0).toBe(true);
+      }),
+    );
+  });
+});
+
+describe('backoffDelayMs', () => {
+  it('stays within the doubling ceiling and the cap', () => {
+    const policy = retryPolicy({ baseDelayMs: 100, maxDelayMs: 1_000 });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (retry, r) => {
+          const delay = backoffDelayMs(policy, retry, () => r);
+          expect(delay).toBeGreaterThanOrEqual(0);
+          expect(delay).toBeLessThanOrEqual(Math.min(1_000, 100 * 2 ** (retry - 1)));
+        },
+      ),
+    );
+    expect(backoffDelayMs(policy, 3, () => 1)).toBe(400);
+  });
+});
+
+describe('retryPolicy', () => {
+  it('fills in defaults and refuses a policy that cannot work, naming each field', () => {
+    expect(retryPolicy({ maxAttempts: 2 })).toEqual({
+      maxAttempts: 2,
+      baseDelayMs: 500,
+      maxDelayMs: 30_000,
+    });
+    let error: unknown;
+    try {
+      retryPolicy({ maxAttempts: 0, maxDelayMs: -1 });
+    } catch (e) {
+      error = e;
+    }
+    expect(hasCode(error, 'invalid_retry_policy')).toBe(true);
+    expect((error as Error).message).toContain('maxAttempts');
+    expect((error as Error).message).toContain('maxDelayMs');
+  });
+});
+
+describe('sleep', () => {
+  it('rejects with the abort reason, before and during the wait', async () => {
+    const reason = new Error('stop');
+    await expect(sleep(10, AbortSignal.abort(reason))).rejects.toBe(reason);
+    const controller = new AbortController();
+    const waiting = sleep(60_000, controller.signal);
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+  });
+});

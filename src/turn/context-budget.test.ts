@@ -1,0 +1,89 @@
+import { countTokens } from 'gpt-tokenizer';
+import { describe, expect, it } from 'vitest';
+import type { Message, Tool } from '../model/wire.ts';
+import { fitContext, toolTokens } from './context-budget.ts';
+
+const tool: Tool = {
+  name: 'remember',
+  description: 'Store a fact.',
+  parameters: { type: 'object', properties: { content: { type: 'string' } } },
+};
+const turn = (i: number): Message[] => [
+  { role: 'user', content: `question ${i}: ${'words '.repeat(40)}` },
+  { role: 'assistant', content: `answer ${i}: ${'words '.repeat(40)}`, toolCalls: [] },
+];
+const current: Message = { role: 'user', content: 'the current message must always be sent' };
+
+describe('fitContext', () => {
+  it('sends everything when it fits, and prices each part', () => {
+    const fitted = fitContext(
+      {
+        system: 'You are a careful agent.',
+        memory: 'What you remember: x',
+        history: turn(1),
+        current,
+        round: [],
+        tools: [tool],
+      },
+      { contextTokens: 10_000, reservedOutputTokens: 1000 },
+    );
+    expect(fitted.messages.at(-1)).toEqual(current);
+    expect(fitted.messages).toHaveLength(4);
+    expect(fitted.estimate.droppedTurns).toBe(0);
+    expect(fitted.estimate.tools).toBe(toolTokens([tool]));
+    expect(fitted.estimate.system).toBe(countTokens('You are a careful agent.'));
+    expect(fitted.estimate.total).toBeLessThanOrEqual(fitted.estimate.budget);
+  });
+
+  it('drops the oldest turns first and never the current message', () => {
+    const history = [...turn(1), ...turn(2), ...turn(3), ...turn(4)];
+    const fitted = fitContext(
+      {
+        system: 'You are a careful agent.',
+        memory: '',
+        history,
+        current,
+        round: [],
+        tools: [tool],
+      },
+      { contextTokens: 600, reservedOutputTokens: 200 },
+    );
+    expect(fitted.estimate.droppedTurns).toBeGreaterThan(0);
+    const contents = fitted.messages.map((m) => m.content);
+    expect(contents.at(-1)).toBe(current.content);
+    const kept = contents.filter((c) => c.startsWith('question'));
+    // What is kept is the newest turns, in order.
+    expect(kept.at(-1)).toMatch(/^question 4/);
+    expect(contents.some((c) => c.startsWith('question 1'))).toBe(false);
+    expect(fitted.estimate.total).toBeLessThanOrEqual(fitted.estimate.budget);
+  });
+
+  it('gives the system prompt what is left, trimming memory before instructions', () => {
+    const memory = `What you remember:\n${'- a long memory line\n'.repeat(200)}`;
+    const fitted = fitContext(
+      {
+        system: 'Instructions that matter.',
+        memory,
+        history: [],
+        current,
+        round: [],
+        tools: [tool],
+      },
+      { contextTokens: 500, reservedOutputTokens: 100 },
+    );
+    expect(fitted.estimate.systemTruncated).toBe(true);
+    expect(fitted.messages[0]?.content.startsWith('Instructions that matter.')).toBe(true);
+    expect(fitted.estimate.memory).toBeLessThan(countTokens(memory));
+    expect(fitted.estimate.total).toBeLessThanOrEqual(fitted.estimate.budget);
+  });
+
+  it('keeps the current message and the round even when nothing else fits', () => {
+    const round: Message[] = [{ role: 'tool', toolCallId: 'c1', content: 'observation' }];
+    const fitted = fitContext(
+      { system: 'x '.repeat(500), memory: '', history: turn(1), current, round, tools: [tool] },
+      { contextTokens: 200, reservedOutputTokens: 50 },
+    );
+    expect(fitted.messages.slice(-2)).toEqual([current, round[0]]);
+    expect(fitted.estimate.droppedTurns).toBe(1);
+  });
+});

@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startFakeChatCompletions,
+  type FakeChatCompletions,
+} from '../support/fake-chat-completions.ts';
+
+const run = promisify(execFile);
+const home = mkdtempSync(join(tmpdir(), 'mesh-chat-cli-'));
+const bin = join(process.cwd(), 'bin', 'mesh.js');
+const KEY = 'sk-cli-canary-0123456789';
+
+async function mesh(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
+      env: { ...process.env, MESH_HOME: home, DATABASE_URL: '' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('mesh chat against an OpenAI-compatible server on loopback', () => {
+  let fake: FakeChatCompletions;
+  beforeAll(async () => {
+    fake = await startFakeChatCompletions();
+  });
+  afterAll(async () => {
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('remembers through a tool round, prints the reply, and runs show lists every step', async () => {
+    const keyFile = join(home, 'key.txt');
+    writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
+    const added = await mesh(
+      'providers',
+      'add',
+      '--name',
+      'loop',
+      '--base-url',
+      fake.baseUrl,
+      '--api-key-file',
+      keyFile,
+    );
+    expect(added.code).toBe(0);
+    expect(added.stdout + added.stderr).not.toContain(KEY);
+    expect(
+      (await mesh('agents', 'create', 'demo', '--provider', 'loop', '--model', 'fake-model')).code,
+    ).toBe(0);
+
+    fake.enqueue(
+      {
+        kind: 'completion',
+        toolCalls: [
+          {
+            id: 'call_1',
+            name: 'remember',
+            arguments: '{"content":"the deploy window is Friday"}',
+          },
+        ],
+        usage: { promptTokens: 700, completionTokens: 20, totalTokens: 720 },
+      },
+      { kind: 'completion', content: 'Noted: the deploy window is Friday.' },
+    );
+    const chat = await mesh(
+      'chat',
+      '--agent',
+      'demo',
+      '--json',
+      'remember that the deploy window is Friday',
+    );
+    expect(chat.code).toBe(0);
+    const result = JSON.parse(chat.stdout) as {
+      run_id: string;
+      status: string;
+      reply: string;
+      steps: unknown[];
+    };
+    expect(result.status).toBe('succeeded');
+    expect(result.reply).toBe('Noted: the deploy window is Friday.');
+    expect(result.steps).toHaveLength(7);
+    expect(fake.requests[0]?.headers['authorization']).toBe(`Bearer ${KEY}`);
+
+    const shown = await mesh('runs', 'show', result.run_id);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/model_request\s+completed round 1: \d+ tokens estimated/);
+    expect(shown.stdout).toMatch(/tool_call\s+completed remember \(call_1\)/);
+    expect(shown.stdout).toMatch(/observation\s+completed result \(call_1\): Remembered as memory/);
+    expect(shown.stdout).toMatch(/reply\s+completed "Noted: the deploy window is Friday."/);
+    expect(shown.stdout).not.toContain(KEY);
+  }, 90_000);
+});
