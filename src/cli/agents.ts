@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { findModelProvider } from '../store/model-providers.ts';
 import { openMesh } from '../app/mesh.ts';
 import { insertAgent, listAgents } from '../store/agents.ts';
-import { UsageError, type CliIo, type Command } from './command.ts';
+import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
   mesh agents create NAME [--provider P --model M] [--persona FILE]
@@ -91,16 +91,9 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `mesh agents …`: create and list agents. */
-export const agentsCommand: Command = {
+export const agentsCommand: Command = commandGroup({
   name: 'agents',
   summary: 'Create and list agents',
   usage: USAGE,
-  async run(args, io) {
-    const [sub, ...rest] = args;
-    if (sub === 'create') return create(rest, io);
-    if (sub === 'list') return list(rest, io);
-    throw new UsageError(
-      sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
-    );
-  },
-};
+  subcommands: { create, list },
+});

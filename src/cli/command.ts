@@ -21,3 +21,30 @@ export const processIo: CliIo = {
   out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
   err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
 };
+
+/** A subcommand's body: arguments after the subcommand's name, and where to write. */
+export type Subcommand = (args: readonly string[], io: CliIo) => Promise<number> | number;
+
+/** A command made of subcommands (`mesh agents create …`), dispatched by the first argument. */
+export function commandGroup(spec: {
+  name: string;
+  summary: string;
+  usage: string;
+  subcommands: Readonly<Record<string, Subcommand>>;
+}): Command {
+  return {
+    name: spec.name,
+    summary: spec.summary,
+    usage: spec.usage,
+    async run(args, io) {
+      const [sub, ...rest] = args;
+      const body = sub === undefined ? undefined : spec.subcommands[sub];
+      if (!body || !Object.hasOwn(spec.subcommands, sub ?? '')) {
+        throw new UsageError(
+          sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
+        );
+      }
+      return body(rest, io);
+    },
+  };
+}

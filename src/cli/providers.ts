@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { openMesh } from '../app/mesh.ts';
 import { parseScript } from '../providers/scripted.ts';
 import { insertModelProvider, listModelProviders } from '../store/model-providers.ts';
-import { UsageError, type CliIo, type Command } from './command.ts';
+import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
   mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
@@ -143,16 +143,9 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `mesh providers …`: configure model providers (in the database, never the environment). */
-export const providersCommand: Command = {
+export const providersCommand: Command = commandGroup({
   name: 'providers',
   summary: 'Add and list model providers',
   usage: USAGE,
-  async run(args, io) {
-    const [sub, ...rest] = args;
-    if (sub === 'add') return add(rest, io);
-    if (sub === 'list') return list(rest, io);
-    throw new UsageError(
-      sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
-    );
-  },
-};
+  subcommands: { add, list },
+});

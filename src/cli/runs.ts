@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { openMesh } from '../app/mesh.ts';
 import type { RunRecord, StepRecord } from '../store/runs.ts';
-import { UsageError, type CliIo, type Command } from './command.ts';
+import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
   mesh runs show ID [--json]    a run and every step in it, in order`;
@@ -91,15 +91,9 @@ async function show(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `mesh runs show ID`: read a run step by step. */
-export const runsCommand: Command = {
+export const runsCommand: Command = commandGroup({
   name: 'runs',
   summary: 'Show a run and its steps',
   usage: USAGE,
-  async run(args, io) {
-    const [sub, ...rest] = args;
-    if (sub === 'show') return show(rest, io);
-    throw new UsageError(
-      sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
-    );
-  },
-};
+  subcommands: { show },
+});

@@ -4,7 +4,7 @@ import { loadCatalog } from '../manifest/verify-catalog.ts';
 import { openMesh } from '../app/mesh.ts';
 import { callToolAsOperator, currentOperator } from '../app/operator-call.ts';
 import type { Definition } from '../tool/definition.ts';
-import { UsageError, type CliIo, type Command } from './command.ts';
+import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 import { toolsValidateCommand } from './tools-validate.ts';
 
 const USAGE = `Usage:
@@ -165,25 +165,14 @@ async function call(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `mesh tools …`: list, show, call and validate tools. */
-export const toolsCommand: Command = {
+export const toolsCommand: Command = commandGroup({
   name: 'tools',
   summary: 'List, show, call and validate tools',
   usage: USAGE,
-  async run(args, io) {
-    const [sub, ...rest] = args;
-    switch (sub) {
-      case 'list':
-        return list(rest, io);
-      case 'show':
-        return show(rest, io);
-      case 'call':
-        return call(rest, io);
-      case 'validate':
-        return toolsValidateCommand.run(args, io);
-      default:
-        throw new UsageError(
-          sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
-        );
-    }
+  subcommands: {
+    list,
+    show,
+    call,
+    validate: (rest, io) => toolsValidateCommand.run(['validate', ...rest], io),
   },
-};
+});

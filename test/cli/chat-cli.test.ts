@@ -1,30 +1,16 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { meshIn } from '../support/cli.ts';
 import {
   startFakeChatCompletions,
   type FakeChatCompletions,
 } from '../support/fake-chat-completions.ts';
 
-const run = promisify(execFile);
 const home = mkdtempSync(join(tmpdir(), 'mesh-chat-cli-'));
-const bin = join(process.cwd(), 'bin', 'mesh.js');
+const mesh = meshIn(home);
 const KEY = 'sk-cli-canary-0123456789';
-
-async function mesh(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: { ...process.env, MESH_HOME: home, DATABASE_URL: '' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 describe('mesh chat against an OpenAI-compatible server on loopback', () => {
   let fake: FakeChatCompletions;

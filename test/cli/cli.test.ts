@@ -1,26 +1,11 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { meshIn } from '../support/cli.ts';
 
-const run = promisify(execFile);
 const home = mkdtempSync(join(tmpdir(), 'mesh-cli-'));
-const bin = join(process.cwd(), 'bin', 'mesh.js');
-
-/** Runs the real `mesh` binary on its own embedded database. */
-async function mesh(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: { ...process.env, MESH_HOME: home, DATABASE_URL: '' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const mesh = meshIn(home);
 
 describe('the mesh command on a fresh embedded database', () => {
   afterAll(() => rmSync(home, { recursive: true, force: true }));
