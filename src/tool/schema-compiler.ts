@@ -24,6 +24,9 @@ export type SchemaStrictness = 'strict' | 'lenient';
 function makeAjv(strictness: SchemaStrictness): Ajv2020 {
   const ajv = new Ajv2020({
     allErrors: true,
+    // Start-up compiles every tool's schema once; the optimiser's passes cost more there than
+    // they save on validating small argument objects.
+    code: { optimize: false },
     strictSchema: strictness === 'strict',
     strictTypes: false,
     strictTuples: false,
