@@ -9,6 +9,7 @@ import type { ToolRuntime } from '../tool/context.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { Observation } from '../tool/observation.ts';
 import type { Mesh } from './mesh.ts';
+import { agentConfig } from './policy.ts';
 
 /** The operator on whose behalf a CLI invocation acts. */
 export function currentOperator(): string {
@@ -20,14 +21,19 @@ export function currentOperator(): string {
 }
 
 /** The runtime a run's calls get: the run's identity and provenance, and the wired services. */
-export function runtimeFor(mesh: Mesh, run: RunRecord, signal: AbortSignal): ToolRuntime {
+export function runtimeFor(
+  mesh: Mesh,
+  run: RunRecord,
+  signal: AbortSignal,
+  configFor: ToolRuntime['configFor'] = () => ({}),
+): ToolRuntime {
   return {
     agentId: run.agentId,
     runId: run.id,
     provenance: run.provenance as unknown as ToolRuntime['provenance'],
     signal,
     services: mesh.services,
-    configFor: () => ({}),
+    configFor,
   };
 }
 
@@ -63,10 +69,12 @@ export async function callToolAsOperator(
     lease: { owner, leaseMs: 60_000 },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
+  // The operator's explicit call reaches any built-in tool; the agent's config still applies.
   const registry = mesh.catalog.registry;
+  const configFor = await agentConfig(mesh, agent.id);
   const driver = scriptDriver({
     registryFor: () => registry,
-    runtimeFor: (r, signal) => runtimeFor(mesh, r, signal),
+    runtimeFor: (r, signal) => runtimeFor(mesh, r, signal, configFor),
   });
   const controller = new AbortController();
   let end;

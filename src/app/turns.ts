@@ -13,6 +13,7 @@ import { turnDriver, type TurnEnvironment, type TurnModel } from '../turn/engine
 import { receiveMessage } from '../turn/intake.ts';
 import type { Mesh } from './mesh.ts';
 import { runtimeFor } from './operator-call.ts';
+import { turnPolicy } from './policy.ts';
 
 /** Builds a model client for a provider row; the composition root supplies the key lookup. */
 export type ModelClientFactory = (
@@ -52,8 +53,8 @@ export function turnEnvironment(
       }));
       return { agent, conversation, inbound, history, memories };
     },
-    registryFor: () => mesh.catalog.registry,
-    runtimeFor: (run, signal) => runtimeFor(mesh, run, signal),
+    policyFor: (_run, agent, conversation) => turnPolicy(mesh, agent.id, conversation.audience),
+    runtimeFor: (run, signal, configFor) => runtimeFor(mesh, run, signal, configFor),
     async modelFor(agent: AgentRecord): Promise<TurnModel> {
       if (!agent.modelProviderId || !agent.model) {
         throw new MeshError(

@@ -25,6 +25,15 @@ import { recordReply } from './reply.ts';
 /** The spec's cap: enough for recall → amend → answer, short of an autonomous loop. */
 export const MAX_ROUNDS = 3;
 
+/** The policy-scoped registry of a turn, with the reasons for every tool left out. */
+export interface TurnOffer {
+  readonly registry: Registry;
+  readonly withheld: readonly { readonly name: string; readonly reason: string }[];
+  configFor: ToolRuntime['configFor'];
+  /** The agent's public tool settings, rendered into the system prompt. */
+  readonly publicSettings: string;
+}
+
 /** The model a turn talks to, with its input budget. */
 export interface TurnModel {
   readonly client: ModelClient;
@@ -43,13 +52,13 @@ export interface TurnEnvironment {
     history: readonly MessageRecord[];
     memories: readonly { id: string; content: string }[];
   }>;
-  /** The registry this turn may offer and execute: already scoped by policy. */
-  registryFor(
+  /** What this turn may offer and execute (already scoped by policy), and what it may not, why. */
+  policyFor(
     run: RunRecord,
     agent: AgentRecord,
     conversation: ConversationRecord,
-  ): Promise<Registry> | Registry;
-  runtimeFor(run: RunRecord, signal: AbortSignal): ToolRuntime;
+  ): Promise<TurnOffer>;
+  runtimeFor(run: RunRecord, signal: AbortSignal, configFor: ToolRuntime['configFor']): ToolRuntime;
   modelFor(agent: AgentRecord, run: RunRecord): Promise<TurnModel>;
   readonly hooks?: CallHooks;
 }
@@ -119,13 +128,14 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
     async drive(ctx: DriveContext): Promise<RunEnd> {
       const { run, lease, ledger, signal } = ctx;
       const turn = await env.loadTurn(run);
-      const registry = await env.registryFor(run, turn.agent, turn.conversation);
+      const offer = await env.policyFor(run, turn.agent, turn.conversation);
+      const registry = offer.registry;
       const model = await env.modelFor(turn.agent, run);
       const stepCtx: ToolStepContext = {
         ledger,
         lease,
         registry,
-        runtime: env.runtimeFor(run, signal),
+        runtime: env.runtimeFor(run, signal, offer.configFor),
         ...(env.hooks ? { hooks: env.hooks } : {}),
       };
       const budget = budgetFrom(run.budget);
@@ -190,6 +200,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
               offeredTools: offered.map((t) => t.name),
               packages: env.packages,
               memories: turn.memories,
+              publicSettings: offer.publicSettings,
             }),
             memory: renderMemory(turn.memories),
             history: historyMessages(turn.history),
@@ -209,12 +220,14 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
             provider: model.client.kind,
             estimate: estimateJson(fitted.estimate),
             offered: offered.map((t) => t.name),
-            withheld:
-              round < maxRounds
+            withheld: [
+              ...offer.withheld.map((w) => ({ ...w })),
+              ...(round < maxRounds
                 ? []
                 : registry
                     .tools()
-                    .map((t) => ({ name: t.name, reason: 'last permitted round: no tools' })),
+                    .map((t) => ({ name: t.name, reason: 'last permitted round: no tools' }))),
+            ],
             ledger: entries.map((e) => ({ ...e })),
           },
         });

@@ -10,6 +10,8 @@ export interface PromptInput {
   readonly packages: readonly ToolPackage[];
   /** The agent's own active memories, newest first. */
   readonly memories: readonly { readonly id: string; readonly content: string }[];
+  /** The agent's public tool settings (config fields with the `public` disposition). */
+  readonly publicSettings?: string;
 }
 
 /** The system prompt without memory: persona, the rules of the ledger, and offered skills. */
@@ -25,11 +27,13 @@ export function renderSystemPrompt(input: PromptInput): string {
       ? 'No tools are available to you in this request: answer with what you have.'
       : `You can act only through the tools offered with this request (${input.offeredTools.join(', ')}).`;
   const skills = renderSkills(input.packages, input.offeredTools);
+  const settings = input.publicSettings ?? '';
   return [
     persona,
     where,
     tools,
     'After tools run, you are given a ledger of what actually happened; report from it truthfully.',
+    settings,
     skills,
   ]
     .filter((s) => s.trim() !== '')

@@ -1,0 +1,74 @@
+import type { JsonValue } from '../model/json.ts';
+import { effectiveConfig, renderPublicSettings } from '../policy/config-values.ts';
+import { offerRegistry, type Withheld } from '../policy/offer.ts';
+import { agentToolOwnerId } from '../secrets/secret-input.ts';
+import type { Audience } from '../store/conversations.ts';
+import { listConfigValues, listDisabledTools, listPackageAudiences } from '../store/tool-policy.ts';
+import type { Registry } from '../tool/registry.ts';
+import type { Mesh } from './mesh.ts';
+
+/** What a turn may offer and what its handlers are handed, read once per turn. */
+export interface TurnPolicy {
+  readonly registry: Registry;
+  readonly withheld: readonly Withheld[];
+  configFor(packageId: string): Readonly<Record<string, JsonValue>>;
+  /** The public settings of the offered packages, for the prompt. */
+  readonly publicSettings: string;
+}
+
+/** An agent's config values per package, with the manifests' defaults. */
+export async function agentConfig(
+  mesh: Mesh,
+  agentId: string,
+): Promise<(packageId: string) => Readonly<Record<string, JsonValue>>> {
+  const rows = await listConfigValues(mesh.db, agentId);
+  const byPackage = new Map<string, Record<string, JsonValue>>();
+  for (const pkg of mesh.catalog.packages) {
+    const stored = new Map(
+      rows.filter((r) => r.packageId === pkg.manifest.package.id).map((r) => [r.key, r.value]),
+    );
+    byPackage.set(pkg.manifest.package.id, effectiveConfig(pkg, stored));
+  }
+  return (packageId) => byPackage.get(packageId) ?? {};
+}
+
+/**
+ * Computes the turn's policy: per-agent opt-outs, audience limits per package, and needs (secret
+ * kinds captured for this agent's installation of the package; workspace and browser backends,
+ * of which none exists yet) — into `registry.select`, so what is not allowed is never offered.
+ */
+export async function turnPolicy(
+  mesh: Mesh,
+  agentId: string,
+  audience: Audience,
+): Promise<TurnPolicy> {
+  const [disabled, audiences, configFor] = await Promise.all([
+    listDisabledTools(mesh.db, agentId),
+    listPackageAudiences(mesh.db, agentId),
+    agentConfig(mesh, agentId),
+  ]);
+  const secretKinds = new Map<string, Set<string>>();
+  for (const pkg of mesh.catalog.packages) {
+    if (!pkg.manifest.config.some((f) => f.disposition === 'secret')) continue;
+    const id = pkg.manifest.package.id;
+    const held = await mesh.secrets.describe({
+      ownerType: 'agent_tool',
+      ownerId: agentToolOwnerId(agentId, id),
+    });
+    secretKinds.set(id, new Set(held.map((m) => m.kind)));
+  }
+  const { registry, withheld } = offerRegistry(mesh.catalog.registry, {
+    audience,
+    disabledTools: new Set(disabled),
+    packageAudiences: audiences,
+    secretKinds,
+    backends: { workspace: false, browser: false },
+  });
+  const offeredPackages = new Set(registry.definitions().map((d) => d.origin.packageId));
+  return {
+    registry,
+    withheld,
+    configFor,
+    publicSettings: renderPublicSettings(mesh.catalog.packages, configFor, offeredPackages),
+  };
+}

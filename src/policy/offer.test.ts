@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { createRegistry } from '../tool/registry.ts';
+import { testDefinition, testOrigin } from '../../test/support/tool.ts';
+import { offerRegistry, type OfferFacts } from './offer.ts';
+
+const tracker = { ...testOrigin, packageId: 'example.tracker' };
+const registry = createRegistry([
+  testDefinition('remember'),
+  testDefinition('tracker_search', { origin: tracker, needs: ['secret:tracker_api_token'] }),
+  testDefinition('workspace_exec', {
+    class: 'workspace',
+    replay: 'effectful',
+    needs: ['workspace'],
+  }),
+  testDefinition('browser_navigate', { class: 'browser', replay: 'effectful', needs: ['browser'] }),
+]);
+const facts: OfferFacts = {
+  audience: 'direct',
+  disabledTools: new Set(),
+  secretKinds: new Map(),
+  packageAudiences: new Map(),
+  backends: { workspace: false, browser: false },
+};
+
+describe('offerRegistry', () => {
+  it('offers only what policy allows, with a reason for every tool left out', () => {
+    const { registry: offered, withheld } = offerRegistry(registry, facts);
+    expect(offered.names()).toEqual(['remember']);
+    expect(withheld).toEqual([
+      {
+        name: 'tracker_search',
+        reason: 'needs secret tracker_api_token, not captured for this agent',
+      },
+      { name: 'workspace_exec', reason: 'needs a workspace backend; none is configured' },
+      { name: 'browser_navigate', reason: 'needs a browser backend; none is configured' },
+    ]);
+    // The executor's lookup is the same reduced registry: what is not offered cannot run.
+    expect(offered.get('tracker_search')).toBeUndefined();
+  });
+
+  it('offers a secret-needing tool once the agent’s secret of that kind is captured', () => {
+    const { registry: offered } = offerRegistry(registry, {
+      ...facts,
+      secretKinds: new Map([['example.tracker', new Set(['tracker_api_token'])]]),
+    });
+    expect(offered.names()).toContain('tracker_search');
+  });
+
+  it('honours per-agent opt-outs and audience limits per package', () => {
+    const disabled = offerRegistry(registry, { ...facts, disabledTools: new Set(['remember']) });
+    expect(disabled.registry.names()).toEqual([]);
+    expect(disabled.withheld[0]).toEqual({ name: 'remember', reason: 'disabled for this agent' });
+    const shared = offerRegistry(registry, {
+      ...facts,
+      audience: 'shared',
+      packageAudiences: new Map([['test.package', ['direct']]]),
+    });
+    expect(shared.registry.names()).toEqual([]);
+    expect(shared.withheld.find((w) => w.name === 'remember')?.reason).toBe(
+      'not offered in shared conversations',
+    );
+  });
+});

@@ -1,0 +1,60 @@
+import type { Audience } from '../store/conversations.ts';
+import type { Definition } from '../tool/definition.ts';
+import type { Registry } from '../tool/registry.ts';
+
+/** What the offer decision reads, gathered once per turn. */
+export interface OfferFacts {
+  readonly audience: Audience;
+  /** Tools this agent opted out of. */
+  readonly disabledTools: ReadonlySet<string>;
+  /** Secret kinds captured for this agent, per package (`packageId` → kinds). */
+  readonly secretKinds: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Packages limited to some audiences for this agent; absent means every audience. */
+  readonly packageAudiences: ReadonlyMap<string, readonly Audience[]>;
+  /** Whether an execution backend / browser backend is configured for this agent. */
+  readonly backends: { readonly workspace: boolean; readonly browser: boolean };
+}
+
+/** A tool that was not offered, and the short reason an operator reads in the run. */
+export interface Withheld {
+  readonly name: string;
+  readonly reason: string;
+}
+
+/** Why a definition may not be offered under these facts, or undefined when it may. */
+export function withholdReason(d: Definition, facts: OfferFacts): string | undefined {
+  if (facts.disabledTools.has(d.tool.name)) return 'disabled for this agent';
+  const audiences = facts.packageAudiences.get(d.origin.packageId);
+  if (audiences && !audiences.includes(facts.audience))
+    return `not offered in ${facts.audience} conversations`;
+  for (const need of d.needs) {
+    if (need === 'workspace' && !facts.backends.workspace)
+      return 'needs a workspace backend; none is configured';
+    if (need === 'browser' && !facts.backends.browser)
+      return 'needs a browser backend; none is configured';
+    if (need.startsWith('secret:')) {
+      const kind = need.slice('secret:'.length);
+      if (!facts.secretKinds.get(d.origin.packageId)?.has(kind))
+        return `needs secret ${kind}, not captured for this agent`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Offer-time gating: the registry a turn may show and execute, computed with `select`, so a
+ * forbidden tool is absent from the model request rather than refused at call time. Every tool
+ * left out comes with a reason, so "what could this run have reached" stays a query.
+ */
+export function offerRegistry(
+  registry: Registry,
+  facts: OfferFacts,
+): { registry: Registry; withheld: Withheld[] } {
+  const withheld: Withheld[] = [];
+  const selected = registry.select((d) => {
+    const reason = withholdReason(d, facts);
+    if (reason !== undefined) withheld.push({ name: d.tool.name, reason });
+    return reason === undefined;
+  });
+  return { registry: selected, withheld };
+}
