@@ -3,6 +3,7 @@ import { isMeshError } from '../tool/errors.ts';
 import { processIo, UsageError, type CliIo, type Command } from './command.ts';
 import { agentsCommand } from './agents.ts';
 import { chatCommand } from './chat.ts';
+import { configCommand, secretsCommand } from './policy.ts';
 import { providersCommand } from './providers.ts';
 import { runsCommand } from './runs.ts';
 import { migrateCommand } from './migrate.ts';
@@ -22,6 +23,8 @@ export const commands: readonly Command[] = [
   chatCommand,
   runsCommand,
   toolsCommand,
+  configCommand,
+  secretsCommand,
   migrateCommand,
 ];
 

@@ -5,6 +5,7 @@ import { openMesh } from '../app/mesh.ts';
 import { callToolAsOperator, currentOperator } from '../app/operator-call.ts';
 import type { Definition } from '../tool/definition.ts';
 import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
+import { toolSwitch } from './policy.ts';
 import { toolsValidateCommand } from './tools-validate.ts';
 
 const USAGE = `Usage:
@@ -12,6 +13,8 @@ const USAGE = `Usage:
   mesh tools show NAME [--json]                  one tool in full, as its manifest declares it
   mesh tools call NAME --agent AGENT --args JSON [--json]
                                                  run one call as the operator, through the executor and ledger
+  mesh tools disable NAME --agent AGENT          opt an agent out of a built-in tool (it is no longer offered)
+  mesh tools enable NAME --agent AGENT           opt it back in
   mesh tools validate [DIR]                      check tool packages on disk (default tools/)`;
 
 function origin(d: Definition): string {
@@ -173,6 +176,8 @@ export const toolsCommand: Command = commandGroup({
     list,
     show,
     call,
+    enable: toolSwitch(true),
+    disable: toolSwitch(false),
     validate: (rest, io) => toolsValidateCommand.run(['validate', ...rest], io),
   },
 });

@@ -56,6 +56,27 @@ describe('the mesh command on a fresh embedded database', () => {
     expect(refused.stdout + refused.stderr).not.toContain('y-canary');
   }, 60_000);
 
+  it('opts an agent out of a tool and refuses config and secrets the manifest does not declare', async () => {
+    expect((await mesh('tools', 'disable', 'forget', '--agent', 'demo')).stdout).toContain(
+      'forget is disabled for demo',
+    );
+    const config = await mesh(
+      'config',
+      'set',
+      '--agent',
+      'demo',
+      '--package',
+      'mesh.memory',
+      'colour',
+      'canary-blue',
+    );
+    expect(config.code).toBe(1);
+    expect(config.stderr).toContain('no config key "colour"');
+    expect(config.stderr).not.toContain('canary-blue');
+    const secrets = await mesh('secrets', 'list', '--agent', 'demo');
+    expect(secrets.stdout).toContain('No secrets captured for demo');
+  }, 60_000);
+
   it('prints usage errors with exit code 2', async () => {
     const { code, stderr } = await mesh('tools', 'call', 'remember');
     expect(code).toBe(2);
