@@ -308,12 +308,13 @@ describe.each(testDatabases())('the secret store on $name', (database) => {
            nonce, ciphertext) values ($1, $2, 'x', $3, 1, 'k', $4, $4, $4, $4)`,
         [randomUUID(), ownerType, kind, material ? Buffer.from([1]) : null],
       );
+    // One at a time: a rejection that is not awaited yet is reported as unhandled.
     for (const attempt of [
-      insert('agent_connector', KIND, true),
-      insert('agent', 'Bad', true),
-      insert('agent', KIND, false),
+      () => insert('agent_connector', KIND, true),
+      () => insert('agent', 'Bad', true),
+      () => insert('agent', KIND, false),
     ]) {
-      await expect(attempt).rejects.toSatisfy((e) => hasCode(e, 'database_error'));
+      await expect(attempt()).rejects.toSatisfy((e) => hasCode(e, 'database_error'));
     }
   });
 });
