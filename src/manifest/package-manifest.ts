@@ -72,6 +72,24 @@ export const CONFIG_TYPES: readonly ConfigType[] = Object.freeze([
 /** A config value's JSON form. */
 export type ConfigValue = string | number | boolean;
 
+/** Whether a value is of a config type: the one check for manifest defaults and stored values. */
+export function configValueFits(type: ConfigType, value: unknown): value is ConfigValue {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return typeof value === 'number' && Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    default: {
+      const never: never = type;
+      throw new Error(`unknown config type ${String(never)}`);
+    }
+  }
+}
+
 /** A write-only credential the package needs; `kind` is what `secret:<kind>` needs refer to. */
 export interface SecretConfigField {
   readonly disposition: 'secret';

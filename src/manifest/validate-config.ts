@@ -1,32 +1,15 @@
 import {
   CONFIG_TYPES,
+  configValueFits,
   DISPOSITIONS,
   type ConfigField,
   type ConfigType,
-  type ConfigValue,
   type Disposition,
 } from './package-manifest.ts';
 import type { TableReader } from './table-reader.ts';
 import { describeTomlValue } from './toml-document.ts';
 import type { ValidationContext } from './validation-context.ts';
 import { CONFIG_KEY_PATTERN, SECRET_KIND_PATTERN } from './versioning.ts';
-
-function matchesType(type: ConfigType, value: unknown): value is ConfigValue {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      return typeof value === 'number' && Number.isSafeInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    default: {
-      const never: never = type;
-      throw new Error(`unknown config type ${String(never)}`);
-    }
-  }
-}
 
 function readDisposition(r: TableReader, ctx: ValidationContext): Disposition | undefined {
   const value = r.string('disposition', { required: true });
@@ -93,7 +76,7 @@ function readConfigField(r: TableReader, ctx: ValidationContext): ConfigField | 
     );
   }
   if (disposition !== 'secret' && fallback !== undefined && type !== undefined) {
-    if (!matchesType(type, fallback)) {
+    if (!configValueFits(type, fallback)) {
       ctx.sink.add(
         'default_type_mismatch',
         r.at('default'),
@@ -107,7 +90,7 @@ function readConfigField(r: TableReader, ctx: ValidationContext): ConfigField | 
     if (type !== 'string' || kind === undefined || fallback !== undefined) return undefined;
     return { disposition, key, type, kind, description };
   }
-  if (fallback !== undefined && !matchesType(type, fallback)) return undefined;
+  if (fallback !== undefined && !configValueFits(type, fallback)) return undefined;
   return fallback === undefined
     ? { disposition, key, type, description }
     : { disposition, key, type, default: fallback, description };

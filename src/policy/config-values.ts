@@ -1,8 +1,9 @@
-import type {
-  ConfigField,
-  ConfigValue,
-  PlainConfigField,
-  ToolPackage,
+import {
+  configValueFits,
+  type ConfigField,
+  type ConfigValue,
+  type PlainConfigField,
+  type ToolPackage,
 } from '../manifest/package-manifest.ts';
 import type { JsonValue } from '../model/json.ts';
 import { MeshError } from '../tool/errors.ts';
@@ -22,21 +23,13 @@ function kindOf(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
+/** Stored strings are capped; a config value is a setting, not a document. */
+const MAX_STRING = 10_000;
+
 function fits(field: PlainConfigField, value: unknown): value is ConfigValue {
-  switch (field.type) {
-    case 'string':
-      return typeof value === 'string' && value.length <= 10_000;
-    case 'integer':
-      return typeof value === 'number' && Number.isSafeInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    default: {
-      const never: never = field.type;
-      return never;
-    }
-  }
+  return (
+    configValueFits(field.type, value) && (typeof value !== 'string' || value.length <= MAX_STRING)
+  );
 }
 
 /**
