@@ -41,7 +41,8 @@ function help(): string {
     `  ${'version'.padEnd(width)}  Print the version`,
     '',
     'Configuration: MESH_HOME (default ./.mesh) holds the embedded database and the instance key;',
-    'DATABASE_URL selects a PostgreSQL server instead; MESH_INSTANCE_KEY_FILE names an operator-provided instance key. Everything else lives in the database.',
+    'DATABASE_URL selects a PostgreSQL server instead; MESH_INSTANCE_KEY_FILE names an operator-provided',
+    'instance key. Everything else lives in the database.',
   ];
   return lines.join('\n');
 }
