@@ -120,3 +120,13 @@ export function assembleMesh(
     close: () => db.close(),
   };
 }
+
+/** Opens Mesh for one piece of work and closes it afterwards, whatever happens. */
+export async function withMesh<T>(fn: (mesh: Mesh) => Promise<T>): Promise<T> {
+  const mesh = await openMesh();
+  try {
+    return await fn(mesh);
+  } finally {
+    await mesh.close();
+  }
+}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { findModelProvider } from '../store/model-providers.ts';
-import { openMesh } from '../app/mesh.ts';
+import { withMesh } from '../app/mesh.ts';
 import { insertAgent, listAgents } from '../store/agents.ts';
 import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 
@@ -34,8 +34,7 @@ async function create(args: readonly string[], io: CliIo): Promise<number> {
       throw new UsageError(`cannot read the persona file ${values.persona}`);
     }
   }
-  const mesh = await openMesh();
-  try {
+  return withMesh(async (mesh) => {
     let providerId: string | null = null;
     if (values.provider !== undefined) {
       const provider = await findModelProvider(mesh.db, values.provider);
@@ -58,9 +57,7 @@ async function create(args: readonly string[], io: CliIo): Promise<number> {
       `Created agent ${agent.name} (${agent.id})${values.model ? ` using ${values.provider} / ${values.model}` : ''}.`,
     );
     return 0;
-  } finally {
-    await mesh.close();
-  }
+  });
 }
 
 async function list(args: readonly string[], io: CliIo): Promise<number> {
@@ -68,8 +65,7 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
     args: [...args],
     options: { json: { type: 'boolean', default: false } },
   });
-  const mesh = await openMesh();
-  try {
+  return withMesh(async (mesh) => {
     const agents = await listAgents(mesh.db);
     if (values.json) {
       io.out(
@@ -85,9 +81,7 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
       for (const a of agents) io.out(`${a.name}  ${a.id}  ${a.createdAt.toISOString()}`);
     }
     return 0;
-  } finally {
-    await mesh.close();
-  }
+  });
 }
 
 /** `mesh agents …`: create and list agents. */

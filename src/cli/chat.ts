@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { openMesh } from '../app/mesh.ts';
+import { withMesh } from '../app/mesh.ts';
 import { currentOperator } from '../app/operator-call.ts';
 import { chat } from '../app/turns.ts';
 import { findAgent } from '../store/agents.ts';
@@ -29,14 +29,14 @@ export const chatCommand: Command = {
         json: { type: 'boolean', default: false },
       },
     });
-    if (!values.agent) throw new UsageError('--agent is required');
+    const agentName = values.agent;
+    if (!agentName) throw new UsageError('--agent is required');
     const text = positionals.join(' ');
     if (text.trim() === '') throw new UsageError('the message text is missing');
-    const mesh = await openMesh();
-    try {
-      const agent = await findAgent(mesh.db, values.agent);
+    return withMesh(async (mesh) => {
+      const agent = await findAgent(mesh.db, agentName);
       if (!agent) {
-        io.err(`mesh chat: no agent named ${JSON.stringify(values.agent)}`);
+        io.err(`mesh chat: no agent named ${JSON.stringify(agentName)}`);
         return 1;
       }
       const result = await chat(mesh, {
@@ -65,8 +65,6 @@ export const chatCommand: Command = {
         );
       }
       return result.status === 'succeeded' ? 0 : 1;
-    } finally {
-      await mesh.close();
-    }
+    });
   },
 };

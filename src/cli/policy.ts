@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { openMesh, type Mesh } from '../app/mesh.ts';
+import { withMesh, type Mesh } from '../app/mesh.ts';
 import { agentConfig } from '../app/policy.ts';
 import type { ConfigValue } from '../manifest/package-manifest.ts';
 import { validateConfigValue } from '../policy/config-values.ts';
@@ -16,17 +16,14 @@ async function withAgent(
   fn: (mesh: Mesh, agent: AgentRecord) => Promise<number>,
 ): Promise<number> {
   if (!name) throw new UsageError('--agent is required');
-  const mesh = await openMesh();
-  try {
+  return withMesh(async (mesh) => {
     const agent = await findAgent(mesh.db, name);
     if (!agent) {
       io.err(`no agent named ${JSON.stringify(name)}`);
       return 1;
     }
     return await fn(mesh, agent);
-  } finally {
-    await mesh.close();
-  }
+  });
 }
 
 /** `mesh tools enable|disable NAME --agent A`: per-agent opt-outs of built-in tools. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { openMesh } from '../app/mesh.ts';
+import { withMesh } from '../app/mesh.ts';
 import { parseScript } from '../providers/scripted.ts';
 import { insertModelProvider, listModelProviders } from '../store/model-providers.ts';
 import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
@@ -76,8 +76,7 @@ async function add(args: readonly string[], io: CliIo): Promise<number> {
     apiKey = readFileOrRefuse(values['api-key-file'], 'API key').trim();
     if (apiKey === '') throw new UsageError('the API key file is empty');
   }
-  const mesh = await openMesh();
-  try {
+  return withMesh(async (mesh) => {
     const provider = await mesh.db.transaction(async (tx) =>
       insertModelProvider(tx, {
         id: randomUUID(),
@@ -102,9 +101,7 @@ async function add(args: readonly string[], io: CliIo): Promise<number> {
       io.out(`Added provider ${provider.name} (${provider.kind}).`);
     }
     return 0;
-  } finally {
-    await mesh.close();
-  }
+  });
 }
 
 async function list(args: readonly string[], io: CliIo): Promise<number> {
@@ -112,8 +109,7 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
     args: [...args],
     options: { json: { type: 'boolean', default: false } },
   });
-  const mesh = await openMesh();
-  try {
+  return withMesh(async (mesh) => {
     const providers = await listModelProviders(mesh.db);
     const rows = await Promise.all(
       providers.map(async (p) => ({
@@ -137,9 +133,7 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
           `${r.name}  ${r.kind}  ${r.base_url ?? '-'}  key ${r.kind === 'scripted' ? '-' : r.api_key}`,
         );
     return 0;
-  } finally {
-    await mesh.close();
-  }
+  });
 }
 
 /** `mesh providers …`: configure model providers (in the database, never the environment). */

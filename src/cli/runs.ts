@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { openMesh } from '../app/mesh.ts';
+import { withMesh } from '../app/mesh.ts';
 import type { RunRecord, StepRecord } from '../store/runs.ts';
 import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 
@@ -68,8 +68,7 @@ async function show(args: readonly string[], io: CliIo): Promise<number> {
   });
   const id = positionals[0];
   if (!id || positionals.length > 1) throw new UsageError('name exactly one run id');
-  const mesh = await openMesh();
-  try {
+  return withMesh(async (mesh) => {
     const run = /^[0-9a-f-]{36}$/i.test(id) ? await mesh.ledger.run(id) : undefined;
     if (!run) {
       io.err(`mesh runs show: no run with id ${JSON.stringify(id)}`);
@@ -85,9 +84,7 @@ async function show(args: readonly string[], io: CliIo): Promise<number> {
     if (run.committedAt) io.out(`crossed its commit boundary at ${run.committedAt.toISOString()}`);
     for (const step of steps) io.out(describeStep(step));
     return 0;
-  } finally {
-    await mesh.close();
-  }
+  });
 }
 
 /** `mesh runs show ID`: read a run step by step. */

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { catalog } from '../generated/catalog.ts';
 import { loadCatalog } from '../manifest/verify-catalog.ts';
-import { openMesh } from '../app/mesh.ts';
+import { withMesh } from '../app/mesh.ts';
 import { callToolAsOperator, currentOperator } from '../app/operator-call.ts';
 import type { Definition } from '../tool/definition.ts';
 import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
@@ -132,15 +132,14 @@ async function call(args: readonly string[], io: CliIo): Promise<number> {
   });
   const name = positionals[0];
   if (!name || positionals.length > 1) throw new UsageError('name exactly one tool');
-  if (!values.agent) throw new UsageError('--agent is required');
-  if (values.args === undefined)
-    throw new UsageError('--args is required (a JSON object; {} for none)');
-  const mesh = await openMesh();
-  try {
+  const { agent, args: raw } = values;
+  if (!agent) throw new UsageError('--agent is required');
+  if (raw === undefined) throw new UsageError('--args is required (a JSON object; {} for none)');
+  return withMesh(async (mesh) => {
     const result = await callToolAsOperator(mesh, {
-      agent: values.agent,
+      agent,
       tool: name,
-      arguments: values.args,
+      arguments: raw,
       operator: currentOperator(),
     });
     const o = result.observation;
@@ -162,9 +161,7 @@ async function call(args: readonly string[], io: CliIo): Promise<number> {
       io.err(`run ${result.runId}: ${result.status}${result.reason ? ` (${result.reason})` : ''}`);
     }
     return o?.kind === 'result' ? 0 : 1;
-  } finally {
-    await mesh.close();
-  }
+  });
 }
 
 /** `mesh tools …`: list, show, call and validate tools. */
