@@ -57,6 +57,7 @@ const ctx: ToolContext = {
   signal: runtime.signal,
   services: runtime.services,
   config: {},
+  secret: () => Promise.reject(new Error('no secrets in the benchmark')),
 };
 const parsed: JsonObject = args;
 

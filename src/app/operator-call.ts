@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import type { JsonObject } from '../model/json.ts';
 import { observationFrom } from '../run/ledger.ts';
+import type { RunDriver } from '../run/driver.ts';
 import { scriptCheckpoint, scriptDriver } from '../run/script-driver.ts';
 import { findAgent } from '../store/agents.ts';
 import type { RunRecord, StepRecord } from '../store/runs.ts';
@@ -10,6 +11,7 @@ import { MeshError } from '../tool/errors.ts';
 import type { Observation } from '../tool/observation.ts';
 import type { Mesh } from './mesh.ts';
 import { agentConfig } from './policy.ts';
+import { agentToolOwnerId } from '../secrets/secret-input.ts';
 
 /** The operator on whose behalf a CLI invocation acts. */
 export function currentOperator(): string {
@@ -34,7 +36,25 @@ export function runtimeFor(
     signal,
     services: mesh.services,
     configFor,
+    secretFor: (packageId, kind) =>
+      mesh.secrets.reveal({
+        ownerType: 'agent_tool',
+        ownerId: agentToolOwnerId(run.agentId, packageId),
+        kind,
+      }),
   };
+}
+
+/**
+ * Drives operator calls (script runs), here and in a worker resuming one after a crash. The
+ * operator's explicit call reaches any built-in tool; the agent's config still applies.
+ */
+export function operatorCallDriver(mesh: Mesh): RunDriver {
+  return scriptDriver({
+    registryFor: () => mesh.catalog.registry,
+    runtimeFor: async (run, signal) =>
+      runtimeFor(mesh, run, signal, await agentConfig(mesh, run.agentId)),
+  });
 }
 
 /** What an operator's call came to. */
@@ -69,13 +89,7 @@ export async function callToolAsOperator(
     lease: { owner, leaseMs: 60_000 },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
-  // The operator's explicit call reaches any built-in tool; the agent's config still applies.
-  const registry = mesh.catalog.registry;
-  const configFor = await agentConfig(mesh, agent.id);
-  const driver = scriptDriver({
-    registryFor: () => registry,
-    runtimeFor: (r, signal) => runtimeFor(mesh, r, signal, configFor),
-  });
+  const driver = operatorCallDriver(mesh);
   const controller = new AbortController();
   let end;
   try {

@@ -32,7 +32,7 @@ function callsOf(checkpoint: JsonObject): ToolCall[] {
 /** Builds the runtime and the policy-scoped registry for a run. */
 export interface ScriptEnvironment {
   registryFor(run: DriveContext['run']): Registry | Promise<Registry>;
-  runtimeFor(run: DriveContext['run'], signal: AbortSignal): ToolRuntime;
+  runtimeFor(run: DriveContext['run'], signal: AbortSignal): ToolRuntime | Promise<ToolRuntime>;
   readonly hooks?: CallHooks;
 }
 
@@ -51,7 +51,7 @@ export function scriptDriver(env: ScriptEnvironment): RunDriver {
         ledger,
         lease,
         registry,
-        runtime: env.runtimeFor(run, ctx.signal),
+        runtime: await env.runtimeFor(run, ctx.signal),
         ...(env.hooks ? { hooks: env.hooks } : {}),
       };
       const budget = budgetFrom(run.budget);

@@ -54,6 +54,11 @@ export interface ToolRuntime {
   readonly services: Services;
   /** The agent's config values for one package (config and public dispositions; never secrets). */
   configFor(packageId: string): Readonly<Record<string, JsonValue>>;
+  /**
+   * Decrypts the agent's own credential of a kind for one package, at the moment of use; undefined
+   * when none is captured. Absent in runtimes that hold no secrets (tests, benchmarks).
+   */
+  secretFor?(packageId: string, kind: string): Promise<string | undefined>;
 }
 
 /** What a handler is handed for one call. */
@@ -67,4 +72,10 @@ export interface ToolContext {
   readonly services: Services;
   /** This package's config values for this agent. */
   readonly config: Readonly<Record<string, JsonValue>>;
+  /**
+   * The agent's own credential of `kind` for this package. Only kinds the tool declares as a
+   * `secret:<kind>` need are granted; anything else is refused. Hand the value to the vendor
+   * call that needs it and nowhere else: never return it, log it or put it in an error.
+   */
+  secret(kind: string): Promise<string>;
 }

@@ -126,6 +126,25 @@ export async function execute(
   return invoke(resolved.definition, resolved.args, call, runtime);
 }
 
+/** A secret a handler asks for: only the kinds its tool needs, from the agent's own slot. */
+async function grantedSecret(
+  definition: Definition,
+  runtime: ToolRuntime,
+  kind: string,
+): Promise<string> {
+  if (!definition.needs.includes(`secret:${kind}`)) {
+    throw new MeshError(
+      'secret_not_granted',
+      `${definition.tool.name} does not declare the need secret:${kind}`,
+    );
+  }
+  const value = await runtime.secretFor?.(definition.origin.packageId, kind);
+  if (value === undefined) {
+    throw new MeshError('secret_missing', `no ${kind} is captured for this agent`);
+  }
+  return value;
+}
+
 /** Runs an already-decoded call's handler and types its outcome. */
 export async function invoke(
   definition: Definition,
@@ -145,6 +164,7 @@ export async function invoke(
         signal: runtime.signal,
         services: runtime.services,
         config: runtime.configFor(definition.origin.packageId),
+        secret: (kind: string) => grantedSecret(definition, runtime, kind),
       }),
       args,
     );
