@@ -1,6 +1,6 @@
 import type { JsonValue } from '../model/json.ts';
 import { effectiveConfig, renderPublicSettings } from '../policy/config-values.ts';
-import { offerRegistry, type Withheld } from '../policy/offer.ts';
+import { offerRegistry, type OfferFacts, type Withheld } from '../policy/offer.ts';
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
 import type { Audience } from '../store/conversations.ts';
 import { listConfigValues, listDisabledTools, listPackageAudiences } from '../store/tool-policy.ts';
@@ -32,20 +32,18 @@ export async function agentConfig(
   return (packageId) => byPackage.get(packageId) ?? {};
 }
 
+/** What offer decisions read about an agent, for any audience. */
+export type AgentOfferFacts = Omit<OfferFacts, 'audience'>;
+
 /**
- * Computes the turn's policy: per-agent opt-outs, audience limits per package, and needs (secret
- * kinds captured for this agent's installation of the package; workspace and browser backends,
- * of which none exists yet) — into `registry.select`, so what is not allowed is never offered.
+ * Reads an agent's offer facts: per-agent opt-outs, audience limits per package, and needs
+ * (secret kinds captured for this agent's installation of each package; workspace and browser
+ * backends, of which none exists yet).
  */
-export async function turnPolicy(
-  mesh: Mesh,
-  agentId: string,
-  audience: Audience,
-): Promise<TurnPolicy> {
-  const [disabled, audiences, configFor] = await Promise.all([
+export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<AgentOfferFacts> {
+  const [disabled, audiences] = await Promise.all([
     listDisabledTools(mesh.db, agentId),
     listPackageAudiences(mesh.db, agentId),
-    agentConfig(mesh, agentId),
   ]);
   const secretKinds = new Map<string, Set<string>>();
   for (const pkg of mesh.catalog.packages) {
@@ -57,13 +55,28 @@ export async function turnPolicy(
     });
     secretKinds.set(id, new Set(held.map((m) => m.kind)));
   }
-  const { registry, withheld } = offerRegistry(mesh.catalog.registry, {
-    audience,
+  return {
     disabledTools: new Set(disabled),
     packageAudiences: audiences,
     secretKinds,
     backends: { workspace: false, browser: false },
-  });
+  };
+}
+
+/**
+ * Computes the turn's policy from the agent's offer facts into `registry.select`, so what is not
+ * allowed is never offered.
+ */
+export async function turnPolicy(
+  mesh: Mesh,
+  agentId: string,
+  audience: Audience,
+): Promise<TurnPolicy> {
+  const [facts, configFor] = await Promise.all([
+    agentOfferFacts(mesh, agentId),
+    agentConfig(mesh, agentId),
+  ]);
+  const { registry, withheld } = offerRegistry(mesh.catalog.registry, { ...facts, audience });
   const offeredPackages = new Set(registry.definitions().map((d) => d.origin.packageId));
   return {
     registry,

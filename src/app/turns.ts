@@ -4,7 +4,12 @@ import { ModelCallError } from '../providers/errors.ts';
 import type { AttemptListener } from '../providers/openai-compatible.ts';
 import { parseScript, scriptedClient } from '../providers/scripted.ts';
 import { getAgent, type AgentRecord } from '../store/agents.ts';
-import { getConversation, getMessage, listMessagesBefore } from '../store/conversations.ts';
+import {
+  type Audience,
+  getConversation,
+  getMessage,
+  listMessagesBefore,
+} from '../store/conversations.ts';
 import { recentActiveMemories } from '../store/memories.ts';
 import { getModelProvider, type ModelProviderRecord } from '../store/model-providers.ts';
 import type { RunRecord, StepRecord } from '../store/runs.ts';
@@ -118,12 +123,19 @@ export interface ChatResult {
  */
 export async function chat(
   mesh: Mesh,
-  input: { agentId: string; conversationId?: string; actor: string; body: string },
+  input: {
+    agentId: string;
+    conversationId?: string;
+    audience?: Audience;
+    actor: string;
+    body: string;
+  },
 ): Promise<ChatResult> {
   const owner = `chat:${process.pid}:${randomUUID().slice(0, 8)}`;
   const { conversation, run } = await receiveMessage(mesh.ledger, {
     agentId: input.agentId,
     ...(input.conversationId ? { conversationId: input.conversationId } : {}),
+    ...(input.audience ? { audience: input.audience } : {}),
     actor: input.actor,
     body: input.body,
     lease: { owner, leaseMs: 120_000 },

@@ -4,7 +4,7 @@ import { currentOperator } from '../app/operator-call.ts';
 import { chat } from '../app/turns.ts';
 import { findAgent } from '../store/agents.ts';
 import { UsageError, type Command } from './command.ts';
-import { runJson } from './runs.ts';
+import { runJson } from '../app/views.ts';
 
 const USAGE = `Usage:
   mesh chat --agent NAME [--conversation ID] [--as ACTOR] [--json] "text"

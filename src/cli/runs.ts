@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { withMesh } from '../app/mesh.ts';
-import type { RunRecord, StepRecord } from '../store/runs.ts';
+import type { StepRecord } from '../store/runs.ts';
+import { runJson } from '../app/views.ts';
 import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
@@ -42,22 +43,6 @@ export function describeStep(step: StepRecord): string {
       return `${head} ${String(never)}`;
     }
   }
-}
-
-/** A run and its steps as JSON for scripts. */
-export function runJson(run: RunRecord, steps: readonly StepRecord[]): Record<string, unknown> {
-  return {
-    run_id: run.id,
-    agent_id: run.agentId,
-    status: run.status,
-    reason: run.reason,
-    usage: run.usage,
-    budget: run.budget,
-    committed_at: run.committedAt,
-    created_at: run.createdAt,
-    finished_at: run.finishedAt,
-    steps,
-  };
 }
 
 async function show(args: readonly string[], io: CliIo): Promise<number> {

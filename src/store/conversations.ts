@@ -97,3 +97,22 @@ export async function listMessages(q: Queryable, conversationId: string): Promis
   );
   return rows;
 }
+
+/** An agent's conversations, newest first, with their message counts. */
+export async function listConversations(
+  q: Queryable,
+  agentId: string,
+  limit = 50,
+): Promise<(ConversationRecord & { messages: number; lastMessageAt: Date | null })[]> {
+  const { rows } = await q.query<
+    ConversationRecord & { messages: number; lastMessageAt: Date | null }
+  >(
+    `select c.id, c.agent_id as "agentId", c.audience, c.title, c.created_at as "createdAt",
+       count(m.id)::int as messages, max(m.created_at) as "lastMessageAt"
+     from conversations c left join messages m on m.conversation_id = c.id
+     where c.agent_id = $1
+     group by c.id order by coalesce(max(m.created_at), c.created_at) desc limit $2`,
+    [agentId, limit],
+  );
+  return rows;
+}

@@ -1,4 +1,12 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { StoreError } from './db.ts';
 
@@ -31,7 +39,7 @@ export function readHomeLock(home: string): HomeLockInfo | undefined {
  * Takes the lock on an embedded data directory: PGlite is single-process, and two processes on one
  * data directory corrupt it. A lock left by a dead process is taken over.
  */
-export function acquireHomeLock(home: string): { release(): void; setUrl(url: string): void } {
+export function acquireHomeLock(home: string): { release(): void } {
   mkdirSync(home, { recursive: true });
   const path = join(home, 'mesh.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -45,11 +53,6 @@ export function acquireHomeLock(home: string): { release(): void; setUrl(url: st
           if (released) return;
           released = true;
           rmSync(path, { force: true });
-        },
-        setUrl(url: string) {
-          const fd2 = openSync(path, 'w', 0o600);
-          writeSync(fd2, JSON.stringify({ pid: process.pid, url }));
-          closeSync(fd2);
         },
       };
     } catch (error) {
@@ -68,4 +71,20 @@ export function acquireHomeLock(home: string): { release(): void; setUrl(url: st
     }
   }
   throw new StoreError('home_locked', `could not lock ${home}`);
+}
+
+/**
+ * Records the URL this process serves in the lock it holds on `home`, so a CLI that finds the
+ * embedded database busy can say where the server is. Does nothing when another process holds it.
+ */
+export function recordServedUrl(home: string, url: string): void {
+  const path = join(home, 'mesh.lock');
+  const holder = readHomeLock(home);
+  if (holder?.pid !== process.pid) return;
+  // Written aside and renamed over the lock, so no reader ever sees a half-written lock.
+  const aside = `${path}.${process.pid}.tmp`;
+  const fd = openSync(aside, 'w', 0o600);
+  writeSync(fd, JSON.stringify({ pid: process.pid, url }));
+  closeSync(fd);
+  renameSync(aside, path);
 }

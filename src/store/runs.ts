@@ -441,3 +441,15 @@ export async function getArtifact(q: Queryable, id: string): Promise<ArtifactRec
   );
   return rows[0];
 }
+
+/** A conversation's runs, oldest first (each turn's run, by its inbound message). */
+export async function listConversationRuns(
+  q: Queryable,
+  conversationId: string,
+): Promise<RunRecord[]> {
+  const { rows } = await q.query<RunRecord>(
+    `select ${RUN_COLUMNS} from runs where conversation_id = $1 order by created_at`,
+    [conversationId],
+  );
+  return rows;
+}

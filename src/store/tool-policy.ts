@@ -12,7 +12,12 @@ export async function listDisabledTools(q: Queryable, agentId: string): Promise<
 }
 
 /** Opts an agent out of a tool, or back in. */
-export async function setToolEnabled(q: Queryable, agentId: string, toolName: string, enabled: boolean): Promise<void> {
+export async function setToolEnabled(
+  q: Queryable,
+  agentId: string,
+  toolName: string,
+  enabled: boolean,
+): Promise<void> {
   await q.query(
     `insert into agent_tools (agent_id, tool_name, enabled) values ($1, $2, $3)
      on conflict (agent_id, tool_name) do update set enabled = excluded.enabled, updated_at = now()`,
@@ -35,7 +40,13 @@ export async function listConfigValues(q: Queryable, agentId: string): Promise<C
 }
 
 /** Stores one already-validated config value. */
-export async function setConfigValue(q: Queryable, agentId: string, packageId: string, key: string, value: JsonValue): Promise<void> {
+export async function setConfigValue(
+  q: Queryable,
+  agentId: string,
+  packageId: string,
+  key: string,
+  value: JsonValue,
+): Promise<void> {
   await q.query(
     `insert into agent_tool_config (agent_id, package_id, key, value) values ($1, $2, $3, $4::jsonb)
      on conflict (agent_id, package_id, key) do update set value = excluded.value, updated_at = now()`,
@@ -43,11 +54,22 @@ export async function setConfigValue(q: Queryable, agentId: string, packageId: s
   );
 }
 
-export async function deleteConfigValue(q: Queryable, agentId: string, packageId: string, key: string): Promise<void> {
-  await q.query(`delete from agent_tool_config where agent_id = $1 and package_id = $2 and key = $3`, [agentId, packageId, key]);
+export async function deleteConfigValue(
+  q: Queryable,
+  agentId: string,
+  packageId: string,
+  key: string,
+): Promise<void> {
+  await q.query(
+    `delete from agent_tool_config where agent_id = $1 and package_id = $2 and key = $3`,
+    [agentId, packageId, key],
+  );
 }
 
-export async function listPackageAudiences(q: Queryable, agentId: string): Promise<Map<string, Audience[]>> {
+export async function listPackageAudiences(
+  q: Queryable,
+  agentId: string,
+): Promise<Map<string, Audience[]>> {
   const { rows } = await q.query<{ packageId: string; audiences: Audience[] }>(
     `select package_id as "packageId", audiences from agent_package_audiences where agent_id = $1`,
     [agentId],
@@ -63,7 +85,10 @@ export async function setPackageAudiences(
   audiences: readonly Audience[] | undefined,
 ): Promise<void> {
   if (audiences === undefined) {
-    await q.query(`delete from agent_package_audiences where agent_id = $1 and package_id = $2`, [agentId, packageId]);
+    await q.query(`delete from agent_package_audiences where agent_id = $1 and package_id = $2`, [
+      agentId,
+      packageId,
+    ]);
     return;
   }
   await q.query(

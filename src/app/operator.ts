@@ -1,0 +1,461 @@
+import { randomUUID } from 'node:crypto';
+import type { ConfigField, ToolPackage } from '../manifest/package-manifest.ts';
+import type { JsonValue } from '../model/json.ts';
+import { validateConfigValue } from '../policy/config-values.ts';
+import { withholdReason } from '../policy/offer.ts';
+import { parseScript, type Script } from '../providers/scripted.ts';
+import type { SecretMetadata } from '../secrets/secret-store.ts';
+import { agentToolOwnerId } from '../secrets/secret-input.ts';
+import { findAgent, insertAgent, type AgentRecord } from '../store/agents.ts';
+import type { Audience } from '../store/conversations.ts';
+import {
+  findModelProvider,
+  insertModelProvider,
+  listModelProviders,
+  type ModelProviderRecord,
+} from '../store/model-providers.ts';
+import {
+  deleteConfigValue,
+  listConfigValues,
+  setConfigValue,
+  setPackageAudiences,
+  setToolEnabled,
+} from '../store/tool-policy.ts';
+import type { Definition } from '../tool/definition.ts';
+import { MeshError } from '../tool/errors.ts';
+import type { Mesh } from './mesh.ts';
+import { agentConfig, agentOfferFacts } from './policy.ts';
+
+/**
+ * The operator's use cases — what the CLI, the JSON API and the web UI all do — over a Mesh.
+ * Each refuses bad input with a MeshError whose message names what was wrong, never a value.
+ */
+
+export const AUDIENCES: readonly Audience[] = ['direct', 'shared'];
+
+/** The agent a name or id names, or a typed refusal. */
+export async function requireAgent(mesh: Mesh, nameOrId: string): Promise<AgentRecord> {
+  const agent = await findAgent(mesh.db, nameOrId);
+  if (!agent) throw new MeshError('agent_not_found', `no agent named ${JSON.stringify(nameOrId)}`);
+  return agent;
+}
+
+/** The installed package with this id, or a typed refusal. */
+export function requirePackage(mesh: Mesh, packageId: string): ToolPackage {
+  const pkg = mesh.catalog.packages.find((p) => p.manifest.package.id === packageId);
+  if (!pkg)
+    throw new MeshError(
+      'package_not_found',
+      `no package ${JSON.stringify(packageId)} is installed`,
+    );
+  return pkg;
+}
+
+/** The built-in tool with this name, or a typed refusal. */
+export function requireTool(mesh: Mesh, name: string): Definition {
+  const definition = mesh.catalog.registry.get(name);
+  if (!definition) throw new MeshError('tool_not_found', `no tool named ${JSON.stringify(name)}`);
+  return definition;
+}
+
+/** A config field as the manifest declares it (a secret field says which kind it holds). */
+export interface ConfigFieldView {
+  readonly key: string;
+  readonly disposition: ConfigField['disposition'];
+  readonly type: ConfigField['type'];
+  readonly description: string;
+  readonly default?: JsonValue;
+  readonly kind?: string;
+}
+
+/** A tool as its manifest declares it. */
+export interface ToolView {
+  readonly name: string;
+  readonly description: string;
+  readonly class: Definition['class'];
+  readonly replay: Definition['replay'];
+  readonly needs: readonly string[];
+  readonly parameters: Definition['tool']['parameters'];
+}
+
+/** A package as its manifest declares it: the whole tools tab is rendered from this. */
+export interface PackageView {
+  readonly id: string;
+  readonly version: string;
+  readonly description: string;
+  readonly config: readonly ConfigFieldView[];
+  readonly tools: readonly ToolView[];
+}
+
+function toolView(d: Definition): ToolView {
+  return {
+    name: d.tool.name,
+    description: d.tool.description,
+    class: d.class,
+    replay: d.replay,
+    needs: [...d.needs],
+    parameters: d.tool.parameters,
+  };
+}
+
+/** Projects a package's manifest; nothing here knows any particular tool. */
+export function packageView(mesh: Mesh, pkg: ToolPackage): PackageView {
+  const id = pkg.manifest.package.id;
+  return {
+    id,
+    version: pkg.manifest.package.version,
+    description: pkg.manifest.package.description,
+    config: pkg.manifest.config.map((f) => ({
+      key: f.key,
+      disposition: f.disposition,
+      type: f.type,
+      description: f.description,
+      ...(f.disposition === 'secret' ? { kind: f.kind } : {}),
+      ...(f.disposition !== 'secret' && f.default !== undefined ? { default: f.default } : {}),
+    })),
+    tools: mesh.catalog.registry
+      .definitions()
+      .filter((d) => d.origin.packageId === id)
+      .map(toolView),
+  };
+}
+
+export function packageViews(mesh: Mesh): PackageView[] {
+  return mesh.catalog.packages.map((p) => packageView(mesh, p));
+}
+
+/** What may be said about an agent's secret slot: presence and version, never the value. */
+export interface SecretSlotView {
+  readonly present: boolean;
+  readonly version?: number;
+  readonly createdAt?: Date;
+}
+
+/** One package as installed for one agent. */
+export interface AgentPackageView extends PackageView {
+  /** Config and public values with defaults filled in; secrets never appear here. */
+  readonly values: Readonly<Record<string, JsonValue>>;
+  /** Keys the agent set explicitly (the rest are defaults). */
+  readonly setKeys: readonly string[];
+  /** Presence of each secret field, by key. */
+  readonly secrets: Readonly<Record<string, SecretSlotView>>;
+  /** Audiences the package is limited to; undefined means every audience. */
+  readonly audiences: readonly Audience[] | undefined;
+  readonly tools: readonly (ToolView & {
+    readonly enabled: boolean;
+    /** Per audience: null when offered, otherwise why not. */
+    readonly offer: Readonly<Record<Audience, string | null>>;
+  })[];
+}
+
+/** Every package as installed for an agent: enablement, values, secret presence, offers. */
+export async function agentPackages(mesh: Mesh, agent: AgentRecord): Promise<AgentPackageView[]> {
+  const [facts, configFor, rows] = await Promise.all([
+    agentOfferFacts(mesh, agent.id),
+    agentConfig(mesh, agent.id),
+    listConfigValues(mesh.db, agent.id),
+  ]);
+  const views: AgentPackageView[] = [];
+  for (const pkg of mesh.catalog.packages) {
+    const base = packageView(mesh, pkg);
+    const held = await mesh.secrets.describe({
+      ownerType: 'agent_tool',
+      ownerId: agentToolOwnerId(agent.id, base.id),
+    });
+    const secrets: Record<string, SecretSlotView> = {};
+    for (const field of pkg.manifest.config) {
+      if (field.disposition !== 'secret') continue;
+      const meta = held.find((m) => m.kind === field.kind);
+      secrets[field.key] = meta
+        ? { present: true, version: meta.version, createdAt: meta.createdAt }
+        : { present: false };
+    }
+    views.push({
+      ...base,
+      values: configFor(base.id),
+      setKeys: rows.filter((r) => r.packageId === base.id).map((r) => r.key),
+      secrets,
+      audiences: facts.packageAudiences.get(base.id),
+      tools: base.tools.map((tool) => {
+        const definition = requireTool(mesh, tool.name);
+        const offer = Object.fromEntries(
+          AUDIENCES.map((audience) => [
+            audience,
+            withholdReason(definition, { ...facts, audience }) ?? null,
+          ]),
+        ) as Record<Audience, string | null>;
+        return { ...tool, enabled: !facts.disabledTools.has(tool.name), offer };
+      }),
+    });
+  }
+  return views;
+}
+
+/** Opts an agent out of a built-in tool, or back in. */
+export async function setAgentToolEnabled(
+  mesh: Mesh,
+  agent: AgentRecord,
+  toolName: string,
+  enabled: boolean,
+): Promise<void> {
+  requireTool(mesh, toolName);
+  await setToolEnabled(mesh.db, agent.id, toolName, enabled);
+}
+
+/** Sets one config or public value, validated against the manifest that declares the key. */
+export async function setAgentConfig(
+  mesh: Mesh,
+  agent: AgentRecord,
+  packageId: string,
+  key: string,
+  value: unknown,
+): Promise<void> {
+  requirePackage(mesh, packageId);
+  const checked = validateConfigValue(mesh.catalog.packages, packageId, key, value);
+  await setConfigValue(mesh.db, agent.id, packageId, key, checked.value);
+}
+
+/** Returns a key to its manifest default. */
+export async function resetAgentConfig(
+  mesh: Mesh,
+  agent: AgentRecord,
+  packageId: string,
+  key: string,
+): Promise<void> {
+  const pkg = requirePackage(mesh, packageId);
+  const field = pkg.manifest.config.find((f) => f.key === key);
+  if (!field || field.disposition === 'secret')
+    throw new MeshError('config_invalid', `${packageId} has no config key ${JSON.stringify(key)}`, {
+      key,
+    });
+  await deleteConfigValue(mesh.db, agent.id, packageId, key);
+}
+
+/**
+ * Turns an operator's text into a config field's type (a form or a command line sends text).
+ * Anything that does not read as the type is passed on as text, to be refused by validation.
+ */
+export function configValueFromText(
+  mesh: Mesh,
+  packageId: string,
+  key: string,
+  raw: string,
+): unknown {
+  const pkg = mesh.catalog.packages.find((p) => p.manifest.package.id === packageId);
+  const type = pkg?.manifest.config.find((f) => f.key === key)?.type;
+  if (type === 'integer' || type === 'number') return raw.trim() === '' ? raw : Number(raw);
+  if (type === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
+  return raw;
+}
+
+function secretField(mesh: Mesh, packageId: string, key: string) {
+  const pkg = requirePackage(mesh, packageId);
+  const field = pkg.manifest.config.find((f) => f.key === key);
+  if (!field || field.disposition !== 'secret') {
+    throw new MeshError(
+      'secret_field_unknown',
+      `${packageId} declares no secret field ${JSON.stringify(key)}`,
+      { key },
+    );
+  }
+  return field;
+}
+
+/** Captures the agent's own credential for a package's secret field. Returns metadata only. */
+export async function captureAgentSecret(
+  mesh: Mesh,
+  agent: AgentRecord,
+  packageId: string,
+  key: string,
+  value: string,
+): Promise<SecretMetadata> {
+  const field = secretField(mesh, packageId, key);
+  return mesh.secrets.capture({
+    ownerType: 'agent_tool',
+    ownerId: agentToolOwnerId(agent.id, packageId),
+    kind: field.kind,
+    value,
+  });
+}
+
+/** Revokes an agent's credential for a package's secret field. */
+export async function retireAgentSecret(
+  mesh: Mesh,
+  agent: AgentRecord,
+  packageId: string,
+  key: string,
+): Promise<boolean> {
+  const field = secretField(mesh, packageId, key);
+  return mesh.secrets.retire(
+    { ownerType: 'agent_tool', ownerId: agentToolOwnerId(agent.id, packageId) },
+    field.kind,
+  );
+}
+
+/** Limits a package to some audiences for an agent; undefined lifts the limit. */
+export async function setAgentAudiences(
+  mesh: Mesh,
+  agent: AgentRecord,
+  packageId: string,
+  audiences: readonly string[] | undefined,
+): Promise<void> {
+  requirePackage(mesh, packageId);
+  if (audiences !== undefined) {
+    const unknown = audiences.filter((a) => !AUDIENCES.includes(a as Audience));
+    if (unknown.length > 0)
+      throw new MeshError(
+        'invalid_audience',
+        `audiences are ${AUDIENCES.join(' and ')}; ${unknown.length} given value(s) are neither`,
+      );
+  }
+  await setPackageAudiences(
+    mesh.db,
+    agent.id,
+    packageId,
+    audiences === undefined ? undefined : [...new Set(audiences as Audience[])],
+  );
+}
+
+/** Creates an agent, optionally bound to a model provider and model. */
+export async function createAgent(
+  mesh: Mesh,
+  input: { name: string; provider?: string; model?: string; persona?: string | null },
+): Promise<AgentRecord> {
+  if ((input.provider === undefined) !== (input.model === undefined))
+    throw new MeshError('invalid_agent', 'a provider and a model go together');
+  let providerId: string | null = null;
+  if (input.provider !== undefined) {
+    const provider = await findModelProvider(mesh.db, input.provider);
+    if (!provider)
+      throw new MeshError(
+        'provider_not_found',
+        `no model provider named ${JSON.stringify(input.provider)}`,
+      );
+    providerId = provider.id;
+  }
+  return insertAgent(mesh.db, {
+    id: randomUUID(),
+    name: input.name,
+    persona: input.persona ?? null,
+    modelProviderId: providerId,
+    model: input.model ?? null,
+  });
+}
+
+export const PROVIDER_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** A model provider to add: an OpenAI-compatible endpoint with its key, or a script. */
+export type NewProvider =
+  | {
+      readonly name: string;
+      readonly kind: 'openai_compatible';
+      readonly baseUrl: string;
+      readonly apiKey: string;
+      readonly contextTokens?: number;
+    }
+  | {
+      readonly name: string;
+      readonly kind: 'scripted';
+      readonly script: unknown;
+      readonly contextTokens?: number;
+    };
+
+/** Adds a model provider; an API key is captured as the provider's secret, never stored plain. */
+export async function addModelProvider(
+  mesh: Mesh,
+  input: NewProvider,
+): Promise<ModelProviderRecord> {
+  if (!PROVIDER_NAME_PATTERN.test(input.name))
+    throw new MeshError(
+      'invalid_provider',
+      'a provider name is 1-63 lowercase letters, digits, "-" or "_"',
+    );
+  if (
+    input.contextTokens !== undefined &&
+    (!Number.isSafeInteger(input.contextTokens) || input.contextTokens < 1000)
+  )
+    throw new MeshError('invalid_provider', 'context tokens must be an integer of at least 1000');
+  let script: Script | null = null;
+  let baseUrl: string | null = null;
+  if (input.kind === 'scripted') {
+    script = parseScript(input.script);
+  } else {
+    let url: URL;
+    try {
+      url = new URL(input.baseUrl);
+    } catch {
+      throw new MeshError('invalid_provider', 'the base URL is not a URL');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new MeshError('invalid_provider', 'the base URL must be http(s)');
+    if (url.username || url.password)
+      throw new MeshError(
+        'invalid_provider',
+        'the base URL must not carry credentials; give the API key separately',
+      );
+    if (input.apiKey.trim() === '') throw new MeshError('invalid_provider', 'the API key is empty');
+    baseUrl = url.toString();
+  }
+  const provider = await insertModelProvider(mesh.db, {
+    id: randomUUID(),
+    name: input.name,
+    kind: input.kind,
+    baseUrl,
+    script: script as never,
+    ...(input.contextTokens ? { contextTokens: input.contextTokens } : {}),
+  });
+  if (input.kind === 'openai_compatible') {
+    await mesh.secrets.capture({
+      ownerType: 'model_provider',
+      ownerId: provider.id,
+      kind: 'api_key',
+      value: input.apiKey.trim(),
+    });
+  }
+  return provider;
+}
+
+/** Rotates a provider's API key (write-only). */
+export async function setProviderKey(
+  mesh: Mesh,
+  nameOrId: string,
+  apiKey: string,
+): Promise<SecretMetadata> {
+  const provider = await findModelProvider(mesh.db, nameOrId);
+  if (!provider)
+    throw new MeshError(
+      'provider_not_found',
+      `no model provider named ${JSON.stringify(nameOrId)}`,
+    );
+  if (provider.kind !== 'openai_compatible')
+    throw new MeshError('invalid_provider', `${provider.name} is scripted and takes no API key`);
+  if (apiKey.trim() === '') throw new MeshError('invalid_provider', 'the API key is empty');
+  return mesh.secrets.capture({
+    ownerType: 'model_provider',
+    ownerId: provider.id,
+    kind: 'api_key',
+    value: apiKey.trim(),
+  });
+}
+
+/** Providers with whether their key is present (never the key). */
+export async function describeProviders(
+  mesh: Mesh,
+): Promise<(ModelProviderRecord & { apiKey: SecretSlotView | null })[]> {
+  const providers = await listModelProviders(mesh.db);
+  return Promise.all(
+    providers.map(async (p) => {
+      if (p.kind !== 'openai_compatible') return { ...p, apiKey: null };
+      const meta = await mesh.secrets.describeOne(
+        { ownerType: 'model_provider', ownerId: p.id },
+        'api_key',
+      );
+      return {
+        ...p,
+        apiKey: meta
+          ? { present: true, version: meta.version, createdAt: meta.createdAt }
+          : { present: false },
+      };
+    }),
+  );
+}

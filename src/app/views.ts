@@ -1,0 +1,105 @@
+import type { AgentRecord } from '../store/agents.ts';
+import type { ConversationRecord, MessageRecord } from '../store/conversations.ts';
+import type { ModelProviderRecord } from '../store/model-providers.ts';
+import type { RunRecord, StepRecord } from '../store/runs.ts';
+import type { AgentPackageView, SecretSlotView } from './operator.ts';
+
+/**
+ * The JSON shapes operators read (API responses and `--json` output), built field by field so
+ * no column rides along unannounced. Secrets appear only as presence.
+ */
+
+export function agentJson(a: AgentRecord): Record<string, unknown> {
+  return {
+    id: a.id,
+    name: a.name,
+    persona: a.persona,
+    model_provider_id: a.modelProviderId,
+    model: a.model,
+    created_at: a.createdAt,
+  };
+}
+
+export function secretSlotJson(s: SecretSlotView): Record<string, unknown> {
+  return s.present
+    ? { present: true, version: s.version, created_at: s.createdAt }
+    : { present: false };
+}
+
+export function providerJson(
+  p: ModelProviderRecord & { apiKey: SecretSlotView | null },
+): Record<string, unknown> {
+  return {
+    id: p.id,
+    name: p.name,
+    kind: p.kind,
+    base_url: p.baseUrl,
+    context_tokens: p.contextTokens,
+    max_output_tokens: p.maxOutputTokens,
+    api_key: p.apiKey ? secretSlotJson(p.apiKey) : null,
+    created_at: p.createdAt,
+  };
+}
+
+export function agentPackageJson(p: AgentPackageView): Record<string, unknown> {
+  return {
+    id: p.id,
+    version: p.version,
+    description: p.description,
+    config: p.config,
+    values: p.values,
+    set_keys: p.setKeys,
+    secrets: Object.fromEntries(
+      Object.entries(p.secrets).map(([key, slot]) => [key, secretSlotJson(slot)]),
+    ),
+    audiences: p.audiences ?? null,
+    tools: p.tools,
+  };
+}
+
+export function conversationJson(
+  c: ConversationRecord & { messages?: number; lastMessageAt?: Date | null },
+): Record<string, unknown> {
+  return {
+    id: c.id,
+    agent_id: c.agentId,
+    audience: c.audience,
+    title: c.title,
+    created_at: c.createdAt,
+    ...(c.messages === undefined ? {} : { messages: c.messages }),
+    ...(c.lastMessageAt === undefined ? {} : { last_message_at: c.lastMessageAt }),
+  };
+}
+
+export function messageJson(m: MessageRecord): Record<string, unknown> {
+  return {
+    id: m.id,
+    conversation_id: m.conversationId,
+    direction: m.direction,
+    actor: m.actor,
+    body: m.body,
+    created_at: m.createdAt,
+  };
+}
+
+export function runSummaryJson(run: RunRecord): Record<string, unknown> {
+  return {
+    run_id: run.id,
+    agent_id: run.agentId,
+    conversation_id: run.conversationId,
+    inbound_message_id: run.inboundMessageId,
+    kind: run.kind,
+    status: run.status,
+    reason: run.reason,
+    usage: run.usage,
+    budget: run.budget,
+    committed_at: run.committedAt,
+    created_at: run.createdAt,
+    finished_at: run.finishedAt,
+  };
+}
+
+/** A run and its steps as JSON for scripts and the API. */
+export function runJson(run: RunRecord, steps: readonly StepRecord[]): Record<string, unknown> {
+  return { ...runSummaryJson(run), steps };
+}
