@@ -1,0 +1,324 @@
+import type { Mesh } from '../../app/mesh.ts';
+import {
+  addModelProvider,
+  agentPackages,
+  captureAgentSecret,
+  configValueFromText,
+  createAgent,
+  describeProviders,
+  packageViews,
+  requireAgent,
+  retireAgentSecret,
+  setAgentAudiences,
+  setAgentConfig,
+  setAgentToolEnabled,
+  setProviderKey,
+} from '../../app/operator.ts';
+import { chat } from '../../app/turns.ts';
+import { getAgent, listAgents } from '../../store/agents.ts';
+import {
+  getConversation,
+  listConversations,
+  listMessages,
+  type Audience,
+} from '../../store/conversations.ts';
+import { listModelProviders } from '../../store/model-providers.ts';
+import { listConversationRuns, listRuns } from '../../store/runs.ts';
+import { isMeshError, MeshError } from '../../tool/errors.ts';
+import type { Method, RoutePattern } from '../router.ts';
+import {
+  agentsPage,
+  chatPage,
+  packagesPage,
+  providersPage,
+  runPage,
+  runsPage,
+  toolsPage,
+  type PageSession,
+} from './pages.ts';
+
+/** A one-shot notice shown on the next page (carried in a short-lived cookie). */
+export interface Flash {
+  readonly kind: 'ok' | 'error';
+  readonly text: string;
+}
+
+/** What a page handler gets: the signed-in operator's session and the request's parts. */
+export interface UiCall {
+  readonly mesh: Mesh;
+  readonly session: PageSession & { readonly actor: string };
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** The posted form (POST routes only; its CSRF token is already checked). */
+  readonly form: URLSearchParams;
+}
+
+export type UiResult =
+  | { readonly page: string; readonly status?: number }
+  | { readonly redirect: string; readonly flash?: Flash };
+
+export interface UiRoute extends RoutePattern {
+  readonly method: Extract<Method, 'GET' | 'POST'>;
+  handle(call: UiCall): Promise<UiResult>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function agentPath(name: string, tab: string): string {
+  return `/agents/${encodeURIComponent(name)}/${tab}`;
+}
+
+/**
+ * A form post: does the work, then sends the browser back where it came from with a notice.
+ * A refusal (always value-free) becomes the notice instead of an error page, losing nothing.
+ */
+function post(
+  path: string,
+  back: (call: UiCall) => string,
+  work: (call: UiCall) => Promise<{ text: string; to?: string }>,
+): UiRoute {
+  return {
+    method: 'POST',
+    path,
+    async handle(call) {
+      try {
+        const done = await work(call);
+        return { redirect: done.to ?? back(call), flash: { kind: 'ok', text: done.text } };
+      } catch (error) {
+        const flashable =
+          isMeshError(error) && error.code !== 'agent_not_found' && error.code !== 'database_error';
+        if (!flashable) throw error;
+        return { redirect: back(call), flash: { kind: 'error', text: error.message } };
+      }
+    },
+  };
+}
+
+function field(form: URLSearchParams, name: string): string {
+  return form.get(name) ?? '';
+}
+
+const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
+
+/** Every page and form handler of the web UI (login and assets are served before these). */
+export const uiRoutes: readonly UiRoute[] = [
+  { method: 'GET', path: '/', handle: async () => ({ redirect: '/agents' }) },
+  {
+    method: 'GET',
+    path: '/agents',
+    handle: async ({ mesh, session }) => ({
+      page: agentsPage(session, await listAgents(mesh.db), await listModelProviders(mesh.db)),
+    }),
+  },
+  post(
+    '/agents',
+    () => '/agents',
+    async ({ mesh, form }) => {
+      const provider = field(form, 'provider');
+      const model = field(form, 'model').trim();
+      const persona = field(form, 'persona').trim();
+      const agent = await createAgent(mesh, {
+        name: field(form, 'name').trim(),
+        ...(provider ? { provider } : {}),
+        ...(model ? { model } : {}),
+        persona: persona === '' ? null : persona,
+      });
+      return { text: `Created agent ${agent.name}.`, to: agentPath(agent.name, 'tools') };
+    },
+  ),
+  {
+    method: 'GET',
+    path: '/agents/{agent}',
+    handle: async ({ params }) => ({ redirect: agentPath(params['agent'] ?? '', 'tools') }),
+  },
+  {
+    method: 'GET',
+    path: '/agents/{agent}/tools',
+    handle: async ({ mesh, session, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      return { page: toolsPage(session, agent, await agentPackages(mesh, agent)) };
+    },
+  },
+  post('/agents/{agent}/tools/{tool}', toolsBack, async ({ mesh, params, form }) => {
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    const enabled = field(form, 'enabled') === 'true';
+    await setAgentToolEnabled(mesh, agent, params['tool'] ?? '', enabled);
+    return { text: `${params['tool']} is ${enabled ? 'enabled' : 'disabled'} for ${agent.name}.` };
+  }),
+  post('/agents/{agent}/packages/{package}/config/{key}', toolsBack, async (call) => {
+    const { mesh, params, form } = call;
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    const pkg = params['package'] ?? '';
+    const key = params['key'] ?? '';
+    await setAgentConfig(
+      mesh,
+      agent,
+      pkg,
+      key,
+      configValueFromText(mesh, pkg, key, field(form, 'value')),
+    );
+    return { text: `Saved ${key}.` };
+  }),
+  post(
+    '/agents/{agent}/packages/{package}/secrets/{key}',
+    toolsBack,
+    async ({ mesh, params, form }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const meta = await captureAgentSecret(
+        mesh,
+        agent,
+        params['package'] ?? '',
+        params['key'] ?? '',
+        field(form, 'value'),
+      );
+      return { text: `Captured ${params['key']} (version ${meta.version}).` };
+    },
+  ),
+  post(
+    '/agents/{agent}/packages/{package}/secrets/{key}/revoke',
+    toolsBack,
+    async ({ mesh, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      await retireAgentSecret(mesh, agent, params['package'] ?? '', params['key'] ?? '');
+      return { text: `Revoked ${params['key']}.` };
+    },
+  ),
+  post(
+    '/agents/{agent}/packages/{package}/audiences',
+    toolsBack,
+    async ({ mesh, params, form }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const chosen = form.getAll('audience');
+      // Both boxes ticked is no limit at all; the stored form of "everywhere" is no row.
+      const all = chosen.includes('direct') && chosen.includes('shared');
+      await setAgentAudiences(mesh, agent, params['package'] ?? '', all ? undefined : chosen);
+      return { text: `Saved audiences for ${params['package']}.` };
+    },
+  ),
+  {
+    method: 'GET',
+    path: '/agents/{agent}/chat',
+    handle: async ({ mesh, session, params, query }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const id = query.get('conversation');
+      let current;
+      if (id !== null) {
+        const conversation = UUID.test(id) ? await getConversation(mesh.db, id) : undefined;
+        if (!conversation || conversation.agentId !== agent.id)
+          throw new MeshError(
+            'conversation_not_found',
+            'no conversation with that id for this agent',
+          );
+        const [messages, runs] = await Promise.all([
+          listMessages(mesh.db, conversation.id),
+          listConversationRuns(mesh.db, conversation.id),
+        ]);
+        current = { conversation, messages, runs };
+      }
+      return {
+        page: chatPage(session, agent, await listConversations(mesh.db, agent.id), current),
+      };
+    },
+  },
+  post(
+    '/agents/{agent}/chat',
+    (call) => {
+      const conversation = field(call.form, 'conversation');
+      return `${agentPath(call.params['agent'] ?? '', 'chat')}${conversation ? `?conversation=${encodeURIComponent(conversation)}` : ''}`;
+    },
+    async ({ mesh, params, form, session }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const conversation = field(form, 'conversation');
+      const audience = field(form, 'audience');
+      if (conversation && !UUID.test(conversation))
+        throw new MeshError('conversation_not_found', 'no conversation with that id');
+      const result = await chat(mesh, {
+        agentId: agent.id,
+        ...(conversation ? { conversationId: conversation } : {}),
+        ...(audience === 'shared' || audience === 'direct'
+          ? { audience: audience satisfies Audience }
+          : {}),
+        actor: session.actor,
+        body: field(form, 'body'),
+      });
+      return {
+        text:
+          result.status === 'succeeded'
+            ? 'Sent.'
+            : `The turn ended ${result.status}: ${result.reason ?? ''}`,
+        to: `${agentPath(agent.name, 'chat')}?conversation=${result.conversationId}`,
+      };
+    },
+  ),
+  {
+    method: 'GET',
+    path: '/agents/{agent}/runs',
+    handle: async ({ mesh, session, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      return {
+        page: runsPage(session, agent, await listRuns(mesh.db, { agentId: agent.id, limit: 100 })),
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{run}',
+    handle: async ({ mesh, session, params }) => {
+      const id = params['run'] ?? '';
+      const run = UUID.test(id) ? await mesh.ledger.run(id) : undefined;
+      if (!run) throw new MeshError('run_not_found', 'no run with that id');
+      const [agent, steps] = await Promise.all([
+        getAgent(mesh.db, run.agentId),
+        mesh.ledger.steps(run.id),
+      ]);
+      return { page: runPage(session, agent, run, steps) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/providers',
+    handle: async ({ mesh, session }) => ({
+      page: providersPage(session, await describeProviders(mesh)),
+    }),
+  },
+  post(
+    '/providers',
+    () => '/providers',
+    async ({ mesh, form }) => {
+      const name = field(form, 'name').trim();
+      const contextText = field(form, 'context_tokens').trim();
+      const contextTokens = contextText === '' ? undefined : Number(contextText);
+      if (field(form, 'kind') === 'scripted') {
+        let script: unknown;
+        try {
+          script = JSON.parse(field(form, 'script'));
+        } catch {
+          throw new MeshError('invalid_script', 'the script is not valid JSON');
+        }
+        await addModelProvider(mesh, { name, kind: 'scripted', script });
+      } else {
+        await addModelProvider(mesh, {
+          name,
+          kind: 'openai_compatible',
+          baseUrl: field(form, 'base_url').trim(),
+          apiKey: field(form, 'api_key'),
+          ...(contextTokens === undefined ? {} : { contextTokens }),
+        });
+      }
+      return { text: `Added provider ${name}.` };
+    },
+  ),
+  post(
+    '/providers/{provider}/api-key',
+    () => '/providers',
+    async ({ mesh, params, form }) => {
+      const meta = await setProviderKey(mesh, params['provider'] ?? '', field(form, 'value'));
+      return { text: `Replaced the API key of ${params['provider']} (version ${meta.version}).` };
+    },
+  ),
+  {
+    method: 'GET',
+    path: '/packages',
+    handle: async ({ mesh, session }) => ({ page: packagesPage(session, packageViews(mesh)) }),
+  },
+];
