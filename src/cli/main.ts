@@ -8,6 +8,8 @@ import { providersCommand } from './providers.ts';
 import { runsCommand } from './runs.ts';
 import { migrateCommand } from './migrate.ts';
 import { toolsCommand } from './tools.ts';
+import { serveCommand } from './serve.ts';
+import { tokensCommand } from './tokens.ts';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -18,6 +20,7 @@ function version(): string {
 
 /** Every subcommand, in the order `mesh --help` lists them. */
 export const commands: readonly Command[] = [
+  serveCommand,
   agentsCommand,
   providersCommand,
   chatCommand,
@@ -25,6 +28,7 @@ export const commands: readonly Command[] = [
   toolsCommand,
   configCommand,
   secretsCommand,
+  tokensCommand,
   migrateCommand,
 ];
 
