@@ -1,0 +1,109 @@
+import { catalog as firstParty } from '../../src/generated/catalog.ts';
+import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import { ensureFirstOperatorToken } from '../../src/app/operator-auth.ts';
+import type { Catalog } from '../../src/manifest/catalog.ts';
+import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
+import type { Db } from '../../src/store/db.ts';
+import type { ToolHandler } from '../../src/tool/definition.ts';
+import { startServer, type MeshServer } from '../../src/server/server.ts';
+import { trackerCatalog } from './catalog.ts';
+import { testInstanceKey } from './turn.ts';
+
+/**
+ * The first-party packages plus the example tracker (which has secret, config and public fields),
+ * with any tracker handler replaced by the given functions.
+ */
+export function serverCatalog(
+  trackerHandlers: Readonly<Record<string, ToolHandler>> = {},
+): Catalog {
+  const tracker = trackerCatalog();
+  return {
+    packages: [...firstParty.packages, ...tracker.packages],
+    handlers: [
+      ...firstParty.handlers,
+      ...tracker.handlers.map((h) => ({ ...h, fn: trackerHandlers[h.name] ?? h.fn })),
+    ],
+    hooks: [...firstParty.hooks, ...tracker.hooks],
+  };
+}
+
+/** An HTTP exchange as the test client saw it. */
+export interface Exchange {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly json: unknown;
+}
+
+/** A Mesh served over loopback, with everything it said recorded for leak checks. */
+export interface TestServer {
+  readonly mesh: Mesh;
+  readonly url: string;
+  /** The operator token created on first start. */
+  readonly token: string;
+  /** Every line the server logged. */
+  readonly logs: string[];
+  /** Every response body the test client received. */
+  readonly bodies: string[];
+  /** Calls the JSON API with the operator token (or the one given; null sends none). */
+  api(
+    method: string,
+    path: string,
+    body?: unknown,
+    options?: { token?: string | null; headers?: Record<string, string>; raw?: string },
+  ): Promise<Exchange>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(
+  db: Db,
+  options: { catalog?: Catalog } = {},
+): Promise<TestServer> {
+  const mesh = assembleMesh(db, testInstanceKey(), {
+    catalog: loadCatalog(options.catalog ?? serverCatalog()),
+    modelRetry: { baseDelayMs: 1, maxDelayMs: 5 },
+  });
+  const first = await ensureFirstOperatorToken(db);
+  if (!first) throw new Error('the test database already had an operator token');
+  const logs: string[] = [];
+  const bodies: string[] = [];
+  const server: MeshServer = await startServer(mesh, {
+    host: '127.0.0.1',
+    port: 0,
+    log: (line) => logs.push(line),
+    version: 'test',
+  });
+  const base = server.url.replace(/\/$/, '');
+  return {
+    mesh,
+    url: server.url,
+    token: first.token,
+    logs,
+    bodies,
+    async api(method, path, body, opts = {}) {
+      const token = opts.token === undefined ? first.token : opts.token;
+      const headers: Record<string, string> = { ...opts.headers };
+      if (token !== null) headers['authorization'] = `Bearer ${token}`;
+      let payload: string | undefined = opts.raw;
+      if (body !== undefined) {
+        payload = JSON.stringify(body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(base + path, {
+        method,
+        headers,
+        ...(payload === undefined ? {} : { body: payload }),
+      });
+      const text = await res.text();
+      bodies.push(text);
+      let json: unknown;
+      try {
+        json = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, text, json };
+    },
+    close: () => server.close(),
+  };
+}
