@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { findModelProvider } from '../store/model-providers.ts';
 import { withMesh } from '../app/mesh.ts';
-import { insertAgent, listAgents } from '../store/agents.ts';
+import { createAgent } from '../app/operator.ts';
+import { listAgents } from '../store/agents.ts';
 import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
@@ -35,23 +34,11 @@ async function create(args: readonly string[], io: CliIo): Promise<number> {
     }
   }
   return withMesh(async (mesh) => {
-    let providerId: string | null = null;
-    if (values.provider !== undefined) {
-      const provider = await findModelProvider(mesh.db, values.provider);
-      if (!provider) {
-        io.err(
-          `mesh agents create: no model provider named ${JSON.stringify(values.provider)}; see mesh providers list`,
-        );
-        return 1;
-      }
-      providerId = provider.id;
-    }
-    const agent = await insertAgent(mesh.db, {
-      id: randomUUID(),
+    const agent = await createAgent(mesh, {
       name,
+      ...(values.provider === undefined ? {} : { provider: values.provider }),
+      ...(values.model === undefined ? {} : { model: values.model }),
       persona,
-      modelProviderId: providerId,
-      model: values.model ?? null,
     });
     io.out(
       `Created agent ${agent.name} (${agent.id})${values.model ? ` using ${values.provider} / ${values.model}` : ''}.`,

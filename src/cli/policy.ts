@@ -1,29 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { withMesh, type Mesh } from '../app/mesh.ts';
+import {
+  agentPackages,
+  captureAgentSecret,
+  configValueFromText,
+  requireAgent,
+  setAgentConfig,
+  setAgentToolEnabled,
+} from '../app/operator.ts';
 import { agentConfig } from '../app/policy.ts';
-import type { ConfigValue } from '../manifest/package-manifest.ts';
-import { validateConfigValue } from '../policy/config-values.ts';
-import { agentToolOwnerId } from '../secrets/secret-input.ts';
-import { findAgent, type AgentRecord } from '../store/agents.ts';
-import { setConfigValue, setToolEnabled } from '../store/tool-policy.ts';
-import { MeshError } from '../tool/errors.ts';
-import { commandGroup, UsageError, type CliIo, type Command, type Subcommand } from './command.ts';
+import type { AgentRecord } from '../store/agents.ts';
+import { commandGroup, UsageError, type Command, type Subcommand } from './command.ts';
 
 async function withAgent(
   name: string | undefined,
-  io: CliIo,
   fn: (mesh: Mesh, agent: AgentRecord) => Promise<number>,
 ): Promise<number> {
   if (!name) throw new UsageError('--agent is required');
-  return withMesh(async (mesh) => {
-    const agent = await findAgent(mesh.db, name);
-    if (!agent) {
-      io.err(`no agent named ${JSON.stringify(name)}`);
-      return 1;
-    }
-    return await fn(mesh, agent);
-  });
+  return withMesh(async (mesh) => fn(mesh, await requireAgent(mesh, name)));
 }
 
 /** `mesh tools enable|disable NAME --agent A`: per-agent opt-outs of built-in tools. */
@@ -36,22 +31,12 @@ export function toolSwitch(enabled: boolean): Subcommand {
     });
     const name = positionals[0];
     if (!name || positionals.length > 1) throw new UsageError('name exactly one tool');
-    return withAgent(values.agent, io, async (mesh, agent) => {
-      if (!mesh.catalog.registry.get(name)) {
-        io.err(`no tool named ${JSON.stringify(name)}; see mesh tools list`);
-        return 1;
-      }
-      await setToolEnabled(mesh.db, agent.id, name, enabled);
+    return withAgent(values.agent, async (mesh, agent) => {
+      await setAgentToolEnabled(mesh, agent, name, enabled);
       io.out(`${name} is ${enabled ? 'enabled' : 'disabled'} for ${agent.name}.`);
       return 0;
     });
   };
-}
-
-function parseValue(type: string | undefined, raw: string): unknown {
-  if (type === 'integer' || type === 'number') return raw.trim() === '' ? raw : Number(raw);
-  if (type === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
-  return raw;
 }
 
 const CONFIG_USAGE = `Usage:
@@ -68,16 +53,15 @@ const configSet: Subcommand = async (args, io) => {
   if (!values.package) throw new UsageError('--package is required');
   if (key === undefined || raw === undefined || positionals.length > 2)
     throw new UsageError('give KEY and VALUE');
-  return withAgent(values.agent, io, async (mesh, agent) => {
-    const pkg = mesh.catalog.packages.find((p) => p.manifest.package.id === values.package);
-    const type = pkg?.manifest.config.find((f) => f.key === key)?.type;
-    const { value } = validateConfigValue(
-      mesh.catalog.packages,
-      values.package ?? '',
+  return withAgent(values.agent, async (mesh, agent) => {
+    const packageId = values.package ?? '';
+    await setAgentConfig(
+      mesh,
+      agent,
+      packageId,
       key,
-      parseValue(type, raw),
+      configValueFromText(mesh, packageId, key, raw),
     );
-    await setConfigValue(mesh.db, agent.id, values.package ?? '', key, value satisfies ConfigValue);
     io.out(`Set ${values.package} ${key} for ${agent.name}.`);
     return 0;
   });
@@ -88,7 +72,7 @@ const configList: Subcommand = async (args, io) => {
     args: [...args],
     options: { agent: { type: 'string' }, json: { type: 'boolean', default: false } },
   });
-  return withAgent(values.agent, io, async (mesh, agent) => {
+  return withAgent(values.agent, async (mesh, agent) => {
     const configFor = await agentConfig(mesh, agent.id);
     const all = Object.fromEntries(
       mesh.catalog.packages.map((p) => [p.manifest.package.id, configFor(p.manifest.package.id)]),
@@ -124,22 +108,15 @@ const secretsSet: Subcommand = async (args, io) => {
   } catch {
     throw new UsageError(`cannot read the value file ${values['value-file']}`);
   }
-  return withAgent(values.agent, io, async (mesh, agent) => {
-    const pkg = mesh.catalog.packages.find((p) => p.manifest.package.id === values.package);
-    const field = pkg?.manifest.config.find((f) => f.key === values.key);
-    if (!pkg || !field || field.disposition !== 'secret') {
-      throw new MeshError(
-        'secret_field_unknown',
-        `${values.package ?? '?'} declares no secret field ${JSON.stringify(values.key)}`,
-      );
-    }
-    const meta = await mesh.secrets.capture({
-      ownerType: 'agent_tool',
-      ownerId: agentToolOwnerId(agent.id, pkg.manifest.package.id),
-      kind: field.kind,
+  return withAgent(values.agent, async (mesh, agent) => {
+    const meta = await captureAgentSecret(
+      mesh,
+      agent,
+      values.package ?? '',
+      values.key ?? '',
       value,
-    });
-    io.out(`Captured ${field.kind} for ${agent.name} (version ${meta.version}).`);
+    );
+    io.out(`Captured ${meta.kind} for ${agent.name} (version ${meta.version}).`);
     return 0;
   });
 };
@@ -149,21 +126,23 @@ const secretsList: Subcommand = async (args, io) => {
     args: [...args],
     options: { agent: { type: 'string' }, json: { type: 'boolean', default: false } },
   });
-  return withAgent(values.agent, io, async (mesh, agent) => {
-    const rows = [];
-    for (const pkg of mesh.catalog.packages) {
-      const held = await mesh.secrets.describe({
-        ownerType: 'agent_tool',
-        ownerId: agentToolOwnerId(agent.id, pkg.manifest.package.id),
-      });
-      for (const m of held)
-        rows.push({
-          package: pkg.manifest.package.id,
-          kind: m.kind,
-          version: m.version,
-          created_at: m.createdAt,
-        });
-    }
+  return withAgent(values.agent, async (mesh, agent) => {
+    const rows = (await agentPackages(mesh, agent)).flatMap((pkg) =>
+      pkg.config.flatMap((field) => {
+        const slot = pkg.secrets[field.key];
+        return slot?.present && slot.createdAt
+          ? [
+              {
+                package: pkg.id,
+                key: field.key,
+                kind: field.kind ?? '',
+                version: slot.version ?? 0,
+                created_at: slot.createdAt,
+              },
+            ]
+          : [];
+      }),
+    );
     if (values.json) io.out(JSON.stringify(rows, null, 2));
     else if (rows.length === 0) io.out(`No secrets captured for ${agent.name}.`);
     else

@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { withMesh } from '../app/mesh.ts';
-import { parseScript } from '../providers/scripted.ts';
-import { insertModelProvider, listModelProviders } from '../store/model-providers.ts';
+import { addModelProvider, describeProviders } from '../app/operator.ts';
 import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
@@ -36,70 +34,49 @@ async function add(args: readonly string[], io: CliIo): Promise<number> {
     },
   });
   if (!values.name) throw new UsageError('--name is required');
-  if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(values.name)) {
-    throw new UsageError('a provider name is 1-63 lowercase letters, digits, "-" or "_"');
-  }
   const scripted = values.scripted !== undefined;
   if (scripted === (values['base-url'] !== undefined))
     throw new UsageError('give either --base-url or --scripted');
   const contextTokens =
     values['context-tokens'] === undefined ? undefined : Number(values['context-tokens']);
-  if (
-    contextTokens !== undefined &&
-    (!Number.isSafeInteger(contextTokens) || contextTokens < 1000)
-  ) {
-    throw new UsageError('--context-tokens must be an integer of at least 1000');
-  }
-  let script = null;
-  let baseUrl: string | null = null;
+  let script: unknown = null;
   let apiKey: string | undefined;
   if (scripted) {
-    const text = readFileOrRefuse(values.scripted ?? '', 'script');
     try {
-      script = parseScript(JSON.parse(text));
+      script = JSON.parse(readFileOrRefuse(values.scripted ?? '', 'script'));
     } catch (error) {
-      throw new UsageError(
-        error instanceof SyntaxError
-          ? 'the script file is not valid JSON'
-          : (error as Error).message,
-      );
+      if (error instanceof SyntaxError) throw new UsageError('the script file is not valid JSON');
+      throw error;
     }
   } else {
-    baseUrl = values['base-url'] ?? null;
-    try {
-      const url = new URL(baseUrl ?? '');
-      if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('scheme');
-    } catch {
-      throw new UsageError('--base-url must be an http(s) URL');
-    }
     if (!values['api-key-file']) throw new UsageError('--api-key-file is required with --base-url');
     apiKey = readFileOrRefuse(values['api-key-file'], 'API key').trim();
     if (apiKey === '') throw new UsageError('the API key file is empty');
   }
+  const baseUrl = values['base-url'];
   return withMesh(async (mesh) => {
-    const provider = await mesh.db.transaction(async (tx) =>
-      insertModelProvider(tx, {
-        id: randomUUID(),
-        name: values.name ?? '',
-        kind: scripted ? 'scripted' : 'openai_compatible',
-        baseUrl,
-        script: script as never,
-        ...(contextTokens ? { contextTokens } : {}),
-      }),
+    const provider = await addModelProvider(
+      mesh,
+      scripted
+        ? {
+            name: values.name ?? '',
+            kind: 'scripted',
+            script,
+            ...(contextTokens === undefined ? {} : { contextTokens }),
+          }
+        : {
+            name: values.name ?? '',
+            kind: 'openai_compatible',
+            baseUrl: baseUrl ?? '',
+            apiKey: apiKey ?? '',
+            ...(contextTokens === undefined ? {} : { contextTokens }),
+          },
     );
-    if (apiKey !== undefined) {
-      const meta = await mesh.secrets.capture({
-        ownerType: 'model_provider',
-        ownerId: provider.id,
-        kind: 'api_key',
-        value: apiKey,
-      });
-      io.out(
-        `Added provider ${provider.name} (${provider.kind}); its API key is stored encrypted (version ${meta.version}).`,
-      );
-    } else {
-      io.out(`Added provider ${provider.name} (${provider.kind}).`);
-    }
+    io.out(
+      apiKey === undefined
+        ? `Added provider ${provider.name} (${provider.kind}).`
+        : `Added provider ${provider.name} (${provider.kind}); its API key is stored encrypted.`,
+    );
     return 0;
   });
 }
@@ -110,21 +87,13 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
     options: { json: { type: 'boolean', default: false } },
   });
   return withMesh(async (mesh) => {
-    const providers = await listModelProviders(mesh.db);
-    const rows = await Promise.all(
-      providers.map(async (p) => ({
-        name: p.name,
-        kind: p.kind,
-        base_url: p.baseUrl,
-        context_tokens: p.contextTokens,
-        api_key: (await mesh.secrets.describeOne(
-          { ownerType: 'model_provider', ownerId: p.id },
-          'api_key',
-        ))
-          ? 'present'
-          : 'absent',
-      })),
-    );
+    const rows = (await describeProviders(mesh)).map((p) => ({
+      name: p.name,
+      kind: p.kind,
+      base_url: p.baseUrl,
+      context_tokens: p.contextTokens,
+      api_key: p.apiKey?.present ? 'present' : 'absent',
+    }));
     if (values.json) io.out(JSON.stringify(rows, null, 2));
     else if (rows.length === 0) io.out('No providers yet: mesh providers add');
     else
