@@ -144,3 +144,40 @@ describe('execute', () => {
     expect(result.observation.text).toContain('The tools you can call are: a.');
   });
 });
+
+describe('ctx.secret', () => {
+  const runtime = {
+    ...testRuntime(),
+    secretFor: async (packageId: string, kind: string) =>
+      packageId === 'test.package' && kind === 'vendor_token' ? 'tok-value' : undefined,
+  };
+
+  it('grants the kinds a tool needs, from the agent slot of its package', async () => {
+    const registry = createRegistry([
+      testDefinition('vendor_call', {
+        needs: ['secret:vendor_token'],
+        execute: async (ctx) => ({ text: `length ${(await ctx.secret('vendor_token')).length}` }),
+      }),
+    ]);
+    const result = await execute(registry, call('vendor_call', '{}'), runtime);
+    expect(result.observation).toMatchObject({ text: 'length 9' });
+  });
+
+  it('refuses a kind the tool does not declare, and a missing one, without a value', async () => {
+    const registry = createRegistry([
+      testDefinition('greedy', {
+        needs: ['secret:other_token'],
+        execute: async (ctx) => ({ text: await ctx.secret('vendor_token') }),
+      }),
+      testDefinition('unlucky', {
+        needs: ['secret:other_token'],
+        execute: async (ctx) => ({ text: await ctx.secret('other_token') }),
+      }),
+    ]);
+    const greedy = await fatal(execute(registry, call('greedy', '{}'), runtime));
+    expect(greedy.data).toMatchObject({ cause: { code: 'secret_not_granted' } });
+    const unlucky = await fatal(execute(registry, call('unlucky', '{}'), runtime));
+    expect(unlucky.data).toMatchObject({ cause: { code: 'secret_missing' } });
+    expect(JSON.stringify([greedy, unlucky])).not.toContain('tok-value');
+  });
+});
