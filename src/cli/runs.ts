@@ -21,7 +21,7 @@ export function describeStep(step: StepRecord): string {
       const estimate = (data['estimate'] ?? {}) as Record<string, number>;
       const offered = (data['offered'] as string[] | undefined) ?? [];
       const withheld = (data['withheld'] as { name: string; reason: string }[] | undefined) ?? [];
-      return `${head} round ${JSON.stringify(data['round'] ?? null)}: ${estimate['total'] ?? '?'} tokens estimated (system ${estimate['system']}, memory ${estimate['memory']}, history ${estimate['history']}, tools ${estimate['tools']}) offered [${offered.join(', ')}]${withheld.length > 0 ? ` withheld [${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')}]` : ''}`;
+      return `${head} round ${JSON.stringify(data['round'] ?? null)}: ${estimate['total'] ?? '?'} tokens estimated (system ${estimate['system']}, memory ${estimate['memory']}, history ${estimate['history']}, current ${estimate['current']}, round ${estimate['round']}, tools ${estimate['tools']}) offered [${offered.join(', ')}]${withheld.length > 0 ? ` withheld [${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')}]` : ''}`;
     }
     case 'model_response': {
       const calls = (data['toolCalls'] as { name: string }[] | undefined) ?? [];

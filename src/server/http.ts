@@ -22,7 +22,7 @@ export const MAX_FORM_BODY = 256 * 1024;
 /** Headers every response carries. */
 const BASE_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cache-control': 'no-store',
 };

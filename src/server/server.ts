@@ -45,6 +45,15 @@ export interface MeshServer {
 }
 
 const SESSION_COOKIE = 'mesh_session';
+/** A small mark for the browser tab, so its request is not answered with a login redirect. */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3a5bd9"/><path d="M3 12V4l5 5 5-5v8" stroke="#fff" stroke-width="2" fill="none"/></svg>';
+
+/** Public, static files: the stylesheet and the tab icon. */
+const ASSETS = new Map([
+  ['/assets/mesh.css', { type: 'text/css; charset=utf-8', body: STYLESHEET }],
+  ['/favicon.ico', { type: 'image/svg+xml', body: FAVICON }],
+]);
 const FLASH_COOKIE = 'mesh_flash';
 
 function cookie(name: string, value: string, maxAgeSeconds: number): string {
@@ -231,10 +240,11 @@ export async function startServer(mesh: Mesh, options: ServerOptions): Promise<M
       );
     });
     const isApi = url.pathname === '/api' || url.pathname.startsWith('/api/');
+    const asset = req.method === 'GET' ? ASSETS.get(url.pathname) : undefined;
     const work = isApi
       ? serveApi(req, res, url)
-      : url.pathname === '/assets/mesh.css' && req.method === 'GET'
-        ? Promise.resolve(sendAsset(res, 'text/css; charset=utf-8', STYLESHEET))
+      : asset
+        ? Promise.resolve(sendAsset(res, asset.type, asset.body))
         : serveUi(req, res, url);
     work.catch((error: unknown) => {
       if (!isExpected(error)) logFailure(error);

@@ -233,8 +233,8 @@ function packageSection(session: PageSession, agent: AgentRecord, pkg: AgentPack
               <td>
                 ${t.needs.length === 0 ? html`<span class="muted">none</span>` : t.needs.join(', ')}
               </td>
-              <td>${offerCell(t.offer.direct)}</td>
-              <td>${offerCell(t.offer.shared)}</td>
+              <td data-audience="direct">${offerCell(t.offer.direct)}</td>
+              <td data-audience="shared">${offerCell(t.offer.shared)}</td>
               <td>
                 <form
                   method="post"
@@ -489,6 +489,9 @@ function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
 
+/** The parts of a request's token estimate, in the order they are priced. */
+const ESTIMATE_PARTS = ['system', 'memory', 'history', 'current', 'round', 'tools'] as const;
+
 function stepBody(step: StepRecord): Html {
   const data = step.data ?? {};
   switch (step.kind) {
@@ -500,8 +503,11 @@ function stepBody(step: StepRecord): Html {
           Round ${JSON.stringify(data['round'] ?? '?')} ·
           <strong class="estimate">${estimate['total'] ?? '?'} tokens</strong> estimated
           <span class="muted"
-            >(system ${estimate['system'] ?? '?'}, memory ${estimate['memory'] ?? '?'}, history
-            ${estimate['history'] ?? '?'}, tools ${estimate['tools'] ?? '?'})</span
+            >(${ESTIMATE_PARTS.map((k) => `${k} ${estimate[k] ?? '?'}`).join(', ')} of a
+            ${estimate['budget'] ?? '?'}-token
+            budget${
+              estimate['droppedTurns'] ? `; ${estimate['droppedTurns']} older turns left out` : ''
+            })</span
           >
         </p>
         <div class="offered">

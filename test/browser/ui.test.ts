@@ -1,0 +1,362 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseScript } from '../../src/providers/scripted.ts';
+import type { Db } from '../../src/store/db.ts';
+import { launchBrowser, login, screenshot } from '../support/browser.ts';
+import { freshPglite } from '../support/db.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { scriptedAgent } from '../support/turn.ts';
+
+const DEMO_SCRIPT = new URL('../../examples/demo-script.json', import.meta.url);
+
+/**
+ * Clicks a form's submit button, checks the status the post was answered with (a 303 back to a
+ * page, unless told otherwise) and waits for the page the browser lands on.
+ */
+async function submit(page: Page, button: Locator, status = 303): Promise<void> {
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && r.frame() === page.mainFrame()),
+    page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame() }),
+    button.click(),
+  ]);
+  await page.waitForLoadState('domcontentloaded');
+  const said = response.status() === 303 ? '' : (await text(page.locator('main'))).slice(0, 300);
+  expect(response.status(), `POST ${response.url()} answered: ${said}`).toBe(status);
+}
+
+/** The trimmed, whitespace-collapsed text of an element. */
+async function text(locator: Locator): Promise<string> {
+  return ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** One attribute of every element a locator matches, in document order. */
+async function attributes(locator: Locator, name: string): Promise<(string | null)[]> {
+  return Promise.all((await locator.all()).map((element) => element.getAttribute(name)));
+}
+
+/** The Direct or Shared offer cell of a tool row on the Tools tab. */
+function offerCell(page: Page, tool: string, audience: 'direct' | 'shared'): Locator {
+  return page.locator(`tr[data-tool="${tool}"] > td[data-audience="${audience}"]`);
+}
+
+describe('web UI in a browser (pglite)', () => {
+  let db: Db;
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  /** Every response body the browser received (redirects have none). */
+  const received: Promise<string>[] = [];
+
+  beforeAll(async () => {
+    db = await freshPglite();
+    server = await startTestServer(db);
+    const script = parseScript(JSON.parse(readFileSync(DEMO_SCRIPT, 'utf8')));
+    await scriptedAgent(server.mesh, script, 'demo');
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('response', (response) => {
+      received.push(response.text().catch(() => ''));
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await server?.close();
+    await db?.close();
+  }, 60_000);
+
+  /** Opens a signed-in page, failing at once (not on a later selector) if it bounced to /login. */
+  async function open(path: string): Promise<void> {
+    const response = await page.goto(`${server.url}${path}`);
+    expect(new URL(page.url()).pathname, 'the page did not stay signed in').toBe(`/${path}`);
+    expect(response?.status()).toBe(200);
+  }
+
+  /** Sends a chat message in a new conversation on the agent's Chat tab. */
+  async function sendChat(body: string): Promise<void> {
+    await open('agents/demo/chat');
+    await page.fill('form.send textarea[name=body]', body);
+    await submit(page, page.locator('form.send button'));
+    expect(new URL(page.url()).pathname).toBe('/agents/demo/chat');
+    expect(new URL(page.url()).searchParams.get('conversation')).toMatch(/^[0-9a-f-]{36}$/);
+  }
+
+  /** Follows the conversation's (last) run link to the run page. */
+  async function openRun(): Promise<void> {
+    const link = page.locator('a.run-link').last();
+    await expect(text(link)).resolves.toBe('run succeeded');
+    await Promise.all([page.waitForURL(/\/runs\/[0-9a-f-]{36}$/), link.click()]);
+  }
+
+  it('logs in: a wrong token is refused on /login, the real one lands on /agents', async () => {
+    await page.goto(`${server.url}login`);
+    await page.fill('input[name=token]', 'mesh_not-a-real-token');
+    await submit(page, page.locator('form[action="/login"] button'), 401);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await expect(text(page.locator('p.flash.error[role=alert]'))).resolves.toBe(
+      'That is not a valid operator token.',
+    );
+    await expect(page.context().cookies()).resolves.toEqual([]);
+    await screenshot(page, 'login');
+
+    await login(page, server.url, server.token);
+    expect(new URL(page.url()).pathname).toBe('/agents');
+    const names = await page.locator('table.list tbody td:first-child a').allTextContents();
+    expect(names.map((n) => n.trim())).toEqual(['demo']);
+    await expect(
+      page.locator('table.list a', { hasText: 'demo' }).getAttribute('href'),
+    ).resolves.toBe('/agents/demo/tools');
+    await screenshot(page, 'agents');
+  });
+
+  it('renders both packages on the Tools tab from their manifests', async () => {
+    await open('agents/demo/tools');
+    const memory = page.locator('section.package[data-package="mesh.memory"]');
+    const tracker = page.locator('section.package[data-package="example.tracker"]');
+    await expect(text(memory.locator('h2'))).resolves.toBe('mesh.memory 1.0.0');
+    await expect(text(tracker.locator('h2'))).resolves.toBe('example.tracker 1.2.0');
+    await expect(attributes(memory.locator('tr[data-tool]'), 'data-tool')).resolves.toEqual([
+      'remember',
+      'recall',
+      'amend',
+      'forget',
+    ]);
+    await expect(attributes(tracker.locator('tr[data-tool]'), 'data-tool')).resolves.toEqual([
+      'tracker_search_issues',
+      'tracker_get_issue',
+      'tracker_create_issue',
+    ]);
+
+    // Class, replay and needs, as the manifests declare them.
+    const cells = async (tool: string) =>
+      (await page.locator(`tr[data-tool="${tool}"] > td`).allTextContents())
+        .slice(1, 4)
+        .map((c) => c.replace(/\s+/g, ' ').trim());
+    await expect(cells('remember')).resolves.toEqual(['query', 'internal', 'none']);
+    await expect(cells('recall')).resolves.toEqual(['query', 'replayable', 'none']);
+    await expect(cells('tracker_search_issues')).resolves.toEqual([
+      'query',
+      'replayable',
+      'secret:tracker_api_token',
+    ]);
+    await expect(cells('tracker_create_issue')).resolves.toEqual([
+      'effect',
+      'effectful',
+      'secret:tracker_api_token',
+    ]);
+
+    // Built-in tools are on and offered; the tracker's are on but withheld: no token yet.
+    for (const tool of ['remember', 'recall', 'amend', 'forget']) {
+      await expect(text(offerCell(page, tool, 'direct'))).resolves.toBe('offered');
+      await expect(text(offerCell(page, tool, 'shared'))).resolves.toBe('offered');
+    }
+    for (const tool of ['tracker_search_issues', 'tracker_get_issue', 'tracker_create_issue']) {
+      for (const audience of ['direct', 'shared'] as const) {
+        await expect(text(offerCell(page, tool, audience))).resolves.toBe(
+          'withheld needs secret tracker_api_token, not captured for this agent',
+        );
+      }
+      await expect(
+        page.locator(`tr[data-tool="${tool}"] button.toggle`).getAttribute('aria-label'),
+      ).resolves.toBe(`Disable ${tool}`);
+    }
+
+    // The tracker's fields: a write-only secret slot, a public value and a config value.
+    const secret = tracker.locator('.field.secret[data-key="api_token"]');
+    await expect(text(secret.locator('.status'))).resolves.toBe('not captured');
+    await expect(secret.locator('input[type=password][name=value]').count()).resolves.toBe(1);
+    await expect(
+      tracker.locator('.field[data-key="default_project"] input[name=value]').inputValue(),
+    ).resolves.toBe('MESH');
+    await expect(
+      tracker.locator('.field[data-key="page_size"] input[name=value]').inputValue(),
+    ).resolves.toBe('20');
+    await expect(memory.locator('.field').count()).resolves.toBe(0);
+    await screenshot(page, 'tools');
+  });
+
+  it('disabling a tool withholds it from the next model request, with the reason', async () => {
+    await open('agents/demo/tools');
+    await submit(page, page.getByRole('button', { name: 'Disable recall', exact: true }));
+    expect(new URL(page.url()).pathname).toBe('/agents/demo/tools');
+    await expect(text(page.locator('p.flash.ok'))).resolves.toBe('recall is disabled for demo.');
+    const toggle = page.locator('tr[data-tool="recall"] button.toggle');
+    await expect(text(toggle)).resolves.toBe('Disabled');
+    await expect(toggle.getAttribute('aria-label')).resolves.toBe('Enable recall');
+    await expect(text(offerCell(page, 'recall', 'direct'))).resolves.toBe(
+      'withheld disabled for this agent',
+    );
+    // The notice is one-shot.
+    await page.reload();
+    await expect(page.locator('p.flash').count()).resolves.toBe(0);
+
+    await sendChat('remember that the staging freeze is Monday');
+    await openRun();
+    const request = page.locator('li.step[data-kind=model_request]').first();
+    const offered = await request.locator('.offered code.tool').allTextContents();
+    expect(offered).toEqual(['remember', 'amend', 'forget']);
+    const withheld = (await request.locator('.withheld li').allTextContents()).map((w) =>
+      w.replace(/\s+/g, ' ').trim(),
+    );
+    expect(withheld).toContain('recall — disabled for this agent');
+    expect(withheld).toContain(
+      'tracker_search_issues — needs secret tracker_api_token, not captured for this agent',
+    );
+    await screenshot(page, 'run-disabled');
+
+    // Back on, so the later tests see the default.
+    await open('agents/demo/tools');
+    await submit(page, page.getByRole('button', { name: 'Enable recall', exact: true }));
+    await expect(text(page.locator('p.flash.ok'))).resolves.toBe('recall is enabled for demo.');
+    await expect(text(page.locator('tr[data-tool="recall"] button.toggle'))).resolves.toBe(
+      'Enabled',
+    );
+  });
+
+  it('captures a secret write-only: presence and version show, the value never does', async () => {
+    const canary = `canary-ui-${randomBytes(8).toString('hex')}`;
+    await open('agents/demo/tools');
+    const slot = page.locator(
+      'section.package[data-package="example.tracker"] .field.secret[data-key="api_token"]',
+    );
+    await slot.locator('input[type=password][name=value]').fill(canary);
+    await submit(page, slot.getByRole('button', { name: 'Capture', exact: true }));
+
+    expect(new URL(page.url()).pathname).toBe('/agents/demo/tools');
+    await expect(text(page.locator('p.flash.ok'))).resolves.toBe('Captured api_token (version 1).');
+    const status = await text(slot.locator('.status'));
+    expect(status).toMatch(/^present version 1, captured \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    await expect(slot.locator('input[type=password]').inputValue()).resolves.toBe('');
+    await expect(text(slot.getByRole('button', { name: 'Replace', exact: true }))).resolves.toBe(
+      'Replace',
+    );
+    await expect(slot.getByRole('button', { name: 'Revoke', exact: true }).count()).resolves.toBe(
+      1,
+    );
+    for (const tool of ['tracker_search_issues', 'tracker_get_issue', 'tracker_create_issue']) {
+      await expect(text(offerCell(page, tool, 'direct'))).resolves.toBe('offered');
+      await expect(text(offerCell(page, tool, 'shared'))).resolves.toBe('offered');
+    }
+    expect(await page.content()).not.toContain(canary);
+    await screenshot(page, 'secret');
+
+    // Nor does the API's view of the agent's packages carry it.
+    const packages = await server.api('GET', '/api/agents/demo/packages');
+    expect(packages.status).toBe(200);
+    expect(packages.text).toContain('api_token');
+
+    const browserBodies = await Promise.all(received);
+    expect(browserBodies.length).toBeGreaterThan(0);
+    expect([...browserBodies, ...server.bodies, ...server.logs].join('\n')).not.toContain(canary);
+  });
+
+  it('chats: the reply and a run link show, and the run page shows every step', async () => {
+    await sendChat('remember that the deploy window is Friday');
+    await expect(text(page.locator('p.flash.ok'))).resolves.toBe('Sent.');
+    await expect(page.locator('li.message').count()).resolves.toBe(2);
+    await expect(text(page.locator('li.message.inbound .body'))).resolves.toBe(
+      'remember that the deploy window is Friday',
+    );
+    await expect(text(page.locator('li.message.outbound .body'))).resolves.toBe(
+      'Noted: the deploy window is Friday.',
+    );
+    await expect(page.locator('li.message.inbound a.run-link').count()).resolves.toBe(1);
+    await screenshot(page, 'chat');
+
+    await openRun();
+    await expect(text(page.locator('dl.summary .status'))).resolves.toBe('succeeded');
+    const kinds = await attributes(page.locator('li.step'), 'data-kind');
+    const order = ['model_request', 'tool_call', 'observation', 'reply'].map((k) =>
+      kinds.indexOf(k),
+    );
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(kinds.filter((k) => k === 'model_request')).toHaveLength(2);
+
+    const request = page.locator('li.step[data-kind=model_request]').first();
+    const estimate = await text(request.locator('.estimate'));
+    expect(estimate).toMatch(/^\d+ tokens$/);
+    expect(Number.parseInt(estimate, 10)).toBeGreaterThan(0);
+    // With the token captured the tracker's tools are offered too, and nothing is withheld.
+    await expect(request.locator('.offered code.tool').allTextContents()).resolves.toEqual([
+      'remember',
+      'recall',
+      'amend',
+      'forget',
+      'tracker_search_issues',
+      'tracker_get_issue',
+      'tracker_create_issue',
+    ]);
+    await expect(request.locator('.withheld').count()).resolves.toBe(0);
+
+    const call = page.locator('li.step[data-kind=tool_call]');
+    await expect(call.count()).resolves.toBe(1);
+    await expect(text(call.locator('code.tool'))).resolves.toBe('remember');
+    await expect(text(call.locator('.badge'))).resolves.toBe('query');
+    await expect(text(call.locator('p').first())).resolves.toContain('internal');
+    await expect(call.locator('pre').textContent()).resolves.toContain(
+      '"content":"the deploy window is Friday"',
+    );
+
+    const observation = page.locator('li.step[data-kind=observation]');
+    await expect(observation.count()).resolves.toBe(1);
+    await expect(text(observation.locator('.badge'))).resolves.toBe('result');
+    await expect(text(observation.locator('pre'))).resolves.toMatch(
+      /^Remembered as memory [0-9a-f-]{36}\.$/,
+    );
+
+    await expect(text(page.locator('li.step[data-kind=reply] .body'))).resolves.toBe(
+      'Noted: the deploy window is Friday.',
+    );
+    await screenshot(page, 'run');
+  });
+
+  it('refuses a form post without the CSRF token, or from another origin', async () => {
+    await open('agents/demo/tools');
+    const csrf = await page.locator('tr[data-tool="remember"] form input[name=csrf]').inputValue();
+    expect(csrf.length).toBeGreaterThan(0);
+    const target = `${server.url}agents/demo/tools/remember`;
+
+    const missing = await page.request.post(target, {
+      form: { enabled: 'false' },
+      maxRedirects: 0,
+    });
+    expect(missing.status()).toBe(403);
+    expect(await missing.text()).toContain('the form is stale or did not come from this UI');
+
+    const wrong = await page.request.post(target, {
+      form: { csrf: `${csrf}x`, enabled: 'false' },
+      maxRedirects: 0,
+    });
+    expect(wrong.status()).toBe(403);
+
+    const foreign = await page.request.post(target, {
+      form: { csrf, enabled: 'false' },
+      headers: { Origin: 'http://evil.example' },
+      maxRedirects: 0,
+    });
+    expect(foreign.status()).toBe(403);
+    expect(await foreign.text()).toContain('cross-origin form posts are refused');
+
+    // The control: the same request context with the right token and no foreign origin is
+    // accepted, so the refusals above are the CSRF checks and not a missing session.
+    const control = await page.request.post(target, {
+      form: { csrf, enabled: 'true' },
+      maxRedirects: 0,
+    });
+    expect(control.status()).toBe(303);
+    expect(control.headers()['location']).toBe('/agents/demo/tools');
+
+    await page.reload();
+    const toggle = page.locator('tr[data-tool="remember"] button.toggle');
+    await expect(text(toggle)).resolves.toBe('Enabled');
+    await expect(toggle.getAttribute('aria-label')).resolves.toBe('Disable remember');
+    await expect(text(offerCell(page, 'remember', 'direct'))).resolves.toBe('offered');
+  });
+});
