@@ -10,7 +10,7 @@ import type { ToolRuntime } from '../tool/context.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { Observation } from '../tool/observation.ts';
 import type { Mesh } from './mesh.ts';
-import { agentConfig } from './policy.ts';
+import { agentConfig, agentRegistry } from './policy.ts';
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
 
 /** The operator on whose behalf a CLI invocation acts. */
@@ -51,7 +51,9 @@ export function runtimeFor(
  */
 export function operatorCallDriver(mesh: Mesh): RunDriver {
   return scriptDriver({
-    registryFor: () => mesh.catalog.registry,
+    // An explicit call reaches any built-in tool and the agent's own remote tools.
+    registryFor: async (run) =>
+      (await agentRegistry(mesh, run.agentId, { onCheckFailure: 'last_seen' })).registry,
     runtimeFor: async (run, signal) =>
       runtimeFor(mesh, run, signal, await agentConfig(mesh, run.agentId)),
   });

@@ -4,7 +4,8 @@ import { offerRegistry, type OfferFacts, type Withheld } from '../policy/offer.t
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
 import type { Audience } from '../store/conversations.ts';
 import { listConfigValues, listDisabledTools, listPackageAudiences } from '../store/tool-policy.ts';
-import type { Registry } from '../tool/registry.ts';
+import { createRegistry, type Registry } from '../tool/registry.ts';
+import { remoteOffer } from './mcp.ts';
 import type { Mesh } from './mesh.ts';
 
 /** What a turn may offer and what its handlers are handed, read once per turn. */
@@ -30,6 +31,32 @@ export async function agentConfig(
     byPackage.set(pkg.manifest.package.id, effectiveConfig(pkg, stored));
   }
   return (packageId) => byPackage.get(packageId) ?? {};
+}
+
+/**
+ * The built-in tools plus the agent's remote MCP tools (from its own bindings, in scope for the
+ * conversation when one is given), and the remote tools left out with their reasons.
+ */
+export async function agentRegistry(
+  mesh: Mesh,
+  agentId: string,
+  scope: Parameters<typeof remoteOffer>[2] = {},
+): Promise<{ registry: Registry; withheld: readonly Withheld[] }> {
+  const remote = await remoteOffer(mesh, agentId, scope);
+  if (remote.definitions.length === 0)
+    return { registry: mesh.catalog.registry, withheld: remote.withheld };
+  const builtIn = new Set(mesh.catalog.registry.names());
+  const clashing = remote.definitions.filter((d) => builtIn.has(d.tool.name));
+  return {
+    registry: createRegistry([
+      ...mesh.catalog.registry.definitions(),
+      ...remote.definitions.filter((d) => !builtIn.has(d.tool.name)),
+    ]),
+    withheld: [
+      ...remote.withheld,
+      ...clashing.map((d) => ({ name: d.tool.name, reason: 'its name is a built-in tool’s' })),
+    ],
+  };
 }
 
 /** What offer decisions read about an agent, for any audience. */
@@ -71,12 +98,16 @@ export async function turnPolicy(
   mesh: Mesh,
   agentId: string,
   audience: Audience,
+  conversationId: string | null = null,
 ): Promise<TurnPolicy> {
-  const [facts, configFor] = await Promise.all([
+  const [facts, configFor, remote] = await Promise.all([
     agentOfferFacts(mesh, agentId),
     agentConfig(mesh, agentId),
+    agentRegistry(mesh, agentId, { audience, conversationId }),
   ]);
-  const { registry, withheld } = offerRegistry(mesh.catalog.registry, { ...facts, audience });
+  const offered = offerRegistry(remote.registry, { ...facts, audience });
+  const registry = offered.registry;
+  const withheld = [...offered.withheld, ...remote.withheld];
   const offeredPackages = new Set(registry.definitions().map((d) => d.origin.packageId));
   return {
     registry,

@@ -58,7 +58,8 @@ export function turnEnvironment(
       }));
       return { agent, conversation, inbound, history, memories };
     },
-    policyFor: (_run, agent, conversation) => turnPolicy(mesh, agent.id, conversation.audience),
+    policyFor: (_run, agent, conversation) =>
+      turnPolicy(mesh, agent.id, conversation.audience, conversation.id),
     runtimeFor: (run, signal, configFor) => runtimeFor(mesh, run, signal, configFor),
     async modelFor(agent: AgentRecord): Promise<TurnModel> {
       if (!agent.modelProviderId || !agent.model) {

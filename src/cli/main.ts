@@ -10,6 +10,7 @@ import { migrateCommand } from './migrate.ts';
 import { toolsCommand } from './tools.ts';
 import { serveCommand } from './serve.ts';
 import { tokensCommand } from './tokens.ts';
+import { mcpCommand } from './mcp.ts';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -26,6 +27,7 @@ export const commands: readonly Command[] = [
   chatCommand,
   runsCommand,
   toolsCommand,
+  mcpCommand,
   configCommand,
   secretsCommand,
   tokensCommand,

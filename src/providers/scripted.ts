@@ -13,7 +13,8 @@ export interface ScriptedReply {
 /**
  * A scripted provider for tests and demos. Stateless: the reply depends only on the request.
  * - `responses[k]` answers round k+1 of a turn (k = assistant messages since the last user message);
- * - `rules` match the turn's user message (a regular expression); `$1`… in the replies are replaced
+ * - `rules` match the turn's user message (a regular expression); `$1`… in the replies (text, tool
+ *   names and arguments) are replaced
  *   by its groups; each rule's `rounds[k]` answers round k+1;
  * - `fallback` answers anything else.
  */
@@ -114,7 +115,7 @@ export function scriptedClient(script: Script): ModelClient {
       const toolCalls: ToolCall[] = (request.tools.length === 0 ? [] : (reply.toolCalls ?? [])).map(
         (c) => ({
           id: `call_${++callCounter}_${Date.now().toString(36)}`,
-          name: c.name,
+          name: substitute(c.name, groups, (s) => s),
           arguments:
             typeof c.arguments === 'string'
               ? c.arguments

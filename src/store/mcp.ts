@@ -1,0 +1,269 @@
+import type { JsonObject } from '../model/json.ts';
+import type { Audience } from './conversations.ts';
+import { StoreError, type Queryable } from './db.ts';
+
+/** A registered remote MCP server. */
+export interface ToolProviderRecord {
+  readonly id: string;
+  readonly slug: string;
+  readonly url: string;
+  readonly allowLoopbackHttp: boolean;
+  readonly createdAt: Date;
+}
+
+const PROVIDER = `id, slug, url, allow_loopback_http as "allowLoopbackHttp", created_at as "createdAt"`;
+
+export async function insertToolProvider(
+  q: Queryable,
+  p: { id: string; slug: string; url: string; allowLoopbackHttp: boolean },
+): Promise<ToolProviderRecord> {
+  try {
+    const { rows } = await q.query<ToolProviderRecord>(
+      `insert into tool_providers (id, slug, url, allow_loopback_http) values ($1, $2, $3, $4)
+       returning ${PROVIDER}`,
+      [p.id, p.slug, p.url, p.allowLoopbackHttp],
+    );
+    return rows[0] as ToolProviderRecord;
+  } catch (error) {
+    if ((error as StoreError).data?.['sqlstate'] === '23505')
+      throw new StoreError(
+        'tool_provider_exists',
+        `a tool provider named ${p.slug} already exists`,
+      );
+    throw error;
+  }
+}
+
+export async function findToolProvider(
+  q: Queryable,
+  slugOrId: string,
+): Promise<ToolProviderRecord | undefined> {
+  const { rows } = await q.query<ToolProviderRecord>(
+    `select ${PROVIDER} from tool_providers where slug = $1 or id::text = $1 limit 1`,
+    [slugOrId],
+  );
+  return rows[0];
+}
+
+export async function listToolProviders(q: Queryable): Promise<ToolProviderRecord[]> {
+  const { rows } = await q.query<ToolProviderRecord>(
+    `select ${PROVIDER} from tool_providers order by slug`,
+  );
+  return rows;
+}
+
+/** An agent's connection to a provider, with its exclusions and scopes. */
+export interface BindingRecord {
+  readonly agentId: string;
+  readonly providerId: string;
+  readonly authKind: 'bearer' | 'oauth';
+  readonly excludedTools: readonly string[];
+  readonly audiences: readonly Audience[] | null;
+  readonly conversationIds: readonly string[] | null;
+  readonly catalogCheckedAt: Date | null;
+  readonly catalogFreshUntil: Date | null;
+  readonly catalogError: string | null;
+  readonly createdAt: Date;
+}
+
+/** A binding's columns, read through the alias `b`. */
+const BINDING = `b.agent_id as "agentId", b.provider_id as "providerId", b.auth_kind as "authKind",
+  b.excluded_tools as "excludedTools", b.audiences, b.conversation_ids as "conversationIds",
+  b.catalog_checked_at as "catalogCheckedAt", b.catalog_fresh_until as "catalogFreshUntil",
+  b.catalog_error as "catalogError", b.created_at as "createdAt"`;
+
+/** Creates the binding, or keeps it (exclusions and scopes intact) when it exists. */
+export async function upsertBinding(
+  q: Queryable,
+  b: { agentId: string; providerId: string; authKind: 'bearer' | 'oauth' },
+): Promise<BindingRecord> {
+  const { rows } = await q.query<BindingRecord>(
+    `insert into agent_tool_providers as b (agent_id, provider_id, auth_kind) values ($1, $2, $3)
+     on conflict (agent_id, provider_id) do update set auth_kind = excluded.auth_kind
+     returning ${BINDING}`,
+    [b.agentId, b.providerId, b.authKind],
+  );
+  return rows[0] as BindingRecord;
+}
+
+export async function getBinding(
+  q: Queryable,
+  agentId: string,
+  providerId: string,
+): Promise<BindingRecord | undefined> {
+  const { rows } = await q.query<BindingRecord>(
+    `select ${BINDING} from agent_tool_providers b where b.agent_id = $1 and b.provider_id = $2`,
+    [agentId, providerId],
+  );
+  return rows[0];
+}
+
+/** An agent's bindings with their providers. */
+export async function listBindings(
+  q: Queryable,
+  agentId: string,
+): Promise<(BindingRecord & { provider: ToolProviderRecord })[]> {
+  const { rows } = await q.query<BindingRecord & { provider: ToolProviderRecord }>(
+    `select ${BINDING},
+       json_build_object('id', p.id, 'slug', p.slug, 'url', p.url,
+         'allowLoopbackHttp', p.allow_loopback_http, 'createdAt', p.created_at) as provider
+     from agent_tool_providers b join tool_providers p on p.id = b.provider_id
+     where b.agent_id = $1 order by p.slug`,
+    [agentId],
+  );
+  return rows.map((r) => ({
+    ...r,
+    provider: { ...r.provider, createdAt: new Date(r.provider.createdAt) },
+  }));
+}
+
+export async function deleteBinding(
+  q: Queryable,
+  agentId: string,
+  providerId: string,
+): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `delete from agent_tool_providers where agent_id = $1 and provider_id = $2`,
+    [agentId, providerId],
+  );
+  return rowCount > 0;
+}
+
+export async function setBindingExclusion(
+  q: Queryable,
+  agentId: string,
+  providerId: string,
+  toolName: string,
+  excluded: boolean,
+): Promise<void> {
+  await q.query(
+    excluded
+      ? `update agent_tool_providers set excluded_tools = array(select distinct unnest(excluded_tools || array[$3::text]) order by 1)
+         where agent_id = $1 and provider_id = $2`
+      : `update agent_tool_providers set excluded_tools = array_remove(excluded_tools, $3::text)
+         where agent_id = $1 and provider_id = $2`,
+    [agentId, providerId, toolName],
+  );
+}
+
+export async function setBindingScopes(
+  q: Queryable,
+  agentId: string,
+  providerId: string,
+  scopes: { audiences: readonly Audience[] | null; conversationIds: readonly string[] | null },
+): Promise<void> {
+  await q.query(
+    `update agent_tool_providers set audiences = $3::text[], conversation_ids = $4::uuid[]
+     where agent_id = $1 and provider_id = $2`,
+    [agentId, providerId, scopes.audiences, scopes.conversationIds],
+  );
+}
+
+/** One remote tool as a binding's account last saw it. */
+export interface McpToolRecord {
+  readonly toolName: string;
+  readonly definition: JsonObject;
+  readonly fingerprint: string;
+  readonly previousFingerprint: string | null;
+  readonly legacyQueryFingerprint: string | null;
+  readonly reviewedFingerprint: string | null;
+  readonly firstSeenAt: Date;
+  readonly changedAt: Date;
+  readonly removedAt: Date | null;
+}
+
+const TOOL = `tool_name as "toolName", definition, fingerprint,
+  previous_fingerprint as "previousFingerprint", legacy_query_fingerprint as "legacyQueryFingerprint",
+  reviewed_fingerprint as "reviewedFingerprint", first_seen_at as "firstSeenAt",
+  changed_at as "changedAt", removed_at as "removedAt"`;
+
+export async function listMcpTools(
+  q: Queryable,
+  agentId: string,
+  providerId: string,
+): Promise<McpToolRecord[]> {
+  const { rows } = await q.query<McpToolRecord>(
+    `select ${TOOL} from agent_mcp_tools where agent_id = $1 and provider_id = $2 order by tool_name`,
+    [agentId, providerId],
+  );
+  return rows;
+}
+
+/**
+ * Records what a listing returned, in one transaction's statements: new tools are inserted,
+ * changed ones get their new definition (the old fingerprint kept as previous), tools gone from
+ * the listing are marked removed, and the binding's check times are set.
+ */
+export async function recordCatalog(
+  q: Queryable,
+  binding: { agentId: string; providerId: string },
+  tools: readonly { name: string; definition: JsonObject; fingerprint: string }[],
+  freshUntil: Date | null,
+): Promise<void> {
+  await q.query(
+    `with listed as (
+       select * from jsonb_to_recordset($3::jsonb) as t(name text, definition jsonb, fingerprint text)
+     ), upserted as (
+       insert into agent_mcp_tools (agent_id, provider_id, tool_name, definition, fingerprint)
+       select $1, $2, name, definition, fingerprint from listed
+       on conflict (agent_id, provider_id, tool_name) do update set
+         previous_fingerprint = case when agent_mcp_tools.fingerprint <> excluded.fingerprint
+           then agent_mcp_tools.fingerprint else agent_mcp_tools.previous_fingerprint end,
+         changed_at = case when agent_mcp_tools.fingerprint <> excluded.fingerprint
+           then now() else agent_mcp_tools.changed_at end,
+         definition = excluded.definition,
+         fingerprint = excluded.fingerprint,
+         removed_at = null
+       returning tool_name
+     ), removed as (
+       update agent_mcp_tools set removed_at = now()
+       where agent_id = $1 and provider_id = $2 and removed_at is null
+         and tool_name not in (select name from listed)
+     )
+     update agent_tool_providers set catalog_checked_at = now(), catalog_fresh_until = $4,
+       catalog_error = null
+     where agent_id = $1 and provider_id = $2`,
+    [binding.agentId, binding.providerId, JSON.stringify(tools), freshUntil],
+  );
+}
+
+export async function recordCatalogError(
+  q: Queryable,
+  binding: { agentId: string; providerId: string },
+  message: string,
+): Promise<void> {
+  await q.query(
+    `update agent_tool_providers set catalog_checked_at = now(), catalog_error = $3
+     where agent_id = $1 and provider_id = $2`,
+    [binding.agentId, binding.providerId, message.slice(0, 500)],
+  );
+}
+
+/** The operator reviewed the catalog as it is now. */
+export async function markCatalogReviewed(
+  q: Queryable,
+  agentId: string,
+  providerId: string,
+): Promise<void> {
+  await q.query(
+    `update agent_mcp_tools set reviewed_fingerprint = fingerprint
+     where agent_id = $1 and provider_id = $2 and removed_at is null`,
+    [agentId, providerId],
+  );
+}
+
+/** Marks a tool's current definition as a legacy query (or clears the mark). */
+export async function setLegacyQuery(
+  q: Queryable,
+  agentId: string,
+  providerId: string,
+  toolName: string,
+  legacy: boolean,
+): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `update agent_mcp_tools set legacy_query_fingerprint = case when $4 then fingerprint else null end
+     where agent_id = $1 and provider_id = $2 and tool_name = $3 and removed_at is null`,
+    [agentId, providerId, toolName, legacy],
+  );
+  return rowCount > 0;
+}
