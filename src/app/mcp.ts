@@ -202,19 +202,31 @@ export async function connectAgent(
   token: string,
 ): Promise<{ binding: BindingRecord; check: CatalogCheck }> {
   const provider = await requireToolProvider(mesh, providerSlug);
-  if (token.trim() === '') throw new MeshError('invalid_token', 'the token is empty');
-  const binding = await upsertBinding(mesh.db, {
-    agentId: agent.id,
-    providerId: provider.id,
-    authKind: 'bearer',
+  const value = token.trim();
+  if (value === '') throw new MeshError('invalid_token', 'the token is empty');
+  // The token is tried before anything is stored: a refused one leaves no binding behind.
+  const session = await openMcpSession({
+    url: provider.url,
+    token: () => Promise.resolve(value),
+    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
   });
-  await mesh.secrets.capture({
-    ...bindingOwner(agent.id, provider.id),
-    kind: MCP_TOKEN_KIND,
-    value: token.trim(),
-  });
-  const check = await checkCatalog(mesh, agent.id, provider);
-  return { binding, check };
+  try {
+    await session.listTools();
+    const binding = await upsertBinding(mesh.db, {
+      agentId: agent.id,
+      providerId: provider.id,
+      authKind: 'bearer',
+    });
+    await mesh.secrets.capture({
+      ...bindingOwner(agent.id, provider.id),
+      kind: MCP_TOKEN_KIND,
+      value,
+    });
+    const check = await checkCatalog(mesh, agent.id, provider, session);
+    return { binding, check };
+  } finally {
+    await session.close();
+  }
 }
 
 /** Removes the binding and retires its token: the agent has no tools from the provider. */

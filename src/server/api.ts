@@ -35,6 +35,7 @@ import type { OperatorTokenRecord } from '../store/operator-auth.ts';
 import { MeshError } from '../tool/errors.ts';
 import { HttpError } from './http.ts';
 import { openApiDocument, type ApiRoute } from './router.ts';
+import { mcpRoutes } from './api-mcp.ts';
 
 /** What every API handler runs with: the Mesh and the operator whose token was presented. */
 export interface ApiContext {
@@ -477,4 +478,5 @@ export const apiRoutes: readonly Route[] = [
     handle: async ({ context, params }) =>
       packageView(context.mesh, requirePackage(context.mesh, params['package'] ?? '')),
   },
+  ...mcpRoutes,
 ];

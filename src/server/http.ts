@@ -153,7 +153,10 @@ export function parseCookies(header: string | undefined): Map<string, string> {
 export function statusForCode(code: string): number {
   if (code.endsWith('_not_found')) return 404;
   if (code.endsWith('_exists')) return 409;
-  if (code === 'model_call_failed') return 502;
+  if (code === 'model_call_failed' || code === 'mcp_transport_failed' || code === 'mcp_error')
+    return 502;
+  if (code === 'egress_refused' || code === 'invalid_tool_provider' || code === 'invalid_token')
+    return 400;
   if (CLIENT_ERRORS.has(code) || code.startsWith('secret_') || code.startsWith('invalid_')) {
     return code === 'secret_undecryptable' || code === 'secret_key_mismatch' ? 500 : 400;
   }

@@ -17,13 +17,13 @@ export interface PageSession {
   readonly flash?: { readonly kind: 'ok' | 'error'; readonly text: string } | undefined;
 }
 
-function time(d: Date | null | undefined): Html {
+export function time(d: Date | null | undefined): Html {
   if (!d) return html`<span class="muted">—</span>`;
   const iso = d.toISOString();
   return html`<time datetime="${iso}">${iso.replace('T', ' ').slice(0, 19)}</time>`;
 }
 
-function csrfField(session: PageSession): Html {
+export function csrfField(session: PageSession): Html {
   return html`<input type="hidden" name="csrf" value="${session.csrf}" />`;
 }
 
@@ -152,9 +152,9 @@ export function agentsPage(
   );
 }
 
-type AgentTab = 'tools' | 'chat' | 'runs';
+type AgentTab = 'tools' | 'mcp' | 'chat' | 'runs';
 
-function agentHeader(agent: AgentRecord, tab: AgentTab): Html {
+export function agentHeader(agent: AgentRecord, tab: AgentTab): Html {
   const base = `/agents/${encodeURIComponent(agent.name)}`;
   const link = (t: AgentTab, label: string) =>
     html`<a
@@ -165,7 +165,7 @@ function agentHeader(agent: AgentRecord, tab: AgentTab): Html {
     >`;
   return html`<h1>${agent.name}</h1>
     <div class="tabs">
-      ${link('tools', 'Tools')}${link('chat', 'Chat')}${link('runs', 'Runs')}
+      ${link('tools', 'Tools')}${link('mcp', 'MCP')}${link('chat', 'Chat')}${link('runs', 'Runs')}
     </div>`;
 }
 
@@ -622,6 +622,7 @@ export function runPage(
 export function providersPage(
   session: PageSession,
   providers: readonly (ModelProviderRecord & { apiKey: SecretSlotView | null })[],
+  more: Html = html``,
 ): string {
   return layout(
     'Model providers',
@@ -697,7 +698,8 @@ export function providersPage(
           <textarea name="script" rows="6" required>{"fallback": {"content": "Hello."}}</textarea>
         </label>
         <button>Add provider</button>
-      </form>`,
+      </form>
+      ${more}`,
   );
 }
 

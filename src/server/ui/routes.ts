@@ -15,6 +15,22 @@ import {
   setProviderKey,
 } from '../../app/operator.ts';
 import { chat } from '../../app/turns.ts';
+import {
+  addToolProvider,
+  agentConnections,
+  bindingOwner,
+  catalogView,
+  checkCatalog,
+  connectAgent,
+  disconnectAgent,
+  excludeTool,
+  markLegacyQuery,
+  requireToolProvider,
+  reviewCatalog,
+  setScopes,
+} from '../../app/mcp.ts';
+import { listToolProviders } from '../../store/mcp.ts';
+import { mcpPage, mcpProvidersSection } from './mcp-pages.ts';
 import { getAgent, listAgents } from '../../store/agents.ts';
 import {
   getConversation,
@@ -99,6 +115,12 @@ function field(form: URLSearchParams, name: string): string {
 }
 
 const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
+const mcpBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'mcp');
+
+async function credentialPresent(mesh: Mesh, agentId: string, providerId: string) {
+  const held = await mesh.secrets.describe(bindingOwner(agentId, providerId));
+  return held.length > 0;
+}
 
 /** Every page and form handler of the web UI (login and assets are served before these). */
 export const uiRoutes: readonly UiRoute[] = [
@@ -278,9 +300,106 @@ export const uiRoutes: readonly UiRoute[] = [
     method: 'GET',
     path: '/providers',
     handle: async ({ mesh, session }) => ({
-      page: providersPage(session, await describeProviders(mesh)),
+      page: providersPage(
+        session,
+        await describeProviders(mesh),
+        mcpProvidersSection(session, await listToolProviders(mesh.db)),
+      ),
     }),
   },
+  post(
+    '/mcp/providers',
+    () => '/providers',
+    async ({ mesh, form }) => {
+      const provider = await addToolProvider(mesh, {
+        slug: field(form, 'slug').trim(),
+        url: field(form, 'url').trim(),
+        allowLoopbackHttp: field(form, 'allow_loopback_http') === 'true',
+      });
+      return { text: `Registered ${provider.slug}.` };
+    },
+  ),
+  {
+    method: 'GET',
+    path: '/agents/{agent}/mcp',
+    handle: async ({ mesh, session, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const connections = await Promise.all(
+        (await agentConnections(mesh, agent)).map(async (b) => ({
+          provider: b.provider,
+          binding: b,
+          tools: (await catalogView(mesh, agent, b.provider.slug)).tools,
+          tokenPresent: await credentialPresent(mesh, agent.id, b.provider.id),
+        })),
+      );
+      return {
+        page: mcpPage(session, agent, await listToolProviders(mesh.db), connections),
+      };
+    },
+  },
+  post('/agents/{agent}/mcp/connect', mcpBack, async ({ mesh, params, form }) => {
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    const { check } = await connectAgent(
+      mesh,
+      agent,
+      field(form, 'provider'),
+      field(form, 'token'),
+    );
+    return {
+      text: `Connected to ${field(form, 'provider')}: ${check.added.length} tools on ${check.pages} page(s)${check.stoppedBecause ? `; stopped: ${check.stoppedBecause}` : ''}.`,
+    };
+  }),
+  post('/agents/{agent}/mcp/{provider}/check', mcpBack, async ({ mesh, params }) => {
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    const provider = await requireToolProvider(mesh, params['provider'] ?? '');
+    await catalogView(mesh, agent, provider.slug);
+    const check = await checkCatalog(mesh, agent.id, provider);
+    return {
+      text: `Checked ${provider.slug}: ${check.added.length} new, ${check.changed.length} changed, ${check.removed.length} removed.`,
+    };
+  }),
+  post('/agents/{agent}/mcp/{provider}/review', mcpBack, async ({ mesh, params }) => {
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    await reviewCatalog(mesh, agent, params['provider'] ?? '');
+    return { text: `Marked the ${params['provider']} catalog as reviewed.` };
+  }),
+  post('/agents/{agent}/mcp/{provider}/tools/{tool}', mcpBack, async ({ mesh, params, form }) => {
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    const slug = params['provider'] ?? '';
+    const tool = params['tool'] ?? '';
+    if (form.has('excluded')) {
+      const excluded = field(form, 'excluded') === 'true';
+      await excludeTool(mesh, agent, slug, tool, excluded);
+      return { text: `${slug}__${tool} is ${excluded ? 'excluded' : 'included'}.` };
+    }
+    const legacy = field(form, 'legacy_query') === 'true';
+    await markLegacyQuery(mesh, agent, slug, tool, legacy);
+    return {
+      text: legacy
+        ? `${slug}__${tool} keeps query semantics while its definition is unchanged.`
+        : `${slug}__${tool} has effect semantics.`,
+    };
+  }),
+  post('/agents/{agent}/mcp/{provider}/scopes', mcpBack, async ({ mesh, params, form }) => {
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    const chosen = form
+      .getAll('audience')
+      .filter((a): a is Audience => a === 'direct' || a === 'shared');
+    const all = chosen.includes('direct') && chosen.includes('shared');
+    const current = (await agentConnections(mesh, agent)).find(
+      (b) => b.provider.slug === params['provider'],
+    );
+    await setScopes(mesh, agent, params['provider'] ?? '', {
+      audiences: all ? null : chosen,
+      conversationIds: current?.conversationIds ?? null,
+    });
+    return { text: `Saved the scopes of ${params['provider']}.` };
+  }),
+  post('/agents/{agent}/mcp/{provider}/disconnect', mcpBack, async ({ mesh, params }) => {
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    await disconnectAgent(mesh, agent, params['provider'] ?? '');
+    return { text: `Disconnected from ${params['provider']}.` };
+  }),
   post(
     '/providers',
     () => '/providers',

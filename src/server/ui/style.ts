@@ -37,6 +37,7 @@ button.link { background: none; color: var(--accent); padding: 0; }
 button.danger { background: var(--bad); }
 button.toggle.on { background: var(--ok); } button.toggle.off { background: #98a2b3; }
 form.inline { display: inline; } form.inline input { width: auto; }
+.actions { margin: .6rem 0; display: flex; gap: .5rem; }
 .audiences label { display: inline-block; margin-right: 1rem; }
 .stack { display: grid; gap: .4rem; max-width: 520px; background: #fff; padding: 1rem; border: 1px solid var(--line); border-radius: 8px; }
 .flash { padding: .6rem .9rem; border-radius: 6px; } .flash.ok { background: #e7f5ee; } .flash.error { background: #fdecea; }

@@ -1,0 +1,256 @@
+import {
+  addToolProvider,
+  agentConnections,
+  catalogView,
+  checkCatalog,
+  connectAgent,
+  disconnectAgent,
+  excludeTool,
+  markLegacyQuery,
+  requireToolProvider,
+  reviewCatalog,
+  setScopes,
+  type CatalogEntry,
+} from '../app/mcp.ts';
+import type { Mesh } from '../app/mesh.ts';
+import { requireAgent } from '../app/operator.ts';
+import type { JsonSchema } from '../model/json.ts';
+import type { Audience } from '../store/conversations.ts';
+import { listToolProviders, type BindingRecord, type ToolProviderRecord } from '../store/mcp.ts';
+import type { ApiContext } from './api.ts';
+import type { ApiRoute } from './router.ts';
+
+type Route = ApiRoute<ApiContext>;
+
+function body(properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {
+  return { type: 'object', additionalProperties: false, required, properties };
+}
+
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+
+export function toolProviderJson(p: ToolProviderRecord): Record<string, unknown> {
+  return {
+    id: p.id,
+    slug: p.slug,
+    url: p.url,
+    allow_loopback_http: p.allowLoopbackHttp,
+    created_at: p.createdAt,
+  };
+}
+
+function bindingJson(
+  b: BindingRecord & { provider?: ToolProviderRecord },
+): Record<string, unknown> {
+  return {
+    ...(b.provider ? { provider: b.provider.slug } : {}),
+    auth: b.authKind,
+    excluded_tools: b.excludedTools,
+    audiences: b.audiences,
+    conversation_ids: b.conversationIds,
+    catalog_checked_at: b.catalogCheckedAt,
+    catalog_fresh_until: b.catalogFreshUntil,
+    catalog_error: b.catalogError,
+    created_at: b.createdAt,
+  };
+}
+
+export function catalogEntryJson(t: CatalogEntry): Record<string, unknown> {
+  return {
+    tool: t.tool,
+    name: t.name,
+    description: t.description,
+    fingerprint: t.fingerprint,
+    previous_fingerprint: t.previousFingerprint,
+    status: t.status,
+    semantics: t.semantics,
+    legacy_query_marked: t.legacyQueryMarked,
+    excluded: t.excluded,
+    read_only_hint: t.readOnlyHint,
+    changed_at: t.changedAt,
+  };
+}
+
+async function agentAndSlug(mesh: Mesh, params: Readonly<Record<string, string>>) {
+  return {
+    agent: await requireAgent(mesh, params['agent'] ?? ''),
+    slug: params['provider'] ?? '',
+  };
+}
+
+/** The remote-MCP routes of the operator API. */
+export const mcpRoutes: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/api/mcp/providers',
+    operationId: 'listToolProviders',
+    summary: 'Registered remote MCP servers',
+    tag: 'mcp',
+    handle: async ({ context }) => ({
+      providers: (await listToolProviders(context.mesh.db)).map(toolProviderJson),
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/api/mcp/providers',
+    operationId: 'addToolProvider',
+    summary:
+      'Register a remote MCP server (Streamable HTTP): https, or http to loopback with allow_loopback_http (development)',
+    tag: 'mcp',
+    status: 201,
+    body: body(
+      {
+        slug: { type: 'string', pattern: '^[a-z][a-z0-9]*(_[a-z0-9]+)*$', maxLength: 32 },
+        url: { type: 'string', minLength: 1, maxLength: 2000 },
+        allow_loopback_http: { type: 'boolean' },
+      },
+      ['slug', 'url'],
+    ),
+    handle: async ({ context, body: b }) => {
+      const input = b as { slug: string; url: string; allow_loopback_http?: boolean };
+      return toolProviderJson(
+        await addToolProvider(context.mesh, {
+          slug: input.slug,
+          url: input.url,
+          allowLoopbackHttp: input.allow_loopback_http === true,
+        }),
+      );
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/agents/{agent}/mcp',
+    operationId: 'listAgentConnections',
+    summary: "An agent's connections to remote MCP servers",
+    tag: 'mcp',
+    handle: async ({ context, params }) => {
+      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
+      return { connections: (await agentConnections(context.mesh, agent)).map(bindingJson) };
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/api/agents/{agent}/mcp/{provider}/token',
+    operationId: 'connectAgentWithToken',
+    summary:
+      "Connect an agent with its own account's bearer token (write-only; stored on the binding) and read the catalog",
+    tag: 'mcp',
+    body: body({ value: { type: 'string', minLength: 1, maxLength: 65536 } }, ['value']),
+    handle: async ({ context, params, body: b }) => {
+      const { agent, slug } = await agentAndSlug(context.mesh, params);
+      const { binding, check } = await connectAgent(
+        context.mesh,
+        agent,
+        slug,
+        (b as { value: string }).value,
+      );
+      return { connection: bindingJson(binding), check };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/api/agents/{agent}/mcp/{provider}',
+    operationId: 'disconnectAgent',
+    summary: 'Disconnect: remove the binding and retire its credential',
+    tag: 'mcp',
+    status: 204,
+    handle: async ({ context, params }) => {
+      const { agent, slug } = await agentAndSlug(context.mesh, params);
+      await disconnectAgent(context.mesh, agent, slug);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/agents/{agent}/mcp/{provider}/catalog',
+    operationId: 'getCatalog',
+    summary:
+      'The tools the agent’s account sees, with fingerprints, semantics and what changed since the last review',
+    tag: 'mcp',
+    handle: async ({ context, params }) => {
+      const { agent, slug } = await agentAndSlug(context.mesh, params);
+      const view = await catalogView(context.mesh, agent, slug);
+      return { connection: bindingJson(view.binding), tools: view.tools.map(catalogEntryJson) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/agents/{agent}/mcp/{provider}/catalog/check',
+    operationId: 'checkCatalog',
+    summary: 'Re-read the catalog now',
+    tag: 'mcp',
+    handle: async ({ context, params }) => {
+      const { agent, slug } = await agentAndSlug(context.mesh, params);
+      const provider = await requireToolProvider(context.mesh, slug);
+      await catalogView(context.mesh, agent, slug);
+      return checkCatalog(context.mesh, agent.id, provider);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/agents/{agent}/mcp/{provider}/catalog/review',
+    operationId: 'reviewCatalog',
+    summary: 'Mark the catalog as reviewed as it is now',
+    tag: 'mcp',
+    status: 204,
+    handle: async ({ context, params }) => {
+      const { agent, slug } = await agentAndSlug(context.mesh, params);
+      await reviewCatalog(context.mesh, agent, slug);
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/api/agents/{agent}/mcp/{provider}/tools/{tool}',
+    operationId: 'setRemoteTool',
+    summary:
+      'Exclude or include a remote tool, or mark its current definition as a legacy query (lost when it changes)',
+    tag: 'mcp',
+    status: 204,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: { excluded: { type: 'boolean' }, legacy_query: { type: 'boolean' } },
+    },
+    handle: async ({ context, params, body: b }) => {
+      const { agent, slug } = await agentAndSlug(context.mesh, params);
+      const input = b as { excluded?: boolean; legacy_query?: boolean };
+      const tool = params['tool'] ?? '';
+      if (input.excluded !== undefined)
+        await excludeTool(context.mesh, agent, slug, tool, input.excluded);
+      if (input.legacy_query !== undefined)
+        await markLegacyQuery(context.mesh, agent, slug, tool, input.legacy_query);
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/api/agents/{agent}/mcp/{provider}/scopes',
+    operationId: 'setConnectionScopes',
+    summary: 'Limit a connection to conversation audiences and/or conversations (null: no limit)',
+    tag: 'mcp',
+    status: 204,
+    body: body(
+      {
+        audiences: {
+          anyOf: [
+            { type: 'array', items: { enum: ['direct', 'shared'] }, uniqueItems: true },
+            { type: 'null' },
+          ],
+        },
+        conversation_ids: {
+          anyOf: [
+            { type: 'array', items: { type: 'string', pattern: UUID_PATTERN }, maxItems: 1000 },
+            { type: 'null' },
+          ],
+        },
+      },
+      ['audiences', 'conversation_ids'],
+    ),
+    handle: async ({ context, params, body: b }) => {
+      const { agent, slug } = await agentAndSlug(context.mesh, params);
+      const input = b as { audiences: Audience[] | null; conversation_ids: string[] | null };
+      await setScopes(context.mesh, agent, slug, {
+        audiences: input.audiences,
+        conversationIds: input.conversation_ids,
+      });
+    },
+  },
+];

@@ -1,0 +1,217 @@
+import type { CatalogEntry } from '../../app/mcp.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { BindingRecord, ToolProviderRecord } from '../../store/mcp.ts';
+import { html, type Html } from './html.ts';
+import { agentHeader, csrfField, layout, time, type PageSession } from './pages.ts';
+
+/** One connection of an agent, with the catalog its account sees. */
+export interface ConnectionView {
+  readonly provider: ToolProviderRecord;
+  readonly binding: BindingRecord;
+  readonly tools: readonly CatalogEntry[];
+  readonly tokenPresent: boolean;
+}
+
+function toggle(
+  session: PageSession,
+  action: string,
+  field: string,
+  on: boolean,
+  labels: { on: string; off: string; set: string; unset: string },
+): Html {
+  return html`<form method="post" action="${action}" class="inline">
+    ${csrfField(session)}<input type="hidden" name="${field}" value="${on ? 'false' : 'true'}" />
+    <button
+      class="${on ? 'toggle on' : 'toggle off'}"
+      aria-label="${on ? labels.unset : labels.set}"
+    >
+      ${on ? labels.on : labels.off}
+    </button>
+  </form>`;
+}
+
+function connectionSection(session: PageSession, agent: AgentRecord, c: ConnectionView): Html {
+  const base = `/agents/${encodeURIComponent(agent.name)}/mcp/${encodeURIComponent(c.provider.slug)}`;
+  const changed = c.tools.filter((t) => t.status === 'new' || t.status === 'changed').length;
+  return html`<section class="package" data-provider="${c.provider.slug}">
+    <h2>${c.provider.slug} <small>${c.provider.url}</small></h2>
+    <p>
+      Connected with ${c.binding.authKind === 'oauth' ? 'OAuth' : 'a bearer token'}
+      (${c.tokenPresent ? html`<span class="present">credential present</span>` : html`<span class="absent">no credential</span>`}).
+      Catalog checked
+      ${time(c.binding.catalogCheckedAt)}${
+        c.binding.catalogError
+          ? html` — <span class="absent">last check failed: ${c.binding.catalogError}</span>`
+          : ''
+      }.
+      ${changed > 0 ? html`<strong class="absent">${changed} new or changed since the last review.</strong>` : ''}
+    </p>
+    <table class="tools">
+      <thead>
+        <tr>
+          <th>Tool</th>
+          <th>Status</th>
+          <th>Semantics</th>
+          <th>Fingerprint</th>
+          <th>Legacy query</th>
+          <th>Offered</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${c.tools.map(
+          (t) =>
+            html`<tr data-tool="${t.tool}" data-status="${t.status}">
+              <td>
+                <strong>${t.tool}</strong>
+                <div class="muted">${t.description}</div>
+                ${t.readOnlyHint === true ? html`<div class="muted small">server hint: read-only (advisory)</div>` : ''}
+              </td>
+              <td>
+                <span class="badge ${t.status === 'reviewed' ? 'query' : 'effect'}"
+                  >${t.status}</span
+                >
+              </td>
+              <td><span class="badge ${t.semantics}">${t.semantics}</span></td>
+              <td>
+                <code title="${t.fingerprint}">${t.fingerprint.slice(0, 12)}</code
+                >${t.previousFingerprint ? html`<div class="muted small">was ${t.previousFingerprint.slice(0, 12)}</div>` : ''}
+              </td>
+              <td>
+                ${t.status === 'removed' ? '' : toggle(session, `${base}/tools/${encodeURIComponent(t.name)}`, 'legacy_query', t.legacyQueryMarked, { on: 'Marked', off: 'Not marked', set: `Mark ${t.tool} as a legacy query`, unset: `Unmark ${t.tool}` })}
+              </td>
+              <td>
+                ${t.status === 'removed' ? html`<span class="muted">removed</span>` : toggle(session, `${base}/tools/${encodeURIComponent(t.name)}`, 'excluded', !t.excluded, { on: 'Included', off: 'Excluded', set: `Include ${t.tool}`, unset: `Exclude ${t.tool}` })}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <div class="actions">
+      <form method="post" action="${base}/check" class="inline">
+        ${csrfField(session)}<button>Check now</button>
+      </form>
+      <form method="post" action="${base}/review" class="inline">
+        ${csrfField(session)}<button>Mark reviewed</button>
+      </form>
+      <form method="post" action="${base}/disconnect" class="inline">
+        ${csrfField(session)}<button class="danger">Disconnect</button>
+      </form>
+    </div>
+    <form method="post" action="${base}/scopes" class="inline audiences">
+      ${csrfField(session)}
+      ${(['direct', 'shared'] as const).map(
+        (a) =>
+          html`<label
+            ><input
+              type="checkbox"
+              name="audience"
+              value="${a}"
+              ${!c.binding.audiences || c.binding.audiences.includes(a) ? html` checked` : ''}
+            />
+            ${a} conversations</label
+          > `,
+      )}
+      <button>Save scopes</button>
+    </form>
+  </section>`;
+}
+
+/** An agent's MCP connections: catalogs with fingerprints and changes, and the connect form. */
+export function mcpPage(
+  session: PageSession,
+  agent: AgentRecord,
+  providers: readonly ToolProviderRecord[],
+  connections: readonly ConnectionView[],
+): string {
+  const connected = new Set(connections.map((c) => c.provider.id));
+  const open = providers.filter((p) => !connected.has(p.id));
+  const base = `/agents/${encodeURIComponent(agent.name)}/mcp`;
+  return layout(
+    `${agent.name} · MCP`,
+    session,
+    html`${agentHeader(agent, 'mcp')}
+      <p class="muted">
+        Remote MCP servers this agent reaches with its own account. New and changed tools are
+        offered with effect semantics; a definition marked as a legacy query keeps query semantics
+        only while its fingerprint is unchanged. Server hints such as read-only never raise trust.
+      </p>
+      ${connections.length === 0 ? html`<p class="muted">No connections yet.</p>` : connections.map((c) => connectionSection(session, agent, c))}
+      ${
+        open.length > 0
+          ? html`<h2>Connect</h2>
+              <form method="post" action="${base}/connect" class="stack">
+                ${csrfField(session)}
+                <label
+                  >Server
+                  <select name="provider">
+                    ${open.map((p) => html`<option value="${p.slug}">${p.slug} — ${p.url}</option>`)}
+                  </select></label
+                >
+                <label
+                  >The agent's bearer token
+                  <input
+                    type="password"
+                    name="token"
+                    autocomplete="off"
+                    placeholder="write-only"
+                    required
+                /></label>
+                <button>Connect with token</button>
+              </form>`
+          : providers.length === 0
+            ? html`<p class="muted">
+                Register a server on the <a href="/providers">providers page</a> first.
+              </p>`
+            : ''
+      }`,
+  );
+}
+
+/** The providers page's section for remote MCP servers. */
+export function mcpProvidersSection(
+  session: PageSession,
+  providers: readonly ToolProviderRecord[],
+): Html {
+  return html`<h2>Remote MCP servers</h2>
+    ${
+      providers.length === 0
+        ? html`<p class="muted">None registered.</p>`
+        : html`<table class="list">
+            <thead>
+              <tr>
+                <th>Slug</th>
+                <th>URL</th>
+                <th>Registered</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${providers.map(
+                (p) =>
+                  html`<tr data-mcp-provider="${p.slug}">
+                    <td><code>${p.slug}</code></td>
+                    <td>
+                      ${p.url}${p.allowLoopbackHttp ? html` <span class="badge effect">loopback http (development)</span>` : ''}
+                    </td>
+                    <td>${time(p.createdAt)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+    <form method="post" action="/mcp/providers" class="stack">
+      ${csrfField(session)}
+      <label
+        >Slug (tools are named <code>slug__tool</code>)
+        <input name="slug" required pattern="[a-z][a-z0-9]*(_[a-z0-9]+)*"
+      /></label>
+      <label
+        >URL (Streamable HTTP)
+        <input name="url" type="url" required placeholder="https://mcp.example.com/mcp"
+      /></label>
+      <label
+        ><input type="checkbox" name="allow_loopback_http" value="true" /> allow plain http to
+        loopback (development only)</label
+      >
+      <button>Register server</button>
+    </form>`;
+}

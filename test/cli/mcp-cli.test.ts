@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
+
+const home = mkdtempSync(join(tmpdir(), 'mesh-mcp-cli-'));
+const TOKEN = 'mcp-cli-token-canary-42';
+
+/** Runs `mesh` in this process on the embedded database in `home`. */
+async function mesh(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, {
+    out: (t) => (out += `${t}\n`),
+    err: (t) => (err += `${t}\n`),
+  });
+  return { code, out, err };
+}
+
+describe('mesh mcp and tools call on a remote tool', () => {
+  let server: FakeMcpServer;
+  const saved = { home: process.env['MESH_HOME'], url: process.env['DATABASE_URL'] };
+
+  beforeAll(async () => {
+    process.env['MESH_HOME'] = home;
+    process.env['DATABASE_URL'] = '';
+    server = await startFakeMcpServer({
+      acceptedTokens: new Set([TOKEN]),
+      tools: [textTool('search', 'Search the index'), textTool('create', 'Create a record')],
+    });
+  });
+
+  afterAll(async () => {
+    await server.close();
+    process.env['MESH_HOME'] = saved.home;
+    process.env['DATABASE_URL'] = saved.url;
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('adds a provider, connects an agent with a token file, shows the catalog and calls a tool', async () => {
+    expect((await mesh('agents', 'create', 'ada')).code).toBe(0);
+    const refused = await mesh('mcp', 'add', 'idx', server.url);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('--allow-loopback-http');
+    expect((await mesh('mcp', 'add', 'idx', server.url, '--allow-loopback-http')).code).toBe(0);
+
+    const tokenFile = join(home, 'token.txt');
+    writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
+    const connected = await mesh(
+      'mcp',
+      'connect',
+      '--agent',
+      'ada',
+      '--provider',
+      'idx',
+      '--token-file',
+      tokenFile,
+    );
+    expect(connected.out).toContain('Connected ada to idx: 2 tools (1 page)');
+
+    const catalog = await mesh('mcp', 'catalog', '--agent', 'ada', '--provider', 'idx', '--json');
+    const view = JSON.parse(catalog.out) as {
+      tools: { tool: string; status: string; semantics: string; fingerprint: string }[];
+    };
+    expect(view.tools.map((t) => [t.tool, t.status, t.semantics])).toEqual([
+      ['idx__create', 'new', 'effect'],
+      ['idx__search', 'new', 'effect'],
+    ]);
+
+    const called = await mesh(
+      'tools',
+      'call',
+      'idx__search',
+      '--agent',
+      'ada',
+      '--args',
+      '{"q":"bug"}',
+    );
+    expect(called.code).toBe(0);
+    expect(called.out.trim()).toBe('search got {"q":"bug"}');
+    expect(server.received.find((r) => r.tool === 'search')?.headers.authorization).toBe(
+      `Bearer ${TOKEN}`,
+    );
+
+    expect(
+      (await mesh('mcp', 'exclude', '--agent', 'ada', '--provider', 'idx', 'idx__create')).code,
+    ).toBe(0);
+    const after = await mesh('mcp', 'catalog', '--agent', 'ada', '--provider', 'idx');
+    expect(after.out).toMatch(/idx__create\s+new\s+effect\s+[0-9a-f]{16}\s+excluded/);
+
+    expect((await mesh('mcp', 'disconnect', '--agent', 'ada', '--provider', 'idx')).code).toBe(0);
+    const gone = await mesh('tools', 'call', 'idx__search', '--agent', 'ada', '--args', '{}');
+    expect(gone.code).toBe(1);
+    expect(gone.out).toContain('There is no tool named "idx__search"');
+
+    const everything = [connected, catalog, called, after, gone]
+      .map((r) => r.out + r.err)
+      .join('\n');
+    expect(everything).not.toContain(TOKEN);
+  }, 60_000);
+});

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshPglite } from '../support/db.ts';
+import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+describe('the remote-MCP routes of the operator API', () => {
+  let server: TestServer;
+  let mcp: FakeMcpServer;
+  const token = `mcp-api-canary-${Math.random().toString(36).slice(2)}`;
+
+  beforeAll(async () => {
+    server = await startTestServer(await freshPglite());
+    mcp = await startFakeMcpServer({
+      acceptedTokens: new Set([token]),
+      tools: [textTool('search', 'Search'), textTool('lookup', 'Look up')],
+    });
+    await server.api('POST', '/api/agents', { name: 'ada' });
+  }, 60_000);
+
+  afterAll(async () => {
+    await mcp?.close();
+    await server?.close();
+    await server?.mesh.db.close();
+  });
+
+  it('registers a server, connects an agent write-only, and manages its catalog', async () => {
+    const refused = await server.api('POST', '/api/mcp/providers', { slug: 'idx', url: mcp.url });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({ error: { code: 'invalid_tool_provider' } });
+    const added = await server.api('POST', '/api/mcp/providers', {
+      slug: 'idx',
+      url: mcp.url,
+      allow_loopback_http: true,
+    });
+    expect(added.status).toBe(201);
+
+    const wrong = await server.api('PUT', '/api/agents/ada/mcp/idx/token', { value: 'nope' });
+    expect(wrong.status).toBe(502);
+    expect(wrong.json).toMatchObject({ error: { code: 'mcp_transport_failed' } });
+    expect((await server.api('GET', '/api/agents/ada/mcp')).json).toEqual({ connections: [] });
+    const connected = await server.api('PUT', '/api/agents/ada/mcp/idx/token', { value: token });
+    expect(connected.status).toBe(200);
+    expect(connected.json).toMatchObject({ check: { pages: 1 } });
+    expect((connected.json as { check: { added: string[] } }).check.added.sort()).toEqual([
+      'lookup',
+      'search',
+    ]);
+
+    const catalog = await server.api('GET', '/api/agents/ada/mcp/idx/catalog');
+    const tools = (
+      catalog.json as { tools: { tool: string; status: string; fingerprint: string }[] }
+    ).tools;
+    expect(tools.map((t) => [t.tool, t.status])).toEqual([
+      ['idx__lookup', 'new'],
+      ['idx__search', 'new'],
+    ]);
+
+    expect(
+      (await server.api('PUT', '/api/agents/ada/mcp/idx/tools/lookup', { legacy_query: true }))
+        .status,
+    ).toBe(204);
+    expect(
+      (await server.api('PUT', '/api/agents/ada/mcp/idx/tools/search', { excluded: true })).status,
+    ).toBe(204);
+    expect((await server.api('POST', '/api/agents/ada/mcp/idx/catalog/review')).status).toBe(204);
+    const reviewed = (
+      (await server.api('GET', '/api/agents/ada/mcp/idx/catalog')).json as {
+        tools: { name: string; status: string; semantics: string; excluded: boolean }[];
+      }
+    ).tools;
+    expect(reviewed).toEqual([
+      expect.objectContaining({ name: 'lookup', status: 'reviewed', semantics: 'query' }),
+      expect.objectContaining({ name: 'search', status: 'reviewed', excluded: true }),
+    ]);
+
+    // A changed definition shows as changed at the next check and loses query semantics.
+    mcp.state.tools[1] = textTool('lookup', 'Look up, and now also write');
+    const check = await server.api('POST', '/api/agents/ada/mcp/idx/catalog/check');
+    expect(check.json).toMatchObject({ changed: ['lookup'] });
+    const changed = (
+      (await server.api('GET', '/api/agents/ada/mcp/idx/catalog')).json as {
+        tools: { name: string; status: string; semantics: string }[];
+      }
+    ).tools.find((t) => t.name === 'lookup');
+    expect(changed).toMatchObject({ status: 'changed', semantics: 'effect' });
+
+    const scopes = await server.api('PUT', '/api/agents/ada/mcp/idx/scopes', {
+      audiences: ['shared'],
+      conversation_ids: null,
+    });
+    expect(scopes.status).toBe(204);
+    const connections = await server.api('GET', '/api/agents/ada/mcp');
+    expect(connections.json).toMatchObject({
+      connections: [{ provider: 'idx', audiences: ['shared'], excluded_tools: ['search'] }],
+    });
+
+    expect((await server.api('DELETE', '/api/agents/ada/mcp/idx')).status).toBe(204);
+    expect((await server.api('GET', '/api/agents/ada/mcp/idx/catalog')).status).toBe(404);
+    expect(server.bodies.join('\n')).not.toContain(token);
+    expect(server.logs.join('\n')).not.toContain(token);
+  });
+});
