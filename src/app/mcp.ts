@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
 import { createGuardedFetch, EgressRefusedError } from '../mcp/guarded-fetch.ts';
 import { fingerprint, remoteDefinition } from '../mcp/fingerprint.ts';
-import { McpProtocolError, openMcpSession, type McpSession } from '../mcp/session.ts';
+import {
+  McpProtocolError,
+  openMcpSession,
+  type McpSession,
+  type ToolListing,
+} from '../mcp/session.ts';
 import type { JsonObject, JsonSchema, JsonValue } from '../model/json.ts';
 import type { Withheld } from '../policy/offer.ts';
 import type { AgentRecord } from '../store/agents.ts';
@@ -15,6 +19,7 @@ import {
   insertToolProvider,
   listBindings,
   listMcpTools,
+  markCatalogStale,
   markCatalogReviewed,
   recordCatalog,
   recordCatalogError,
@@ -29,6 +34,7 @@ import {
 import type { Definition, ToolHandler, ToolOutput } from '../tool/definition.ts';
 import { MeshError, ToolUnavailableError } from '../tool/errors.ts';
 import { createRegistry, TOOL_NAME_PATTERN } from '../tool/registry.ts';
+import { prepareDecoder } from '../tool/decode-arguments.ts';
 import type { Mesh } from './mesh.ts';
 
 /**
@@ -122,11 +128,16 @@ async function sessionFor(
   provider: ToolProviderRecord,
 ): Promise<McpSession> {
   const owner = bindingOwner(agentId, provider.id);
-  return openMcpSession({
+  const session = await openMcpSession({
     url: provider.url,
     token: () => mesh.secrets.reveal({ ...owner, kind: MCP_TOKEN_KIND }),
     fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
   });
+  // A list-changed notification makes the next look re-read the catalog.
+  session.onToolsChanged(() => {
+    markCatalogStale(mesh.db, agentId, provider.id).catch(() => undefined);
+  });
+  return session;
 }
 
 /** What a catalog check found. */
@@ -146,16 +157,16 @@ export async function checkCatalog(
   mesh: Mesh,
   agentId: string,
   provider: ToolProviderRecord,
-  session?: McpSession,
+  read?: ToolListing,
 ): Promise<CatalogCheck> {
-  const own = session ?? (await sessionFor(mesh, agentId, provider));
+  const own = read ? undefined : await sessionFor(mesh, agentId, provider);
   try {
     const before = new Map(
       (await listMcpTools(mesh.db, agentId, provider.id))
         .filter((t) => t.removedAt === null)
         .map((t) => [t.toolName, t.fingerprint]),
     );
-    const listing = await own.listTools();
+    const listing = read ?? (await (own as McpSession).listTools());
     const tools = new Map<string, { name: string; definition: JsonObject; fingerprint: string }>();
     for (const tool of listing.tools) {
       const definition = remoteDefinition(tool);
@@ -187,7 +198,7 @@ export async function checkCatalog(
     );
     throw error;
   } finally {
-    if (!session) await own.close();
+    await own?.close();
   }
 }
 
@@ -211,7 +222,7 @@ export async function connectAgent(
     fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
   });
   try {
-    await session.listTools();
+    const listing = await session.listTools();
     const binding = await upsertBinding(mesh.db, {
       agentId: agent.id,
       providerId: provider.id,
@@ -222,7 +233,7 @@ export async function connectAgent(
       kind: MCP_TOKEN_KIND,
       value,
     });
-    const check = await checkCatalog(mesh, agent.id, provider, session);
+    const check = await checkCatalog(mesh, agent.id, provider, listing);
     return { binding, check };
   } finally {
     await session.close();
@@ -376,18 +387,12 @@ function toOutput(
 ): ToolOutput {
   const text = contentText(result.content ?? []);
   const structured = result.structuredContent as JsonValue | undefined;
-  if (result.isError) {
-    return {
-      text: `the tool reported an error: ${text || '(no message)'}`,
-      data: { isError: true },
-    };
-  }
+  if (result.isError) return { text: `the tool reported an error: ${text || '(no message)'}` };
   if (structured !== undefined && outputSchemaCheck) {
     const problem = outputSchemaCheck(structured);
     if (problem)
       return {
         text: `the server's structured result does not match its output schema (${problem}); text: ${text}`,
-        data: { isError: true, outputSchemaMismatch: true },
       };
   }
   return structured === undefined ? { text } : { text, data: structured };
@@ -413,10 +418,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
       return toOutput(result, outputSchema ? outputChecker(outputSchema) : undefined);
     } catch (error) {
       if (error instanceof McpProtocolError)
-        return {
-          text: `${provider.slug} refused the call: ${error.message}`,
-          data: { isError: true },
-        };
+        return { text: `${provider.slug} refused the call: ${error.message}` };
       if (error instanceof EgressRefusedError) throw error;
       // The request may have reached the server: only a query may be reported as unavailable.
       if (query) throw new ToolUnavailableError(`${provider.slug} did not answer`);
@@ -447,26 +449,19 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
   };
 }
 
-const outputAjv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
-const outputValidators = new Map<string, ValidateFunction | undefined>();
-
-/** A check of structured results against a remote output schema, compiled once per schema. */
+/**
+ * A check of structured results against a remote output schema (the executor's own decoder, so
+ * the two never disagree). A mismatch is the server's fault: the call is reported, not fatal.
+ */
 function outputChecker(schema: JsonSchema): (data: unknown) => string | undefined {
-  const key = JSON.stringify(schema);
-  if (!outputValidators.has(key)) {
-    if (outputValidators.size > 1000) outputValidators.clear();
-    try {
-      outputValidators.set(key, outputAjv.compile(schema as object));
-    } catch {
-      outputValidators.set(key, undefined);
-    }
-  }
-  const validate = outputValidators.get(key);
   return (data) => {
-    if (!validate) return 'the output schema itself is not valid';
-    if (validate(data)) return undefined;
-    const e = validate.errors?.[0];
-    return e ? `${e.instancePath || 'the result'} ${e.message ?? 'is not valid'}` : 'not valid';
+    try {
+      const errors = prepareDecoder(schema, 'lenient').compiled.validate(data);
+      const first = errors[0];
+      return first ? `at ${first.instancePath || '/'}` : undefined;
+    } catch {
+      return 'the output schema itself is not valid';
+    }
   };
 }
 

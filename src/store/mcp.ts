@@ -267,3 +267,16 @@ export async function setLegacyQuery(
   );
   return rowCount > 0;
 }
+
+/** The server said its list changed: the next look re-reads the catalog. */
+export async function markCatalogStale(
+  q: Queryable,
+  agentId: string,
+  providerId: string,
+): Promise<void> {
+  await q.query(
+    `update agent_tool_providers set catalog_fresh_until = null
+     where agent_id = $1 and provider_id = $2`,
+    [agentId, providerId],
+  );
+}

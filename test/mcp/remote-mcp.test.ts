@@ -267,4 +267,52 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
     );
     await disconnectAgent(mesh, ada, 'flaky');
   });
+
+  it('keeps structured results checked against the output schema, and large results as artifacts', async () => {
+    const rich = await startFakeMcpServer({
+      tools: [
+        textTool('stats', 'Counts', {
+          outputSchema: {
+            type: 'object',
+            required: ['count'],
+            properties: { count: { type: 'integer' } },
+          },
+        }),
+        textTool('dump', 'Dumps a lot'),
+      ],
+    });
+    try {
+      await addToolProvider(mesh, { slug: 'rich', url: rich.url, allowLoopbackHttp: true });
+      await connectAgent(mesh, ada, 'rich', 'tok');
+      const call = (tool: string) =>
+        callToolAsOperator(mesh, { agent: 'ada', tool, arguments: '{}', operator: 'test' });
+
+      rich.state.call = () => ({
+        content: [{ type: 'text', text: '3 open' }],
+        structuredContent: { count: 3 },
+      });
+      const good = await call('rich__stats');
+      expect(good.observation).toMatchObject({
+        kind: 'result',
+        text: '3 open',
+        data: { count: 3 },
+      });
+
+      rich.state.call = () => ({
+        content: [{ type: 'text', text: 'three' }],
+        structuredContent: { count: 'three' },
+      });
+      const bad = await call('rich__stats');
+      expect(bad.observation?.text).toMatch(/does not match its output schema/);
+
+      const big = 'x'.repeat(40_000);
+      rich.state.call = () => ({ content: [{ type: 'text', text: big }] });
+      const dumped = await call('rich__dump');
+      expect(dumped.observation?.truncated?.totalBytes).toBeGreaterThanOrEqual(40_000);
+      expect(dumped.observation?.text.length).toBeLessThan(big.length);
+    } finally {
+      await disconnectAgent(mesh, ada, 'rich');
+      await rich.close();
+    }
+  });
 });
