@@ -8,6 +8,7 @@ import { launchBrowser, login, screenshot } from '../support/browser.ts';
 import { freshPglite } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { scriptedAgent } from '../support/turn.ts';
+import { startFakeMcpServer, textTool } from '../support/mcp-server.ts';
 
 const DEMO_SCRIPT = new URL('../../examples/demo-script.json', import.meta.url);
 
@@ -358,5 +359,37 @@ describe('web UI in a browser (pglite)', () => {
     await expect(text(toggle)).resolves.toBe('Enabled');
     await expect(toggle.getAttribute('aria-label')).resolves.toBe('Disable remember');
     await expect(text(offerCell(page, 'remember', 'direct'))).resolves.toBe('offered');
+  });
+
+  it('connects the agent to a remote MCP server on the MCP tab and shows its catalog', async () => {
+    const mcp = await startFakeMcpServer({
+      acceptedTokens: new Set(['ui-mcp-token']),
+      tools: [textTool('search', 'Search the index'), textTool('create', 'Create a record')],
+    });
+    try {
+      await open('providers');
+      await page.fill('form[action="/mcp/providers"] input[name=slug]', 'idx');
+      await page.fill('form[action="/mcp/providers"] input[name=url]', mcp.url);
+      await page.check('form[action="/mcp/providers"] input[name=allow_loopback_http]');
+      await submit(page, page.locator('form[action="/mcp/providers"] button'));
+      await expect(text(page.locator('p.flash.ok'))).resolves.toBe('Registered idx.');
+
+      await open('agents/demo/mcp');
+      await page.selectOption('form[action$="/mcp/connect"] select[name=provider]', 'idx');
+      await page.fill('form[action$="/mcp/connect"] input[name=token]', 'ui-mcp-token');
+      await submit(page, page.locator('form[action$="/mcp/connect"] button'));
+      await expect(text(page.locator('p.flash.ok'))).resolves.toBe(
+        'Connected to idx: 2 tools on 1 page(s).',
+      );
+      const rows = page.locator('section[data-provider="idx"] tr[data-tool]');
+      await expect(attributes(rows, 'data-tool')).resolves.toEqual(['idx__create', 'idx__search']);
+      await expect(attributes(rows, 'data-status')).resolves.toEqual(['new', 'new']);
+      await submit(page, page.getByRole('button', { name: 'Exclude idx__create' }));
+      await expect(text(page.locator('p.flash.ok'))).resolves.toBe('idx__create is excluded.');
+      expect(await page.content()).not.toContain('ui-mcp-token');
+      await screenshot(page, 'mcp');
+    } finally {
+      await mcp.close();
+    }
   });
 });

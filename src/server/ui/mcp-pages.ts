@@ -12,15 +12,24 @@ export interface ConnectionView {
   readonly tokenPresent: boolean;
 }
 
+/**
+ * A two-state button posting `field` with the value that flips the state: `on` is what the button
+ * shows now, `send.whenOn`/`send.whenOff` what a click sends.
+ */
 function toggle(
   session: PageSession,
   action: string,
   field: string,
   on: boolean,
   labels: { on: string; off: string; set: string; unset: string },
+  send: { whenOn: string; whenOff: string } = { whenOn: 'false', whenOff: 'true' },
 ): Html {
   return html`<form method="post" action="${action}" class="inline">
-    ${csrfField(session)}<input type="hidden" name="${field}" value="${on ? 'false' : 'true'}" />
+    ${csrfField(session)}<input
+      type="hidden"
+      name="${field}"
+      value="${on ? send.whenOn : send.whenOff}"
+    />
     <button
       class="${on ? 'toggle on' : 'toggle off'}"
       aria-label="${on ? labels.unset : labels.set}"
@@ -80,7 +89,7 @@ function connectionSection(session: PageSession, agent: AgentRecord, c: Connecti
                 ${t.status === 'removed' ? '' : toggle(session, `${base}/tools/${encodeURIComponent(t.name)}`, 'legacy_query', t.legacyQueryMarked, { on: 'Marked', off: 'Not marked', set: `Mark ${t.tool} as a legacy query`, unset: `Unmark ${t.tool}` })}
               </td>
               <td>
-                ${t.status === 'removed' ? html`<span class="muted">removed</span>` : toggle(session, `${base}/tools/${encodeURIComponent(t.name)}`, 'excluded', !t.excluded, { on: 'Included', off: 'Excluded', set: `Include ${t.tool}`, unset: `Exclude ${t.tool}` })}
+                ${t.status === 'removed' ? html`<span class="muted">removed</span>` : toggle(session, `${base}/tools/${encodeURIComponent(t.name)}`, 'excluded', !t.excluded, { on: 'Included', off: 'Excluded', set: `Include ${t.tool}`, unset: `Exclude ${t.tool}` }, { whenOn: 'true', whenOff: 'false' })}
               </td>
             </tr>`,
         )}
