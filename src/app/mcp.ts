@@ -3,6 +3,14 @@ import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client'
 import { createGuardedFetch, EgressRefusedError } from '../mcp/guarded-fetch.ts';
 import { fingerprint, remoteDefinition } from '../mcp/fingerprint.ts';
 import {
+  accessToken,
+  beginAuthorization,
+  finishAuthorization,
+  type OAuthState,
+  type OAuthStateStore,
+} from '../mcp/oauth.ts';
+import { getAgent } from '../store/agents.ts';
+import {
   McpProtocolError,
   openMcpSession,
   type McpSession,
@@ -44,8 +52,10 @@ import type { Mesh } from './mesh.ts';
 
 /** A provider slug: what namespaces its tools (`<slug>__<tool>`). Never the server's own name. */
 export const SLUG_PATTERN = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
-/** The secret kind of a binding's bearer or access token. */
+/** The secret kind of a binding's bearer token. */
 export const MCP_TOKEN_KIND = 'mcp_access_token';
+/** The secret kind of a binding's OAuth state (tokens, client, discovery), sealed as one. */
+export const MCP_OAUTH_KIND = 'mcp_oauth_state';
 /** How long a listing without a server-given lifetime counts as fresh: not at all. */
 const DEFAULT_FRESH_MS = 0;
 
@@ -121,17 +131,78 @@ async function requireBinding(
   return binding;
 }
 
+/** What an OAuth binding keeps, sealed as one secret: the flow's state and its redirect URL. */
+interface StoredOAuth {
+  readonly redirectUrl: string;
+  readonly state: OAuthState;
+}
+
+/** One store object per binding and Mesh, so concurrent refreshes in a process share one. */
+const oauthStores = new WeakMap<Mesh, Map<string, OAuthStateStore>>();
+
+function oauthStore(mesh: Mesh, agentId: string, providerId: string, redirectUrl?: string) {
+  const owner = bindingOwner(agentId, providerId);
+  const byBinding = oauthStores.get(mesh) ?? new Map<string, OAuthStateStore>();
+  oauthStores.set(mesh, byBinding);
+  const read = async (): Promise<StoredOAuth | undefined> => {
+    const text = await mesh.secrets.reveal({ ...owner, kind: MCP_OAUTH_KIND });
+    return text === undefined ? undefined : (JSON.parse(text) as StoredOAuth);
+  };
+  const write = async (doc: StoredOAuth) => {
+    await mesh.secrets.capture({ ...owner, kind: MCP_OAUTH_KIND, value: JSON.stringify(doc) });
+  };
+  let store = byBinding.get(owner.ownerId);
+  if (!store || redirectUrl) {
+    store = {
+      load: async () => (await read())?.state ?? {},
+      save: async (state) => {
+        const url = redirectUrl ?? (await read())?.redirectUrl;
+        if (!url) throw new MeshError('mcp_oauth_failed', 'no authorization was started');
+        await write({ redirectUrl: url, state });
+      },
+    };
+    byBinding.set(owner.ownerId, store);
+  }
+  return { store, read };
+}
+
+/** The server refused the access token before its time: the next read refreshes it. */
+async function expireOAuthToken(mesh: Mesh, agentId: string, providerId: string): Promise<void> {
+  const { store, read } = oauthStore(mesh, agentId, providerId);
+  const doc = await read();
+  if (!doc?.state.tokens) return;
+  await store.save({ ...doc.state, tokens: { ...doc.state.tokens, expires_at: 0 } });
+}
+
+/** The agent's credential for a provider: its bearer token, or an OAuth access token. */
+async function credentialFor(
+  mesh: Mesh,
+  agentId: string,
+  provider: ToolProviderRecord,
+  fetch: ReturnType<typeof createGuardedFetch>,
+): Promise<string | undefined> {
+  const owner = bindingOwner(agentId, provider.id);
+  const bearer = await mesh.secrets.reveal({ ...owner, kind: MCP_TOKEN_KIND });
+  if (bearer !== undefined) return bearer;
+  const { store, read } = oauthStore(mesh, agentId, provider.id);
+  const doc = await read();
+  if (!doc) return undefined;
+  return accessToken({ serverUrl: provider.url, store, redirectUrl: doc.redirectUrl, fetch });
+}
+
 /** Opens a connection as the agent's own account: its token, its guarded egress. */
 async function sessionFor(
   mesh: Mesh,
   agentId: string,
   provider: ToolProviderRecord,
 ): Promise<McpSession> {
-  const owner = bindingOwner(agentId, provider.id);
+  const fetch = createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp });
   const session = await openMcpSession({
     url: provider.url,
-    token: () => mesh.secrets.reveal({ ...owner, kind: MCP_TOKEN_KIND }),
-    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    token: () => credentialFor(mesh, agentId, provider, fetch),
+    // A refused OAuth access token is refreshed before the one retry; a bearer token is not.
+    onUnauthorized: () => expireOAuthToken(mesh, agentId, provider.id),
+    fetch,
   });
   // A list-changed notification makes the next look re-read the catalog.
   session.onToolsChanged(() => {
@@ -233,6 +304,7 @@ export async function connectAgent(
       kind: MCP_TOKEN_KIND,
       value,
     });
+    await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
     const check = await checkCatalog(mesh, agent.id, provider, listing);
     return { binding, check };
   } finally {
@@ -248,7 +320,70 @@ export async function disconnectAgent(
 ): Promise<boolean> {
   const provider = await requireToolProvider(mesh, providerSlug);
   await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
+  await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
   return deleteBinding(mesh.db, agent.id, provider.id);
+}
+
+/** Where the authorization server sends the operator's browser back, for one binding. */
+export function oauthRedirectUrl(origin: string, agentId: string, providerId: string): string {
+  return new URL(`/mcp/oauth/callback/${agentId}/${providerId}`, origin).toString();
+}
+
+/**
+ * Starts connecting an agent with OAuth (authorization code, PKCE S256, the resource indicator):
+ * returns the authorization server's URL to send the operator's browser to. Nothing is bound
+ * until the authorization finishes.
+ */
+export async function startOAuthConnection(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+  origin: string,
+): Promise<{ authorizationUrl: URL }> {
+  const provider = await requireToolProvider(mesh, providerSlug);
+  const redirectUrl = oauthRedirectUrl(origin, agent.id, provider.id);
+  const { store } = oauthStore(mesh, agent.id, provider.id, redirectUrl);
+  return beginAuthorization({
+    serverUrl: provider.url,
+    store,
+    redirectUrl,
+    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    clientName: `Mesh (${agent.name})`,
+  });
+}
+
+/**
+ * Finishes an authorization the server redirected back with: the `state` must be the pending
+ * one of this binding; the code is exchanged with the verifier; the binding is created (as OAuth)
+ * and its catalog read.
+ */
+export async function finishOAuthConnection(
+  mesh: Mesh,
+  agentId: string,
+  providerId: string,
+  callback: { code: string; state: string; iss?: string },
+): Promise<{ agent: AgentRecord; provider: ToolProviderRecord; check: CatalogCheck }> {
+  const agent = await getAgent(mesh.db, agentId);
+  const provider = await findToolProvider(mesh.db, providerId);
+  if (!agent || !provider)
+    throw new MeshError('binding_not_found', 'no pending authorization for this connection');
+  const { store, read } = oauthStore(mesh, agent.id, provider.id);
+  const doc = await read();
+  if (!doc?.state.pendingState)
+    throw new MeshError('mcp_oauth_failed', 'no authorization is pending for this connection');
+  await finishAuthorization({
+    serverUrl: provider.url,
+    store,
+    redirectUrl: doc.redirectUrl,
+    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    code: callback.code,
+    state: callback.state,
+    ...(callback.iss ? { iss: callback.iss } : {}),
+  });
+  await upsertBinding(mesh.db, { agentId: agent.id, providerId: provider.id, authKind: 'oauth' });
+  await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
+  const check = await checkCatalog(mesh, agent.id, provider);
+  return { agent, provider, check };
 }
 
 /** Whether a catalog row runs with query semantics: only a marked, unchanged definition does. */

@@ -62,6 +62,11 @@ export interface SessionOptions {
   readonly url: string;
   /** The agent's own credential for this server, read when a request needs it. */
   readonly token: () => Promise<string | undefined>;
+  /**
+   * Called when the server answers 401 to a credential; the request is then retried once with
+   * whatever `token` gives next (an OAuth binding refreshes here).
+   */
+  readonly onUnauthorized?: () => Promise<void>;
   /** The egress-guarded fetch of this connection (DNS resolved once and pinned). */
   readonly fetch: FetchLike;
   readonly timeoutMs?: number;
@@ -99,7 +104,10 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
   });
   const transport = new StreamableHTTPClientTransport(new URL(options.url), {
     fetch: options.fetch,
-    authProvider: { token: options.token },
+    authProvider: {
+      token: options.token,
+      ...(options.onUnauthorized ? { onUnauthorized: options.onUnauthorized } : {}),
+    },
   });
   const timeout = options.timeoutMs ?? 30_000;
   try {

@@ -10,6 +10,7 @@ import {
   requireToolProvider,
   reviewCatalog,
   setScopes,
+  startOAuthConnection,
   type CatalogEntry,
 } from '../app/mcp.ts';
 import type { Mesh } from '../app/mesh.ts';
@@ -144,6 +145,24 @@ export const mcpRoutes: readonly Route[] = [
         (b as { value: string }).value,
       );
       return { connection: bindingJson(binding), check };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/agents/{agent}/mcp/{provider}/oauth',
+    operationId: 'startOAuthConnection',
+    summary:
+      'Start connecting an agent with OAuth (authorization code, PKCE S256, resource indicator): answers the URL to send the operator’s browser to; the server redirects back to this Mesh to finish',
+    tag: 'mcp',
+    handle: async ({ context, params }) => {
+      const { agent, slug } = await agentAndSlug(context.mesh, params);
+      const { authorizationUrl } = await startOAuthConnection(
+        context.mesh,
+        agent,
+        slug,
+        context.origin,
+      );
+      return { authorization_url: authorizationUrl.toString() };
     },
   },
   {

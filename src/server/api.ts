@@ -42,6 +42,8 @@ export interface ApiContext {
   readonly mesh: Mesh;
   readonly operator: OperatorTokenRecord;
   readonly version: string;
+  /** This server's origin as the request reached it. */
+  readonly origin: string;
 }
 
 type Route = ApiRoute<ApiContext>;

@@ -10,6 +10,7 @@ import {
   verifyOperatorToken,
 } from '../app/operator-auth.ts';
 import { isMeshError } from '../tool/errors.ts';
+import { finishOAuthConnection } from '../app/mcp.ts';
 import { apiRoutes, type ApiContext } from './api.ts';
 import {
   errorResponse,
@@ -45,6 +46,8 @@ export interface MeshServer {
 }
 
 const SESSION_COOKIE = 'mesh_session';
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const OAUTH_CALLBACK = new RegExp(`^/mcp/oauth/callback/(${UUID})/(${UUID})$`);
 /** A small mark for the browser tab, so its request is not answered with a login redirect. */
 const FAVICON =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3a5bd9"/><path d="M3 12V4l5 5 5-5v8" stroke="#fff" stroke-width="2" fill="none"/></svg>';
@@ -124,7 +127,7 @@ export async function startServer(mesh: Mesh, options: ServerOptions): Promise<M
       params,
       query: url.searchParams,
       body,
-      context: { mesh, operator, version },
+      context: { mesh, operator, version, origin: originOf(req) },
     });
     sendJson(res, route.status ?? 200, result);
   }
@@ -134,6 +137,44 @@ export async function startServer(mesh: Mesh, options: ServerOptions): Promise<M
     const cookies = parseCookies(req.headers.cookie);
     const sessionId = cookies.get(SESSION_COOKIE);
     if (method === 'POST') checkOrigin(req);
+
+    // The authorization server sends the operator's browser back here from another site, so no
+    // SameSite cookie comes with it: the pending state of the binding is what authenticates it.
+    const callback = OAUTH_CALLBACK.exec(url.pathname);
+    if (callback && method === 'GET') {
+      const [, agentId = '', providerId = ''] = callback;
+      const q = url.searchParams;
+      try {
+        const done = await finishOAuthConnection(mesh, agentId, providerId, {
+          code: q.get('code') ?? '',
+          state: q.get('state') ?? '',
+          ...(q.get('iss') ? { iss: q.get('iss') ?? '' } : {}),
+        });
+        return redirect(res, `/agents/${encodeURIComponent(done.agent.name)}/mcp`, {
+          'set-cookie': cookie(
+            FLASH_COOKIE,
+            encodeFlash({
+              kind: 'ok',
+              text: `Connected ${done.agent.name} to ${done.provider.slug} with OAuth: ${done.check.added.length} tools.`,
+            }),
+            60,
+          ),
+        });
+      } catch (error) {
+        if (!isExpected(error)) logFailure(error);
+        const message =
+          q.get('error') !== null
+            ? 'the authorization server did not grant access'
+            : errorResponse(error).body.error.message;
+        return redirect(res, '/agents', {
+          'set-cookie': cookie(
+            FLASH_COOKIE,
+            encodeFlash({ kind: 'error', text: `OAuth connection failed: ${message}` }),
+            60,
+          ),
+        });
+      }
+    }
 
     if (url.pathname === '/login') {
       if (method === 'GET') return sendHtml(res, 200, loginPage());
@@ -172,6 +213,7 @@ export async function startServer(mesh: Mesh, options: ServerOptions): Promise<M
       csrf: session.csrfToken,
       flash,
       actor: `operator:${session.tokenLabel}:${session.tokenId.slice(0, 8)}`,
+      origin: originOf(req),
     };
     try {
       const { route, params } = ui.match(method, url.pathname);
@@ -200,6 +242,12 @@ export async function startServer(mesh: Mesh, options: ServerOptions): Promise<M
       if (!isExpected(error)) logFailure(error);
       return sendHtml(res, status, errorPage(pageSession, status, body.error.message));
     }
+  }
+
+  /** This server's origin as the request reached it (for URLs other sites send browsers back to). */
+  function originOf(req: IncomingMessage): string {
+    const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+    return `${proto}://${req.headers.host ?? 'localhost'}`;
   }
 
   /** A form post must come from this origin: browsers send Origin on every cross-site POST. */

@@ -166,6 +166,20 @@ export function mcpPage(
                     required
                 /></label>
                 <button>Connect with token</button>
+              </form>
+              <form method="post" action="${base}/oauth" class="stack">
+                ${csrfField(session)}
+                <label
+                  >Server
+                  <select name="provider">
+                    ${open.map((p) => html`<option value="${p.slug}">${p.slug}</option>`)}
+                  </select></label
+                >
+                <button>Connect with OAuth</button>
+                <p class="muted">
+                  Sign in at the server as this agent's account; Mesh keeps the tokens, encrypted,
+                  on this connection.
+                </p>
               </form>`
           : providers.length === 0
             ? html`<p class="muted">
@@ -223,4 +237,30 @@ export function mcpProvidersSection(
       >
       <button>Register server</button>
     </form>`;
+}
+
+/** The step between starting OAuth and the authorization server: a link the operator follows. */
+export function oauthContinuePage(
+  session: PageSession,
+  agent: AgentRecord,
+  slug: string,
+  authorizationUrl: URL,
+): string {
+  return layout(
+    `${agent.name} · OAuth`,
+    session,
+    html`${agentHeader(agent, 'mcp')}
+      <section class="package">
+        <h2>Sign in to ${slug} as ${agent.name}</h2>
+        <p>
+          Continue at ${authorizationUrl.host}. Sign in with the account this agent acts as; you
+          come back here when it is done.
+        </p>
+        <p>
+          <a class="button" id="authorize" href="${authorizationUrl.toString()}"
+            >Continue to ${authorizationUrl.host}</a
+          >
+        </p>
+      </section>`,
+  );
 }

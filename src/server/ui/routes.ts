@@ -28,9 +28,10 @@ import {
   requireToolProvider,
   reviewCatalog,
   setScopes,
+  startOAuthConnection,
 } from '../../app/mcp.ts';
 import { listToolProviders } from '../../store/mcp.ts';
-import { mcpPage, mcpProvidersSection } from './mcp-pages.ts';
+import { mcpPage, mcpProvidersSection, oauthContinuePage } from './mcp-pages.ts';
 import { getAgent, listAgents } from '../../store/agents.ts';
 import {
   getConversation,
@@ -62,7 +63,7 @@ export interface Flash {
 /** What a page handler gets: the signed-in operator's session and the request's parts. */
 export interface UiCall {
   readonly mesh: Mesh;
-  readonly session: PageSession & { readonly actor: string };
+  readonly session: PageSession & { readonly actor: string; readonly origin: string };
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
   /** The posted form (POST routes only; its CSRF token is already checked). */
@@ -349,6 +350,31 @@ export const uiRoutes: readonly UiRoute[] = [
       text: `Connected to ${field(form, 'provider')}: ${check.added.length} tools on ${check.pages} page(s)${check.stoppedBecause ? `; stopped: ${check.stoppedBecause}` : ''}.`,
     };
   }),
+  {
+    // A page with a link, not a redirect: the pages' policy lets forms post only to this server.
+    method: 'POST',
+    path: '/agents/{agent}/mcp/oauth',
+    async handle({ mesh, session, params, form }) {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      try {
+        const { authorizationUrl } = await startOAuthConnection(
+          mesh,
+          agent,
+          field(form, 'provider'),
+          session.origin,
+        );
+        return {
+          page: oauthContinuePage(session, agent, field(form, 'provider'), authorizationUrl),
+        };
+      } catch (error) {
+        if (!isMeshError(error) || error.code === 'database_error') throw error;
+        return {
+          redirect: agentPath(params['agent'] ?? '', 'mcp'),
+          flash: { kind: 'error', text: error.message },
+        };
+      }
+    },
+  },
   post('/agents/{agent}/mcp/{provider}/check', mcpBack, async ({ mesh, params }) => {
     const agent = await requireAgent(mesh, params['agent'] ?? '');
     const provider = await requireToolProvider(mesh, params['provider'] ?? '');

@@ -33,6 +33,7 @@ label { display: block; margin: .2rem 0; }
 input, select, textarea { font: inherit; padding: .35rem .5rem; border: 1px solid #c9ced6; border-radius: 5px; width: 100%; margin-top: .2rem; }
 input[type=checkbox] { width: auto; }
 button { font: inherit; padding: .35rem .9rem; border: 0; border-radius: 5px; background: var(--accent); color: #fff; cursor: pointer; }
+a.button { display: inline-block; padding: .35rem .9rem; border-radius: 5px; background: var(--accent); color: #fff; text-decoration: none; }
 button.link { background: none; color: var(--accent); padding: 0; }
 button.danger { background: var(--bad); }
 button.toggle.on { background: var(--ok); } button.toggle.off { background: #98a2b3; }
