@@ -81,6 +81,24 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
     ).rejects.toThrow('slug');
   });
 
+  it('refuses to connect to a server whose address is private, link-local or metadata', async () => {
+    for (const [slug, url] of [
+      ['metadata', 'https://169.254.169.254/mcp'],
+      ['private', 'https://10.1.2.3/mcp'],
+      ['ula', 'https://[fd00::1]/mcp'],
+    ] as const) {
+      await addToolProvider(mesh, { slug, url });
+      await expect(connectAgent(mesh, ada, slug, 'tok')).rejects.toMatchObject({
+        code: 'mcp_transport_failed',
+        message: expect.stringMatching(
+          /refused .*(link-local|private|unique-local) address/,
+        ) as string,
+      });
+    }
+    const { registry } = await agentRegistry(mesh, ada.id);
+    expect(registry.names().some((n) => n.startsWith('metadata__'))).toBe(false);
+  });
+
   it('lists every page of the catalog, namespaced by the operator-chosen slug', async () => {
     const { check } = await connectAgent(mesh, ada, 'alpha', 'tok-ada');
     expect(check.pages).toBe(3);
