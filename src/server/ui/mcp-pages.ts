@@ -2,7 +2,7 @@ import type { CatalogEntry } from '../../app/mcp.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { BindingRecord, ToolProviderRecord } from '../../store/mcp.ts';
 import { html, type Html } from './html.ts';
-import { agentHeader, csrfField, layout, time, type PageSession } from './pages.ts';
+import { agentHeader, audienceForm, csrfField, layout, time, type PageSession } from './pages.ts';
 
 /** One connection of an agent, with the catalog its account sees. */
 export interface ConnectionView {
@@ -106,22 +106,7 @@ function connectionSection(session: PageSession, agent: AgentRecord, c: Connecti
         ${csrfField(session)}<button class="danger">Disconnect</button>
       </form>
     </div>
-    <form method="post" action="${base}/scopes" class="inline audiences">
-      ${csrfField(session)}
-      ${(['direct', 'shared'] as const).map(
-        (a) =>
-          html`<label
-            ><input
-              type="checkbox"
-              name="audience"
-              value="${a}"
-              ${!c.binding.audiences || c.binding.audiences.includes(a) ? html` checked` : ''}
-            />
-            ${a} conversations</label
-          > `,
-      )}
-      <button>Save scopes</button>
-    </form>
+    ${audienceForm(session, `${base}/scopes`, c.binding.audiences, 'Save scopes')}
   </section>`;
 }
 

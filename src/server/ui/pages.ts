@@ -3,6 +3,7 @@ import type {
   ConfigFieldView,
   PackageView,
   SecretSlotView,
+  ToolView,
 } from '../../app/operator.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ConversationRecord, MessageRecord } from '../../store/conversations.ts';
@@ -206,8 +207,7 @@ function packageSection(session: PageSession, agent: AgentRecord, pkg: AgentPack
   const plain = pkg.config.filter((f) => f.disposition !== 'secret');
   const secrets = pkg.config.filter((f) => f.disposition === 'secret');
   return html`<section class="package" data-package="${pkg.id}">
-    <h2>${pkg.id} <small>${pkg.version}</small></h2>
-    <p>${pkg.description}</p>
+    ${packageHeading(pkg)}
     <table class="tools">
       <thead>
         <tr>
@@ -224,15 +224,7 @@ function packageSection(session: PageSession, agent: AgentRecord, pkg: AgentPack
         ${pkg.tools.map(
           (t) =>
             html`<tr data-tool="${t.name}">
-              <td>
-                <strong>${t.name}</strong>
-                <div class="muted">${t.description}</div>
-              </td>
-              <td><span class="badge ${t.class}">${t.class}</span></td>
-              <td>${t.replay}</td>
-              <td>
-                ${t.needs.length === 0 ? html`<span class="muted">none</span>` : t.needs.join(', ')}
-              </td>
+              ${toolCells(t)}
               <td data-audience="direct">${offerCell(t.offer.direct)}</td>
               <td data-audience="shared">${offerCell(t.offer.shared)}</td>
               <td>
@@ -326,23 +318,50 @@ function packageSection(session: PageSession, agent: AgentRecord, pkg: AgentPack
         : ''
     }
     <h3>Audiences</h3>
-    <form method="post" action="${base}/audiences" class="inline audiences">
-      ${csrfField(session)}
-      ${(['direct', 'shared'] as const).map(
-        (a) =>
-          html`<label
-            ><input
-              type="checkbox"
-              name="audience"
-              value="${a}"
-              ${!pkg.audiences || pkg.audiences.includes(a) ? html` checked` : ''}
-            />
-            ${a} conversations</label
-          > `,
-      )}
-      <button>Save audiences</button>
-    </form>
+    ${audienceForm(session, `${base}/audiences`, pkg.audiences, 'Save audiences')}
   </section>`;
+}
+
+/** Checkboxes for the conversation audiences something is limited to (none ticked: nowhere). */
+export function audienceForm(
+  session: PageSession,
+  action: string,
+  audiences: readonly string[] | null | undefined,
+  button: string,
+): Html {
+  return html`<form method="post" action="${action}" class="inline audiences">
+    ${csrfField(session)}
+    ${(['direct', 'shared'] as const).map(
+      (a) =>
+        html`<label
+          ><input
+            type="checkbox"
+            name="audience"
+            value="${a}"
+            ${!audiences || audiences.includes(a) ? html` checked` : ''}
+          />
+          ${a} conversations</label
+        > `,
+    )}
+    <button>${button}</button>
+  </form>`;
+}
+
+/** A package's heading and description, as its manifest gives them. */
+function packageHeading(p: { id: string; version: string; description: string }): Html {
+  return html`<h2>${p.id} <small>${p.version}</small></h2>
+    <p>${p.description}</p>`;
+}
+
+/** The cells every tool row starts with: name and description, class, replay, needs. */
+function toolCells(t: ToolView): Html {
+  return html`<td>
+      <strong>${t.name}</strong>
+      <div class="muted">${t.description}</div>
+    </td>
+    <td><span class="badge ${t.class}">${t.class}</span></td>
+    <td>${t.replay}</td>
+    <td>${t.needs.length === 0 ? html`<span class="muted">none</span>` : t.needs.join(', ')}</td>`;
 }
 
 function offerCell(reason: string | null): Html {
@@ -715,8 +734,7 @@ export function packagesPage(session: PageSession, packages: readonly PackageVie
       ${packages.map(
         (p) =>
           html`<section class="package" data-package="${p.id}">
-            <h2>${p.id} <small>${p.version}</small></h2>
-            <p>${p.description}</p>
+            ${packageHeading(p)}
             <table class="tools">
               <thead>
                 <tr>
@@ -730,13 +748,7 @@ export function packagesPage(session: PageSession, packages: readonly PackageVie
                 ${p.tools.map(
                   (t) =>
                     html`<tr>
-                      <td>
-                        <strong>${t.name}</strong>
-                        <div class="muted">${t.description}</div>
-                      </td>
-                      <td><span class="badge ${t.class}">${t.class}</span></td>
-                      <td>${t.replay}</td>
-                      <td>${t.needs.join(', ') || html`<span class="muted">none</span>`}</td>
+                      ${toolCells(t)}
                     </tr>`,
                 )}
               </tbody>
