@@ -333,4 +333,33 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
       await rich.close();
     }
   });
+
+  it('re-lists before a turn, unless the server said how long its listing stays fresh', async () => {
+    const cached = await startFakeMcpServer({ tools: [textTool('peek', 'Peeks')] });
+    try {
+      await addToolProvider(mesh, { slug: 'cached', url: cached.url, allowLoopbackHttp: true });
+      const carol = await requireAgent(
+        mesh,
+        await scriptedAgent(mesh, { fallback: { content: 'ok' } }, 'carol-ttl'),
+      );
+      await connectAgent(mesh, carol, 'cached', 'tok');
+      const lists = () => cached.received.filter((r) => r.rpc === 'tools/list').length;
+      let before = lists();
+      await chat(mesh, { agentId: carol.id, actor: 'u', body: 'hi' });
+      expect(lists()).toBe(before + 1);
+
+      cached.state.ttlMs = 60_000;
+      await catalogView(mesh, carol, 'cached');
+      before = lists();
+      await chat(mesh, { agentId: carol.id, actor: 'u', body: 'hi' });
+      expect(lists()).toBe(before + 1);
+      // That listing said 60 s: the next turns do not ask again.
+      before = lists();
+      await chat(mesh, { agentId: carol.id, actor: 'u', body: 'hi' });
+      await chat(mesh, { agentId: carol.id, actor: 'u', body: 'hi' });
+      expect(lists()).toBe(before);
+    } finally {
+      await cached.close();
+    }
+  });
 });

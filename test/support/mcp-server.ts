@@ -19,6 +19,8 @@ export interface FakeMcpState {
     structuredContent?: Record<string, unknown>;
     isError?: boolean;
   };
+  /** The cache lifetime (SEP-2549 `ttlMs`) to give with every listing. */
+  ttlMs?: number;
   /** Drop the connection on every tools/call (a transport failure mid-call). */
   dropCalls?: boolean;
   /** The only bearer tokens accepted (401 otherwise); undefined accepts any request. */
@@ -61,6 +63,7 @@ export async function startFakeMcpServer(
       return {
         tools: state.tools.slice(start, end),
         ...(end < state.tools.length ? { nextCursor: String(end) } : {}),
+        ...(state.ttlMs === undefined ? {} : { ttlMs: state.ttlMs }),
       };
     });
     server.setRequestHandler('tools/call', (request) => {
