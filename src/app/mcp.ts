@@ -600,6 +600,36 @@ function outputChecker(schema: JsonSchema): (data: unknown) => string | undefine
   };
 }
 
+/**
+ * Checked definitions by (provider, tool, fingerprint, semantics), per Mesh: an unchanged remote
+ * tool is compiled once, not at every turn (the decoders are cached by schema object).
+ */
+type Checked = { definition: Definition } | { refused: string };
+const checkedDefinitions = new WeakMap<Mesh, Map<string, Checked>>();
+const MAX_CHECKED = 5000;
+
+function checkedDefinition(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRecord): Checked {
+  const cache = checkedDefinitions.get(mesh) ?? new Map<string, Checked>();
+  checkedDefinitions.set(mesh, cache);
+  const key = `${provider.id}\n${tool.toolName}\n${tool.fingerprint}\n${isLegacyQuery(tool) ? 'query' : 'effect'}`;
+  let entry = cache.get(key);
+  if (!entry) {
+    const definition = definitionFor(mesh, provider, tool);
+    try {
+      createRegistry([definition]);
+      entry = { definition };
+    } catch (error) {
+      entry = {
+        refused:
+          error instanceof Error ? (error.message.split('\n')[0] ?? '').slice(0, 200) : 'invalid',
+      };
+    }
+    if (cache.size >= MAX_CHECKED) cache.clear();
+    cache.set(key, entry);
+  }
+  return entry;
+}
+
 /** The remote tools an agent's turn (or an operator's call) may use, and why others may not. */
 export interface RemoteOffer {
   readonly definitions: readonly Definition[];
@@ -674,21 +704,16 @@ export async function remoteOffer(
         });
         continue;
       }
-      const definition = definitionFor(
+      const checked = checkedDefinition(
         mesh,
         provider,
         unchecked ? { ...tool, legacyQueryFingerprint: null } : tool,
       );
-      try {
-        createRegistry([definition]);
-      } catch (error) {
-        withheld.push({
-          name,
-          reason: `its definition was refused: ${error instanceof Error ? error.message.split('\n')[0]?.slice(0, 200) : 'invalid'}`,
-        });
+      if ('refused' in checked) {
+        withheld.push({ name, reason: `its definition was refused: ${checked.refused}` });
         continue;
       }
-      definitions.push(definition);
+      definitions.push(checked.definition);
     }
   }
   return { definitions, withheld };
