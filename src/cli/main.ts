@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isMeshError } from '../tool/errors.ts';
+import { quietSdkLogs } from '../app/sdk-logs.ts';
 import { processIo, UsageError, type CliIo, type Command } from './command.ts';
 import { agentsCommand } from './agents.ts';
 import { chatCommand } from './chat.ts';
@@ -55,6 +56,7 @@ function help(): string {
 
 /** Runs the `mesh` command line and returns the exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  quietSdkLogs();
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const target = name === 'help' ? commands.find((c) => c.name === rest[0]) : undefined;
