@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { meshVersion } from '../app/version.ts';
 import { isMeshError } from '../tool/errors.ts';
 import { quietSdkLogs } from '../app/sdk-logs.ts';
 import { processIo, UsageError, type CliIo, type Command } from './command.ts';
@@ -12,13 +12,6 @@ import { toolsCommand } from './tools.ts';
 import { serveCommand } from './serve.ts';
 import { tokensCommand } from './tokens.ts';
 import { mcpCommand } from './mcp.ts';
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
 
 /** Every subcommand, in the order `mesh --help` lists them. */
 export const commands: readonly Command[] = [
@@ -64,7 +57,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     return 0;
   }
   if (name === 'version' || name === '--version' || name === '-v') {
-    io.out(version());
+    io.out(meshVersion());
     return 0;
   }
   const command = commands.find((c) => c.name === name);

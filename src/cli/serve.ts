@@ -1,3 +1,4 @@
+import { meshVersion } from '../app/version.ts';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openMesh, meshOptionsFromEnv, type Mesh } from '../app/mesh.ts';
@@ -59,13 +60,6 @@ export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
   });
 }
 
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
-
 async function serve(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
@@ -91,7 +85,7 @@ async function serve(args: readonly string[], io: CliIo): Promise<number> {
       ? await createOperatorToken(mesh.db, 'mesh serve')
       : undefined;
     try {
-      server = await startServer(mesh, { host: values.host, port, log, version: version() });
+      server = await startServer(mesh, { host: values.host, port, log, version: meshVersion() });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         io.err(`mesh serve: ${values.host}:${port} is in use; pass --port to choose another`);

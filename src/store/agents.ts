@@ -1,4 +1,4 @@
-import { StoreError, type Queryable } from './db.ts';
+import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 
 export interface AgentRecord {
   readonly id: string;
@@ -43,7 +43,7 @@ export async function insertAgent(
     );
     return rows[0] as AgentRecord;
   } catch (error) {
-    if ((error as StoreError).data?.['sqlstate'] === '23505') {
+    if (isUniqueViolation(error)) {
       throw new StoreError('agent_exists', `an agent named ${agent.name} already exists`);
     }
     throw error;

@@ -30,6 +30,11 @@ export interface Db extends Queryable {
 /** A storage failure with a stable code; messages never carry a password. */
 export class StoreError extends MeshError {}
 
+/** Whether a failed statement broke a unique constraint (a name that is already taken). */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof StoreError && error.data?.['sqlstate'] === '23505';
+}
+
 /** A connection string's host, port and database, with the credentials left out. */
 export function describeDatabaseUrl(url: string): string {
   try {

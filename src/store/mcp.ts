@@ -1,6 +1,6 @@
 import type { JsonObject } from '../model/json.ts';
 import type { Audience } from './conversations.ts';
-import { StoreError, type Queryable } from './db.ts';
+import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 
 /** A registered remote MCP server. */
 export interface ToolProviderRecord {
@@ -25,7 +25,7 @@ export async function insertToolProvider(
     );
     return rows[0] as ToolProviderRecord;
   } catch (error) {
-    if ((error as StoreError).data?.['sqlstate'] === '23505')
+    if (isUniqueViolation(error))
       throw new StoreError(
         'tool_provider_exists',
         `a tool provider named ${p.slug} already exists`,

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../model/json.ts';
-import { StoreError, type Queryable } from './db.ts';
+import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 
 export type ModelProviderKind = 'openai_compatible' | 'scripted';
 
@@ -38,7 +38,7 @@ export async function insertModelProvider(
     );
     return rows[0] as ModelProviderRecord;
   } catch (error) {
-    if ((error as StoreError).data?.['sqlstate'] === '23505') {
+    if (isUniqueViolation(error)) {
       throw new StoreError(
         'provider_exists',
         `a model provider named ${provider.name} already exists`,
