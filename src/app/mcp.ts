@@ -131,6 +131,16 @@ async function requireBinding(
   return binding;
 }
 
+/** The provider a slug names and the agent's binding to it, or a typed refusal. */
+async function requireConnection(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+): Promise<{ provider: ToolProviderRecord; binding: BindingRecord }> {
+  const provider = await requireToolProvider(mesh, providerSlug);
+  return { provider, binding: await requireBinding(mesh, agent, provider) };
+}
+
 /** What an OAuth binding keeps, sealed as one secret: the flow's state and its redirect URL. */
 interface StoredOAuth {
   readonly redirectUrl: string;
@@ -406,49 +416,89 @@ export interface CatalogEntry {
   readonly changedAt: Date;
 }
 
+/** A binding's catalog rows as an operator reviews them. */
+function catalogEntries(
+  provider: ToolProviderRecord,
+  binding: BindingRecord,
+  rows: readonly McpToolRecord[],
+): CatalogEntry[] {
+  return rows.map((t) => {
+    const annotations = t.definition['annotations'] as Record<string, unknown> | undefined;
+    const hint = annotations?.['readOnlyHint'];
+    return {
+      tool: `${provider.slug}__${t.toolName}`,
+      name: t.toolName,
+      fingerprint: t.fingerprint,
+      status:
+        t.removedAt !== null
+          ? 'removed'
+          : t.reviewedFingerprint === null
+            ? 'new'
+            : t.reviewedFingerprint !== t.fingerprint
+              ? 'changed'
+              : 'reviewed',
+      previousFingerprint: t.previousFingerprint,
+      semantics: isLegacyQuery(t) ? 'query' : 'effect',
+      legacyQueryMarked: t.legacyQueryFingerprint !== null,
+      excluded: binding.excludedTools.includes(t.toolName),
+      readOnlyHint: typeof hint === 'boolean' ? hint : null,
+      description:
+        typeof t.definition['description'] === 'string' ? t.definition['description'] : '',
+      changedAt: t.changedAt,
+    };
+  });
+}
+
 /** The binding's catalog with fingerprints and what changed since the operator last reviewed. */
 export async function catalogView(
   mesh: Mesh,
   agent: AgentRecord,
   providerSlug: string,
 ): Promise<{ provider: ToolProviderRecord; binding: BindingRecord; tools: CatalogEntry[] }> {
-  const provider = await requireToolProvider(mesh, providerSlug);
-  const binding = await requireBinding(mesh, agent, provider);
+  const { provider, binding } = await requireConnection(mesh, agent, providerSlug);
   const rows = await listMcpTools(mesh.db, agent.id, provider.id);
-  return {
-    provider,
-    binding,
-    tools: rows.map((t) => {
-      const annotations = t.definition['annotations'] as Record<string, unknown> | undefined;
-      const hint = annotations?.['readOnlyHint'];
+  return { provider, binding, tools: catalogEntries(provider, binding, rows) };
+}
+
+/** One of an agent's connections with its catalog, and whether its credential is present. */
+export interface ConnectionView {
+  readonly provider: ToolProviderRecord;
+  readonly binding: BindingRecord;
+  readonly tools: readonly CatalogEntry[];
+  readonly credentialPresent: boolean;
+}
+
+/** Every connection of an agent, with its catalog: what the MCP tab shows. */
+export async function connectionViews(mesh: Mesh, agent: AgentRecord): Promise<ConnectionView[]> {
+  return Promise.all(
+    (await listBindings(mesh.db, agent.id)).map(async (binding) => {
+      const { provider } = binding;
+      const [rows, held] = await Promise.all([
+        listMcpTools(mesh.db, agent.id, provider.id),
+        mesh.secrets.describe(bindingOwner(agent.id, provider.id)),
+      ]);
       return {
-        tool: `${provider.slug}__${t.toolName}`,
-        name: t.toolName,
-        fingerprint: t.fingerprint,
-        status:
-          t.removedAt !== null
-            ? 'removed'
-            : t.reviewedFingerprint === null
-              ? 'new'
-              : t.reviewedFingerprint !== t.fingerprint
-                ? 'changed'
-                : 'reviewed',
-        previousFingerprint: t.previousFingerprint,
-        semantics: isLegacyQuery(t) ? 'query' : 'effect',
-        legacyQueryMarked: t.legacyQueryFingerprint !== null,
-        excluded: binding.excludedTools.includes(t.toolName),
-        readOnlyHint: typeof hint === 'boolean' ? hint : null,
-        description:
-          typeof t.definition['description'] === 'string' ? t.definition['description'] : '',
-        changedAt: t.changedAt,
+        provider,
+        binding,
+        tools: catalogEntries(provider, binding, rows),
+        credentialPresent: held.length > 0,
       };
     }),
-  };
+  );
+}
+
+/** Re-reads a connection's catalog now. */
+export async function recheckCatalog(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+): Promise<CatalogCheck> {
+  const { provider } = await requireConnection(mesh, agent, providerSlug);
+  return checkCatalog(mesh, agent.id, provider);
 }
 
 export async function reviewCatalog(mesh: Mesh, agent: AgentRecord, providerSlug: string) {
-  const provider = await requireToolProvider(mesh, providerSlug);
-  await requireBinding(mesh, agent, provider);
+  const { provider } = await requireConnection(mesh, agent, providerSlug);
   await markCatalogReviewed(mesh.db, agent.id, provider.id);
 }
 
@@ -459,8 +509,7 @@ export async function excludeTool(
   toolName: string,
   excluded: boolean,
 ) {
-  const provider = await requireToolProvider(mesh, providerSlug);
-  await requireBinding(mesh, agent, provider);
+  const { provider } = await requireConnection(mesh, agent, providerSlug);
   await setBindingExclusion(mesh.db, agent.id, provider.id, toolName, excluded);
 }
 
@@ -472,8 +521,7 @@ export async function markLegacyQuery(
   toolName: string,
   legacy: boolean,
 ) {
-  const provider = await requireToolProvider(mesh, providerSlug);
-  await requireBinding(mesh, agent, provider);
+  const { provider } = await requireConnection(mesh, agent, providerSlug);
   if (!(await setLegacyQuery(mesh.db, agent.id, provider.id, toolName, legacy)))
     throw new MeshError(
       'tool_not_found',
@@ -485,11 +533,18 @@ export async function setScopes(
   mesh: Mesh,
   agent: AgentRecord,
   providerSlug: string,
-  scopes: { audiences: readonly Audience[] | null; conversationIds: readonly string[] | null },
+  /** Undefined keeps a scope as it is; null lifts it. */
+  scopes: {
+    audiences?: readonly Audience[] | null;
+    conversationIds?: readonly string[] | null;
+  },
 ) {
-  const provider = await requireToolProvider(mesh, providerSlug);
-  await requireBinding(mesh, agent, provider);
-  await setBindingScopes(mesh.db, agent.id, provider.id, scopes);
+  const { provider, binding } = await requireConnection(mesh, agent, providerSlug);
+  await setBindingScopes(mesh.db, agent.id, provider.id, {
+    audiences: scopes.audiences === undefined ? binding.audiences : scopes.audiences,
+    conversationIds:
+      scopes.conversationIds === undefined ? binding.conversationIds : scopes.conversationIds,
+  });
 }
 
 /** Text for the model from a result's content blocks; non-text blocks are described, not inlined. */

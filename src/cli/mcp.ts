@@ -4,12 +4,11 @@ import {
   addToolProvider,
   agentConnections,
   catalogView,
-  checkCatalog,
   connectAgent,
   disconnectAgent,
   excludeTool,
   markLegacyQuery,
-  requireToolProvider,
+  recheckCatalog,
   reviewCatalog,
   setScopes,
 } from '../app/mcp.ts';
@@ -144,7 +143,7 @@ const catalog: Subcommand = async (args, io) => {
   return withMesh(async (mesh) => {
     const agent = await requireAgent(mesh, need(values.agent, '--agent'));
     const slug = need(values.provider, '--provider');
-    if (values.refresh) await checkCatalog(mesh, agent.id, await requireToolProvider(mesh, slug));
+    if (values.refresh) await recheckCatalog(mesh, agent, slug);
     const view = await catalogView(mesh, agent, slug);
     if (values.json) {
       io.out(
@@ -265,14 +264,9 @@ export const mcpCommand: Command = commandGroup({
           throw new UsageError('audiences are direct and shared');
         if (conversations?.some((c) => !/^[0-9a-f-]{36}$/i.test(c)))
           throw new UsageError('conversations are ids');
-        const current = (await agentConnections(mesh, agent)).find((b) => b.provider.slug === slug);
         await setScopes(mesh, agent, slug, {
-          audiences:
-            audiences === undefined
-              ? (current?.audiences ?? null)
-              : (audiences as Audience[] | null),
-          conversationIds:
-            conversations === undefined ? (current?.conversationIds ?? null) : conversations,
+          ...(audiences === undefined ? {} : { audiences: audiences as Audience[] | null }),
+          ...(conversations === undefined ? {} : { conversationIds: conversations }),
         });
         io.out(`Set the scopes of ${agent.name}'s ${slug} connection.`);
         return 0;

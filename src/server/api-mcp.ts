@@ -2,12 +2,11 @@ import {
   addToolProvider,
   agentConnections,
   catalogView,
-  checkCatalog,
   connectAgent,
   disconnectAgent,
   excludeTool,
   markLegacyQuery,
-  requireToolProvider,
+  recheckCatalog,
   reviewCatalog,
   setScopes,
   startOAuthConnection,
@@ -198,9 +197,7 @@ export const mcpRoutes: readonly Route[] = [
     tag: 'mcp',
     handle: async ({ context, params }) => {
       const { agent, slug } = await agentAndSlug(context.mesh, params);
-      const provider = await requireToolProvider(context.mesh, slug);
-      await catalogView(context.mesh, agent, slug);
-      return checkCatalog(context.mesh, agent.id, provider);
+      return recheckCatalog(context.mesh, agent, slug);
     },
   },
   {

@@ -1,16 +1,8 @@
-import type { CatalogEntry } from '../../app/mcp.ts';
+import type { ConnectionView } from '../../app/mcp.ts';
 import type { AgentRecord } from '../../store/agents.ts';
-import type { BindingRecord, ToolProviderRecord } from '../../store/mcp.ts';
+import type { ToolProviderRecord } from '../../store/mcp.ts';
 import { html, type Html } from './html.ts';
 import { agentHeader, audienceForm, csrfField, layout, time, type PageSession } from './pages.ts';
-
-/** One connection of an agent, with the catalog its account sees. */
-export interface ConnectionView {
-  readonly provider: ToolProviderRecord;
-  readonly binding: BindingRecord;
-  readonly tools: readonly CatalogEntry[];
-  readonly tokenPresent: boolean;
-}
 
 /**
  * A two-state button posting `field` with the value that flips the state: `on` is what the button
@@ -46,7 +38,7 @@ function connectionSection(session: PageSession, agent: AgentRecord, c: Connecti
     <h2>${c.provider.slug} <small>${c.provider.url}</small></h2>
     <p>
       Connected with ${c.binding.authKind === 'oauth' ? 'OAuth' : 'a bearer token'}
-      (${c.tokenPresent ? html`<span class="present">credential present</span>` : html`<span class="absent">no credential</span>`}).
+      (${c.credentialPresent ? html`<span class="present">credential present</span>` : html`<span class="absent">no credential</span>`}).
       Catalog checked
       ${time(c.binding.catalogCheckedAt)}${
         c.binding.catalogError

@@ -17,15 +17,12 @@ import {
 import { chat } from '../../app/turns.ts';
 import {
   addToolProvider,
-  agentConnections,
-  bindingOwner,
-  catalogView,
-  checkCatalog,
   connectAgent,
+  connectionViews,
   disconnectAgent,
   excludeTool,
   markLegacyQuery,
-  requireToolProvider,
+  recheckCatalog,
   reviewCatalog,
   setScopes,
   startOAuthConnection,
@@ -117,11 +114,6 @@ function field(form: URLSearchParams, name: string): string {
 
 const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
 const mcpBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'mcp');
-
-async function credentialPresent(mesh: Mesh, agentId: string, providerId: string) {
-  const held = await mesh.secrets.describe(bindingOwner(agentId, providerId));
-  return held.length > 0;
-}
 
 /** Every page and form handler of the web UI (login and assets are served before these). */
 export const uiRoutes: readonly UiRoute[] = [
@@ -325,16 +317,13 @@ export const uiRoutes: readonly UiRoute[] = [
     path: '/agents/{agent}/mcp',
     handle: async ({ mesh, session, params }) => {
       const agent = await requireAgent(mesh, params['agent'] ?? '');
-      const connections = await Promise.all(
-        (await agentConnections(mesh, agent)).map(async (b) => ({
-          provider: b.provider,
-          binding: b,
-          tools: (await catalogView(mesh, agent, b.provider.slug)).tools,
-          tokenPresent: await credentialPresent(mesh, agent.id, b.provider.id),
-        })),
-      );
       return {
-        page: mcpPage(session, agent, await listToolProviders(mesh.db), connections),
+        page: mcpPage(
+          session,
+          agent,
+          await listToolProviders(mesh.db),
+          await connectionViews(mesh, agent),
+        ),
       };
     },
   },
@@ -377,11 +366,9 @@ export const uiRoutes: readonly UiRoute[] = [
   },
   post('/agents/{agent}/mcp/{provider}/check', mcpBack, async ({ mesh, params }) => {
     const agent = await requireAgent(mesh, params['agent'] ?? '');
-    const provider = await requireToolProvider(mesh, params['provider'] ?? '');
-    await catalogView(mesh, agent, provider.slug);
-    const check = await checkCatalog(mesh, agent.id, provider);
+    const check = await recheckCatalog(mesh, agent, params['provider'] ?? '');
     return {
-      text: `Checked ${provider.slug}: ${check.added.length} new, ${check.changed.length} changed, ${check.removed.length} removed.`,
+      text: `Checked ${params['provider']}: ${check.added.length} new, ${check.changed.length} changed, ${check.removed.length} removed.`,
     };
   }),
   post('/agents/{agent}/mcp/{provider}/review', mcpBack, async ({ mesh, params }) => {
@@ -412,13 +399,7 @@ export const uiRoutes: readonly UiRoute[] = [
       .getAll('audience')
       .filter((a): a is Audience => a === 'direct' || a === 'shared');
     const all = chosen.includes('direct') && chosen.includes('shared');
-    const current = (await agentConnections(mesh, agent)).find(
-      (b) => b.provider.slug === params['provider'],
-    );
-    await setScopes(mesh, agent, params['provider'] ?? '', {
-      audiences: all ? null : chosen,
-      conversationIds: current?.conversationIds ?? null,
-    });
+    await setScopes(mesh, agent, params['provider'] ?? '', { audiences: all ? null : chosen });
     return { text: `Saved the scopes of ${params['provider']}.` };
   }),
   post('/agents/{agent}/mcp/{provider}/disconnect', mcpBack, async ({ mesh, params }) => {
