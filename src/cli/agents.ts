@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { withMesh } from '../app/mesh.ts';
 import { createAgent } from '../app/operator.ts';
 import { listAgents } from '../store/agents.ts';
-import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
+import { commandGroup, printList, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
   mesh agents create NAME [--provider P --model M] [--persona FILE]
@@ -53,20 +53,13 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
     options: { json: { type: 'boolean', default: false } },
   });
   return withMesh(async (mesh) => {
-    const agents = await listAgents(mesh.db);
-    if (values.json) {
-      io.out(
-        JSON.stringify(
-          agents.map((a) => ({ id: a.id, name: a.name, created_at: a.createdAt })),
-          null,
-          2,
-        ),
-      );
-    } else if (agents.length === 0) {
-      io.out('No agents yet: mesh agents create NAME');
-    } else {
-      for (const a of agents) io.out(`${a.name}  ${a.id}  ${a.createdAt.toISOString()}`);
-    }
+    printList(io, {
+      json: values.json,
+      rows: await listAgents(mesh.db),
+      toJson: (a) => ({ id: a.id, name: a.name, created_at: a.createdAt }),
+      empty: 'No agents yet: mesh agents create NAME',
+      line: (a) => `${a.name}  ${a.id}  ${a.createdAt.toISOString()}`,
+    });
     return 0;
   });
 }

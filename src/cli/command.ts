@@ -48,3 +48,24 @@ export function commandGroup(spec: {
     },
   };
 }
+
+/**
+ * Prints a listing the way every `list` subcommand does: the JSON rows with `--json`, otherwise
+ * one line per row, or a hint when there are none.
+ */
+export function printList<T>(
+  io: CliIo,
+  listing: {
+    json: boolean;
+    rows: readonly T[];
+    empty: string;
+    line: (row: T) => string;
+    toJson?: (row: T) => unknown;
+  },
+): void {
+  const { rows } = listing;
+  if (listing.json)
+    io.out(JSON.stringify(listing.toJson ? rows.map(listing.toJson) : rows, null, 2));
+  else if (rows.length === 0) io.out(listing.empty);
+  else for (const row of rows) io.out(listing.line(row));
+}

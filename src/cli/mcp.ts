@@ -16,7 +16,14 @@ import { withMesh } from '../app/mesh.ts';
 import { requireAgent } from '../app/operator.ts';
 import type { Audience } from '../store/conversations.ts';
 import { listToolProviders } from '../store/mcp.ts';
-import { commandGroup, UsageError, type CliIo, type Command, type Subcommand } from './command.ts';
+import {
+  commandGroup,
+  printList,
+  UsageError,
+  type CliIo,
+  type Command,
+  type Subcommand,
+} from './command.ts';
 
 const USAGE = `Usage:
   mesh mcp add SLUG URL [--allow-loopback-http]
@@ -81,30 +88,22 @@ const list: Subcommand = async (args, io) => {
         catalog_checked_at: b.catalogCheckedAt,
         catalog_error: b.catalogError,
       }));
-      if (values.json) io.out(JSON.stringify(rows, null, 2));
-      else if (rows.length === 0) io.out(`${agent.name} has no MCP connections.`);
-      else
-        for (const r of rows)
-          io.out(
-            `${r.provider}  ${r.url}  ${r.auth}${r.excluded.length ? `  excluded: ${r.excluded.join(', ')}` : ''}${r.catalog_error ? `  last check failed: ${r.catalog_error}` : ''}`,
-          );
+      printList(io, {
+        json: values.json,
+        rows,
+        empty: `${agent.name} has no MCP connections.`,
+        line: (r) =>
+          `${r.provider}  ${r.url}  ${r.auth}${r.excluded.length ? `  excluded: ${r.excluded.join(', ')}` : ''}${r.catalog_error ? `  last check failed: ${r.catalog_error}` : ''}`,
+      });
       return 0;
     }
-    const providers = await listToolProviders(mesh.db);
-    if (values.json)
-      io.out(
-        JSON.stringify(
-          providers.map((p) => ({
-            slug: p.slug,
-            url: p.url,
-            allow_loopback_http: p.allowLoopbackHttp,
-          })),
-          null,
-          2,
-        ),
-      );
-    else if (providers.length === 0) io.out('No MCP providers yet: mesh mcp add SLUG URL');
-    else for (const p of providers) io.out(`${p.slug}  ${p.url}`);
+    printList(io, {
+      json: values.json,
+      rows: await listToolProviders(mesh.db),
+      toJson: (p) => ({ slug: p.slug, url: p.url, allow_loopback_http: p.allowLoopbackHttp }),
+      empty: 'No MCP providers yet: mesh mcp add SLUG URL',
+      line: (p) => `${p.slug}  ${p.url}`,
+    });
     return 0;
   });
 };

@@ -11,7 +11,7 @@ import {
 } from '../app/operator.ts';
 import { agentConfig } from '../app/policy.ts';
 import type { AgentRecord } from '../store/agents.ts';
-import { commandGroup, UsageError, type Command, type Subcommand } from './command.ts';
+import { commandGroup, printList, UsageError, type Command, type Subcommand } from './command.ts';
 
 async function withAgent(
   name: string | undefined,
@@ -143,13 +143,13 @@ const secretsList: Subcommand = async (args, io) => {
           : [];
       }),
     );
-    if (values.json) io.out(JSON.stringify(rows, null, 2));
-    else if (rows.length === 0) io.out(`No secrets captured for ${agent.name}.`);
-    else
-      for (const r of rows)
-        io.out(
-          `${r.package} ${r.kind} present (version ${r.version}, ${r.created_at.toISOString()})`,
-        );
+    printList(io, {
+      json: values.json,
+      rows,
+      empty: `No secrets captured for ${agent.name}.`,
+      line: (r) =>
+        `${r.package} ${r.kind} present (version ${r.version}, ${r.created_at.toISOString()})`,
+    });
     return 0;
   });
 };

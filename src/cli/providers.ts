@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { withMesh } from '../app/mesh.ts';
 import { addModelProvider, describeProviders } from '../app/operator.ts';
-import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
+import { commandGroup, printList, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
   mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
@@ -94,13 +94,13 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
       context_tokens: p.contextTokens,
       api_key: p.apiKey?.present ? 'present' : 'absent',
     }));
-    if (values.json) io.out(JSON.stringify(rows, null, 2));
-    else if (rows.length === 0) io.out('No providers yet: mesh providers add');
-    else
-      for (const r of rows)
-        io.out(
-          `${r.name}  ${r.kind}  ${r.base_url ?? '-'}  key ${r.kind === 'scripted' ? '-' : r.api_key}`,
-        );
+    printList(io, {
+      json: values.json,
+      rows,
+      empty: 'No providers yet: mesh providers add',
+      line: (r) =>
+        `${r.name}  ${r.kind}  ${r.base_url ?? '-'}  key ${r.kind === 'scripted' ? '-' : r.api_key}`,
+    });
     return 0;
   });
 }

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { withMesh } from '../app/mesh.ts';
 import { createOperatorToken } from '../app/operator-auth.ts';
 import { listOperatorTokens, revokeOperatorToken } from '../store/operator-auth.ts';
-import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
+import { commandGroup, printList, UsageError, type CliIo, type Command } from './command.ts';
 
 const USAGE = `Usage:
   mesh tokens create [--label L]   mint an operator token; printed once, only its hash is kept
@@ -30,31 +30,22 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
     options: { json: { type: 'boolean', default: false } },
   });
   return withMesh(async (mesh) => {
-    const tokens = await listOperatorTokens(mesh.db);
-    if (values.json) {
-      io.out(
-        JSON.stringify(
-          tokens.map((t) => ({
-            id: t.id,
-            label: t.label,
-            created_at: t.createdAt,
-            last_used_at: t.lastUsedAt,
-            revoked_at: t.revokedAt,
-          })),
-          null,
-          2,
-        ),
-      );
-    } else if (tokens.length === 0) {
-      io.out('No operator tokens yet: mesh serve creates one on first start.');
-    } else {
-      for (const t of tokens)
-        io.out(
-          `${t.id}  ${t.label}  created ${t.createdAt.toISOString()}  ${
-            t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : 'live'
-          }`,
-        );
-    }
+    printList(io, {
+      json: values.json,
+      rows: await listOperatorTokens(mesh.db),
+      toJson: (t) => ({
+        id: t.id,
+        label: t.label,
+        created_at: t.createdAt,
+        last_used_at: t.lastUsedAt,
+        revoked_at: t.revokedAt,
+      }),
+      empty: 'No operator tokens yet: mesh serve creates one on first start.',
+      line: (t) =>
+        `${t.id}  ${t.label}  created ${t.createdAt.toISOString()}  ${
+          t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : 'live'
+        }`,
+    });
     return 0;
   });
 }

@@ -19,14 +19,13 @@ import type { Audience } from '../store/conversations.ts';
 import { listToolProviders, type BindingRecord, type ToolProviderRecord } from '../store/mcp.ts';
 import type { ApiContext } from './api.ts';
 import type { ApiRoute } from './router.ts';
+import { UUID_SOURCE } from './ids.ts';
 
 type Route = ApiRoute<ApiContext>;
 
 function body(properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {
   return { type: 'object', additionalProperties: false, required, properties };
 }
-
-const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 
 export function toolProviderJson(p: ToolProviderRecord): Record<string, unknown> {
   return {
@@ -253,7 +252,11 @@ export const mcpRoutes: readonly Route[] = [
         },
         conversation_ids: {
           anyOf: [
-            { type: 'array', items: { type: 'string', pattern: UUID_PATTERN }, maxItems: 1000 },
+            {
+              type: 'array',
+              items: { type: 'string', pattern: `^${UUID_SOURCE}$` },
+              maxItems: 1000,
+            },
             { type: 'null' },
           ],
         },

@@ -34,6 +34,7 @@ import { getArtifact, listRuns } from '../store/runs.ts';
 import type { OperatorTokenRecord } from '../store/operator-auth.ts';
 import { MeshError } from '../tool/errors.ts';
 import { HttpError } from './http.ts';
+import { isUuid, UUID_SOURCE } from './ids.ts';
 import { openApiDocument, type ApiRoute } from './router.ts';
 import { mcpRoutes } from './api-mcp.ts';
 
@@ -47,8 +48,6 @@ export interface ApiContext {
 }
 
 type Route = ApiRoute<ApiContext>;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A closed object schema: unknown fields are refused, naming them. */
 function body(properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {
@@ -79,7 +78,7 @@ function actorOf(operator: OperatorTokenRecord): string {
 }
 
 async function runOr404(mesh: Mesh, id: string) {
-  const run = UUID.test(id) ? await mesh.ledger.run(id) : undefined;
+  const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
   if (!run) throw new MeshError('run_not_found', 'no run with that id');
   return run;
 }
@@ -291,7 +290,7 @@ export const apiRoutes: readonly Route[] = [
     body: body(
       {
         body: { type: 'string', minLength: 1, maxLength: 100000 },
-        conversation_id: { type: 'string', pattern: UUID.source },
+        conversation_id: { type: 'string', pattern: `^${UUID_SOURCE}$` },
         audience: { enum: ['direct', 'shared'] },
       },
       ['body'],
@@ -323,7 +322,7 @@ export const apiRoutes: readonly Route[] = [
     tag: 'conversations',
     handle: async ({ context, params }) => {
       const id = params['conversation'] ?? '';
-      const conversation = UUID.test(id) ? await getConversation(context.mesh.db, id) : undefined;
+      const conversation = isUuid(id) ? await getConversation(context.mesh.db, id) : undefined;
       if (!conversation)
         throw new MeshError('conversation_not_found', 'no conversation with that id');
       return {
@@ -366,7 +365,7 @@ export const apiRoutes: readonly Route[] = [
     handle: async ({ context, params }) => {
       const run = await runOr404(context.mesh, params['run'] ?? '');
       const id = params['artifact'] ?? '';
-      const artifact = UUID.test(id) ? await getArtifact(context.mesh.db, id) : undefined;
+      const artifact = isUuid(id) ? await getArtifact(context.mesh.db, id) : undefined;
       if (!artifact || artifact.runId !== run.id)
         throw new MeshError('artifact_not_found', 'no artifact with that id in this run');
       return {

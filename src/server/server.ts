@@ -24,6 +24,7 @@ import {
   sendHtml,
   sendJson,
 } from './http.ts';
+import { UUID_SOURCE } from './ids.ts';
 import { Router, type ApiRoute } from './router.ts';
 import { errorPage, loginPage } from './ui/pages.ts';
 import { uiRoutes, type Flash, type UiRoute } from './ui/routes.ts';
@@ -46,8 +47,7 @@ export interface MeshServer {
 }
 
 const SESSION_COOKIE = 'mesh_session';
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const OAUTH_CALLBACK = new RegExp(`^/mcp/oauth/callback/(${UUID})/(${UUID})$`);
+const OAUTH_CALLBACK = new RegExp(`^/mcp/oauth/callback/(${UUID_SOURCE})/(${UUID_SOURCE})$`);
 /** A small mark for the browser tab, so its request is not answered with a login redirect. */
 const FAVICON =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3a5bd9"/><path d="M3 12V4l5 5 5-5v8" stroke="#fff" stroke-width="2" fill="none"/></svg>';

@@ -39,6 +39,7 @@ import {
 import { listModelProviders } from '../../store/model-providers.ts';
 import { listConversationRuns, listRuns } from '../../store/runs.ts';
 import { isMeshError, MeshError } from '../../tool/errors.ts';
+import { isUuid } from '../ids.ts';
 import type { Method, RoutePattern } from '../router.ts';
 import {
   agentsPage,
@@ -75,8 +76,6 @@ export interface UiRoute extends RoutePattern {
   readonly method: Extract<Method, 'GET' | 'POST'>;
   handle(call: UiCall): Promise<UiResult>;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function agentPath(name: string, tab: string): string {
   return `/agents/${encodeURIComponent(name)}/${tab}`;
@@ -218,7 +217,7 @@ export const uiRoutes: readonly UiRoute[] = [
       const id = query.get('conversation');
       let current;
       if (id !== null) {
-        const conversation = UUID.test(id) ? await getConversation(mesh.db, id) : undefined;
+        const conversation = isUuid(id) ? await getConversation(mesh.db, id) : undefined;
         if (!conversation || conversation.agentId !== agent.id)
           throw new MeshError(
             'conversation_not_found',
@@ -245,7 +244,7 @@ export const uiRoutes: readonly UiRoute[] = [
       const agent = await requireAgent(mesh, params['agent'] ?? '');
       const conversation = field(form, 'conversation');
       const audience = field(form, 'audience');
-      if (conversation && !UUID.test(conversation))
+      if (conversation && !isUuid(conversation))
         throw new MeshError('conversation_not_found', 'no conversation with that id');
       const result = await chat(mesh, {
         agentId: agent.id,
@@ -280,7 +279,7 @@ export const uiRoutes: readonly UiRoute[] = [
     path: '/runs/{run}',
     handle: async ({ mesh, session, params }) => {
       const id = params['run'] ?? '';
-      const run = UUID.test(id) ? await mesh.ledger.run(id) : undefined;
+      const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
       if (!run) throw new MeshError('run_not_found', 'no run with that id');
       const [agent, steps] = await Promise.all([
         getAgent(mesh.db, run.agentId),
