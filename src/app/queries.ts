@@ -1,0 +1,96 @@
+import type { Mesh } from './mesh.ts';
+import {
+  findAgent as findAgentRow,
+  getAgent as getAgentRow,
+  listAgents as listAgentRows,
+} from '../store/agents.ts';
+import {
+  getConversation as getConversationRow,
+  listConversations as listConversationRows,
+  listMessages as listMessageRows,
+} from '../store/conversations.ts';
+import { listToolProviders as listToolProviderRows } from '../store/mcp.ts';
+import {
+  findModelProvider as findModelProviderRow,
+  listModelProviders as listModelProviderRows,
+} from '../store/model-providers.ts';
+import {
+  getArtifact as getArtifactRow,
+  listConversationRuns as listConversationRunRows,
+  listRuns as listRunRows,
+} from '../store/runs.ts';
+import type {
+  AgentRecord,
+  ArtifactRecord,
+  ConversationRecord,
+  ConversationSummary,
+  MessageRecord,
+  ModelProviderRecord,
+  RunRecord,
+  ToolProviderRecord,
+} from './records.ts';
+
+/*
+ * The reads the faces (CLI, API, UI) make. They go through the use-case layer like every write,
+ * so a face never holds a database handle and the CLI can run them against a server's Mesh.
+ */
+
+export function listAgents(mesh: Mesh): Promise<AgentRecord[]> {
+  return listAgentRows(mesh.db);
+}
+
+/** An agent by id (the faces' routes carry ids). */
+export function getAgent(mesh: Mesh, id: string): Promise<AgentRecord | undefined> {
+  return getAgentRow(mesh.db, id);
+}
+
+/** An agent by name or id (what an operator types). */
+export function findAgent(mesh: Mesh, nameOrId: string): Promise<AgentRecord | undefined> {
+  return findAgentRow(mesh.db, nameOrId);
+}
+
+export function getConversation(mesh: Mesh, id: string): Promise<ConversationRecord | undefined> {
+  return getConversationRow(mesh.db, id);
+}
+
+export function listConversations(
+  mesh: Mesh,
+  agentId: string,
+  limit?: number,
+): Promise<ConversationSummary[]> {
+  return listConversationRows(mesh.db, agentId, limit);
+}
+
+export function listMessages(mesh: Mesh, conversationId: string): Promise<MessageRecord[]> {
+  return listMessageRows(mesh.db, conversationId);
+}
+
+export function listModelProviders(mesh: Mesh): Promise<ModelProviderRecord[]> {
+  return listModelProviderRows(mesh.db);
+}
+
+export function findModelProvider(
+  mesh: Mesh,
+  nameOrId: string,
+): Promise<ModelProviderRecord | undefined> {
+  return findModelProviderRow(mesh.db, nameOrId);
+}
+
+export function listToolProviders(mesh: Mesh): Promise<ToolProviderRecord[]> {
+  return listToolProviderRows(mesh.db);
+}
+
+export function listRuns(
+  mesh: Mesh,
+  filter: { agentId?: string; limit?: number } = {},
+): Promise<RunRecord[]> {
+  return listRunRows(mesh.db, filter);
+}
+
+export function listConversationRuns(mesh: Mesh, conversationId: string): Promise<RunRecord[]> {
+  return listConversationRunRows(mesh.db, conversationId);
+}
+
+export function getArtifact(mesh: Mesh, id: string): Promise<ArtifactRecord | undefined> {
+  return getArtifactRow(mesh.db, id);
+}
