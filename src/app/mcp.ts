@@ -40,7 +40,7 @@ import {
   type ToolProviderRecord,
 } from '../store/mcp.ts';
 import type { Definition, ToolHandler, ToolOutput } from '../tool/definition.ts';
-import { MeshError, ToolUnavailableError } from '../tool/errors.ts';
+import { hasCode, MeshError, ToolUnavailableError } from '../tool/errors.ts';
 import { createRegistry, TOOL_NAME_PATTERN } from '../tool/registry.ts';
 import { prepareDecoder } from '../tool/decode-arguments.ts';
 import type { Mesh } from './mesh.ts';
@@ -607,9 +607,9 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
       const result = await session.callTool(tool.toolName, args, ctx.signal);
       return toOutput(result, outputSchema ? outputChecker(outputSchema) : undefined);
     } catch (error) {
-      if (error instanceof McpProtocolError)
+      if (hasCode(error, McpProtocolError.code))
         return { text: `${provider.slug} refused the call: ${error.message}` };
-      if (error instanceof EgressRefusedError) throw error;
+      if (hasCode(error, EgressRefusedError.code)) throw error;
       // The request may have reached the server: only a query may be reported as unavailable.
       if (query) throw new ToolUnavailableError(`${provider.slug} did not answer`);
       throw error;

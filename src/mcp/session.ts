@@ -6,7 +6,7 @@ import {
   type FetchLike,
   type Tool,
 } from '@modelcontextprotocol/client';
-import { MeshError } from '../tool/errors.ts';
+import { hasCode, isMeshError, MeshError } from '../tool/errors.ts';
 
 /** How Mesh presents itself to MCP servers. */
 const CLIENT_INFO = { name: 'mesh', version: '0.1.0' };
@@ -73,7 +73,7 @@ export interface SessionOptions {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof MeshError) return error.message;
+  if (isMeshError(error)) return error.message;
   if (error instanceof Error) return error.message.slice(0, 300);
   return 'unknown failure';
 }
@@ -81,7 +81,7 @@ function describe(error: unknown): string {
 /** Classifies a failure of a request on an open session. */
 function failure(error: unknown): MeshError {
   if (error instanceof ProtocolError) return new McpProtocolError(error.message, error.code);
-  if (error instanceof MeshError && error.code !== 'mcp_error') return error;
+  if (isMeshError(error) && !hasCode(error, McpProtocolError.code)) return error;
   return new McpTransportError(describe(error), { cause: error });
 }
 

@@ -1,4 +1,4 @@
-import { MeshError } from '../tool/errors.ts';
+import { hasCode, MeshError } from '../tool/errors.ts';
 
 /** A result set: rows typed by the caller, who knows the SQL it wrote. */
 export interface QueryResult<R> {
@@ -32,7 +32,7 @@ export class StoreError extends MeshError {}
 
 /** Whether a failed statement broke a unique constraint (a name that is already taken). */
 export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof StoreError && error.data?.['sqlstate'] === '23505';
+  return hasCode(error, 'database_error') && error.data?.['sqlstate'] === '23505';
 }
 
 /** A connection string's host, port and database, with the credentials left out. */
