@@ -15,8 +15,8 @@ import {
 import type { Mesh } from '../app/mesh.ts';
 import { requireAgent } from '../app/operator.ts';
 import type { JsonSchema } from '../model/json.ts';
-import type { Audience } from '../store/conversations.ts';
-import { listToolProviders, type BindingRecord, type ToolProviderRecord } from '../store/mcp.ts';
+import { listToolProviders } from '../app/queries.ts';
+import type { Audience, BindingRecord, ToolProviderRecord } from '../app/records.ts';
 import type { ApiContext } from './api.ts';
 import type { ApiRoute } from './router.ts';
 import { UUID_SOURCE } from './ids.ts';
@@ -85,7 +85,7 @@ export const mcpRoutes: readonly Route[] = [
     summary: 'Registered remote MCP servers',
     tag: 'mcp',
     handle: async ({ context }) => ({
-      providers: (await listToolProviders(context.mesh.db)).map(toolProviderJson),
+      providers: (await listToolProviders(context.mesh)).map(toolProviderJson),
     }),
   },
   {

@@ -28,10 +28,15 @@ import {
   runSummaryJson,
 } from '../app/views.ts';
 import type { JsonSchema } from '../model/json.ts';
-import { listAgents } from '../store/agents.ts';
-import { getConversation, listConversations, listMessages } from '../store/conversations.ts';
-import { getArtifact, listRuns } from '../store/runs.ts';
-import type { OperatorTokenRecord } from '../store/operator-auth.ts';
+import {
+  getArtifact,
+  getConversation,
+  listAgents,
+  listConversations,
+  listMessages,
+  listRuns,
+} from '../app/queries.ts';
+import type { OperatorTokenRecord } from '../app/records.ts';
 import { MeshError } from '../tool/errors.ts';
 import { HttpError } from './http.ts';
 import { isUuid, UUID_SOURCE } from './ids.ts';
@@ -104,7 +109,7 @@ export const apiRoutes: readonly Route[] = [
     summary: 'List agents',
     tag: 'agents',
     handle: async ({ context }) => ({
-      agents: (await listAgents(context.mesh.db)).map(agentJson),
+      agents: (await listAgents(context.mesh)).map(agentJson),
     }),
   },
   {
@@ -276,7 +281,7 @@ export const apiRoutes: readonly Route[] = [
     query: LIMIT,
     handle: async ({ context, params, query }) => {
       const agent = await requireAgent(context.mesh, params['agent'] ?? '');
-      const rows = await listConversations(context.mesh.db, agent.id, limitOf(query));
+      const rows = await listConversations(context.mesh, agent.id, limitOf(query));
       return { conversations: rows.map(conversationJson) };
     },
   },
@@ -322,12 +327,12 @@ export const apiRoutes: readonly Route[] = [
     tag: 'conversations',
     handle: async ({ context, params }) => {
       const id = params['conversation'] ?? '';
-      const conversation = isUuid(id) ? await getConversation(context.mesh.db, id) : undefined;
+      const conversation = isUuid(id) ? await getConversation(context.mesh, id) : undefined;
       if (!conversation)
         throw new MeshError('conversation_not_found', 'no conversation with that id');
       return {
         conversation: conversationJson(conversation),
-        messages: (await listMessages(context.mesh.db, conversation.id)).map(messageJson),
+        messages: (await listMessages(context.mesh, conversation.id)).map(messageJson),
       };
     },
   },
@@ -340,7 +345,7 @@ export const apiRoutes: readonly Route[] = [
     query: LIMIT,
     handle: async ({ context, params, query }) => {
       const agent = await requireAgent(context.mesh, params['agent'] ?? '');
-      const runs = await listRuns(context.mesh.db, { agentId: agent.id, limit: limitOf(query) });
+      const runs = await listRuns(context.mesh, { agentId: agent.id, limit: limitOf(query) });
       return { runs: runs.map(runSummaryJson) };
     },
   },
@@ -365,7 +370,7 @@ export const apiRoutes: readonly Route[] = [
     handle: async ({ context, params }) => {
       const run = await runOr404(context.mesh, params['run'] ?? '');
       const id = params['artifact'] ?? '';
-      const artifact = isUuid(id) ? await getArtifact(context.mesh.db, id) : undefined;
+      const artifact = isUuid(id) ? await getArtifact(context.mesh, id) : undefined;
       if (!artifact || artifact.runId !== run.id)
         throw new MeshError('artifact_not_found', 'no artifact with that id in this run');
       return {

@@ -1,6 +1,5 @@
 import type { ConnectionView } from '../../app/mcp.ts';
-import type { AgentRecord } from '../../store/agents.ts';
-import type { ToolProviderRecord } from '../../store/mcp.ts';
+import type { AgentRecord, ToolProviderRecord } from '../../app/records.ts';
 import { html, type Html } from './html.ts';
 import { agentHeader, audienceForm, csrfField, layout, time, type PageSession } from './pages.ts';
 

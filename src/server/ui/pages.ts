@@ -5,10 +5,14 @@ import type {
   SecretSlotView,
   ToolView,
 } from '../../app/operator.ts';
-import type { AgentRecord } from '../../store/agents.ts';
-import type { ConversationRecord, MessageRecord } from '../../store/conversations.ts';
-import type { ModelProviderRecord } from '../../store/model-providers.ts';
-import type { RunRecord, StepRecord } from '../../store/runs.ts';
+import type {
+  AgentRecord,
+  ConversationRecord,
+  MessageRecord,
+  ModelProviderRecord,
+  RunRecord,
+  StepRecord,
+} from '../../app/records.ts';
 import type { JsonValue } from '../../model/json.ts';
 import { html, type Html } from './html.ts';
 

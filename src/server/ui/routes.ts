@@ -27,17 +27,19 @@ import {
   setScopes,
   startOAuthConnection,
 } from '../../app/mcp.ts';
-import { listToolProviders } from '../../store/mcp.ts';
 import { mcpPage, mcpProvidersSection, oauthContinuePage } from './mcp-pages.ts';
-import { getAgent, listAgents } from '../../store/agents.ts';
 import {
+  getAgent,
   getConversation,
+  listAgents,
+  listConversationRuns,
   listConversations,
   listMessages,
-  type Audience,
-} from '../../store/conversations.ts';
-import { listModelProviders } from '../../store/model-providers.ts';
-import { listConversationRuns, listRuns } from '../../store/runs.ts';
+  listModelProviders,
+  listRuns,
+  listToolProviders,
+} from '../../app/queries.ts';
+import type { Audience } from '../../app/records.ts';
 import { isMeshError, MeshError } from '../../tool/errors.ts';
 import { isUuid } from '../ids.ts';
 import type { Method, RoutePattern } from '../router.ts';
@@ -121,7 +123,7 @@ export const uiRoutes: readonly UiRoute[] = [
     method: 'GET',
     path: '/agents',
     handle: async ({ mesh, session }) => ({
-      page: agentsPage(session, await listAgents(mesh.db), await listModelProviders(mesh.db)),
+      page: agentsPage(session, await listAgents(mesh), await listModelProviders(mesh)),
     }),
   },
   post(
@@ -217,20 +219,20 @@ export const uiRoutes: readonly UiRoute[] = [
       const id = query.get('conversation');
       let current;
       if (id !== null) {
-        const conversation = isUuid(id) ? await getConversation(mesh.db, id) : undefined;
+        const conversation = isUuid(id) ? await getConversation(mesh, id) : undefined;
         if (!conversation || conversation.agentId !== agent.id)
           throw new MeshError(
             'conversation_not_found',
             'no conversation with that id for this agent',
           );
         const [messages, runs] = await Promise.all([
-          listMessages(mesh.db, conversation.id),
-          listConversationRuns(mesh.db, conversation.id),
+          listMessages(mesh, conversation.id),
+          listConversationRuns(mesh, conversation.id),
         ]);
         current = { conversation, messages, runs };
       }
       return {
-        page: chatPage(session, agent, await listConversations(mesh.db, agent.id), current),
+        page: chatPage(session, agent, await listConversations(mesh, agent.id), current),
       };
     },
   },
@@ -270,7 +272,7 @@ export const uiRoutes: readonly UiRoute[] = [
     handle: async ({ mesh, session, params }) => {
       const agent = await requireAgent(mesh, params['agent'] ?? '');
       return {
-        page: runsPage(session, agent, await listRuns(mesh.db, { agentId: agent.id, limit: 100 })),
+        page: runsPage(session, agent, await listRuns(mesh, { agentId: agent.id, limit: 100 })),
       };
     },
   },
@@ -282,7 +284,7 @@ export const uiRoutes: readonly UiRoute[] = [
       const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
       if (!run) throw new MeshError('run_not_found', 'no run with that id');
       const [agent, steps] = await Promise.all([
-        getAgent(mesh.db, run.agentId),
+        getAgent(mesh, run.agentId),
         mesh.ledger.steps(run.id),
       ]);
       return { page: runPage(session, agent, run, steps) };
@@ -295,7 +297,7 @@ export const uiRoutes: readonly UiRoute[] = [
       page: providersPage(
         session,
         await describeProviders(mesh),
-        mcpProvidersSection(session, await listToolProviders(mesh.db)),
+        mcpProvidersSection(session, await listToolProviders(mesh)),
       ),
     }),
   },
@@ -320,7 +322,7 @@ export const uiRoutes: readonly UiRoute[] = [
         page: mcpPage(
           session,
           agent,
-          await listToolProviders(mesh.db),
+          await listToolProviders(mesh),
           await connectionViews(mesh, agent),
         ),
       };
