@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The crash campaign is the longest file by far (a few minutes of killed processes); starting it
+ * The crash smoke run is among the longest files (real processes killed and restarted); starting it
  * first lets every other file run beside it instead of after it.
  */
 class LongestFirst extends BaseSequencer {
@@ -19,6 +19,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup/seed.ts'],
     sequence: { sequencer: LongestFirst },
     // Vitest would use one worker on a two-core machine; most files wait on processes, sockets and
     // databases rather than the CPU, so two run side by side.

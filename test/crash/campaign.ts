@@ -4,7 +4,7 @@
  * moment), then resumed by the next child. Afterwards the counter and the ledger are compared.
  */
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,8 @@ export interface CampaignResult {
   readonly unreportedInterruptions: number;
   readonly unfinishedRuns: number;
   readonly problems: readonly string[];
+  /** The seed the campaign ran with: `npm run test:crash -- --seed S` replays it. */
+  readonly seed: number;
 }
 
 const POINTS: readonly CallPoint[] = [
@@ -158,7 +160,9 @@ async function createRuns(db: Db, agentId: string, from: number, count: number):
 
 /** Runs the campaign and checks the counter against the ledger. */
 export async function runCampaign(options: CampaignOptions): Promise<CampaignResult> {
-  const next = random(options.seed ?? Date.now());
+  const seed = options.seed ?? randomInt(2 ** 31);
+  options.log?.(`crash: seed=${seed}`);
+  const next = random(seed);
   const counter = await startCounter();
   const home = mkdtempSync(join(tmpdir(), 'mesh-crash-'));
   // Bundled beside the sources so that bare imports resolve to this project's node_modules.
@@ -233,6 +237,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       kills,
       ...(await verify(db, counter.effects, interrupted)),
       problems: [...problems],
+      seed,
     };
   } finally {
     await db.close().catch(() => undefined);
@@ -257,7 +262,7 @@ async function verify(
   db: Db,
   effects: Map<string, number>,
   interrupted: readonly { point: CallPoint; callId: string }[],
-): Promise<Omit<CampaignResult, 'runs' | 'kills' | 'problems'>> {
+): Promise<Omit<CampaignResult, 'runs' | 'kills' | 'problems' | 'seed'>> {
   const runs = (
     await db.query<{
       id: string;
@@ -319,5 +324,5 @@ async function verify(
 
 /** The one line the campaign ends with. */
 export function summaryLine(result: CampaignResult): string {
-  return `crash: runs=${result.runs} kills=${result.kills} duplicate_effects=${result.duplicateEffects} lost_steps=${result.lostSteps} unknown_reported=${result.unknownReported}`;
+  return `crash: seed=${result.seed} runs=${result.runs} kills=${result.kills} duplicate_effects=${result.duplicateEffects} lost_steps=${result.lostSteps} unknown_reported=${result.unknownReported}`;
 }

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { runCampaign, summaryLine, type CampaignResult } from './campaign.ts';
 
+/**
+ * A smoke run of the crash campaign: a few real worker processes killed with SIGKILL and resumed.
+ * The long campaigns (hundreds of kills on PostgreSQL, more on the embedded database) are
+ * `npm run test:crash`, which CI runs after the suite. MESH_TEST_SEED replays a printed seed.
+ */
+const seed = process.env['MESH_TEST_SEED'] ? Number(process.env['MESH_TEST_SEED']) : undefined;
+
 function expectTruthful(result: CampaignResult, minKills: number): void {
   console.log(summaryLine(result));
   expect(result.problems).toEqual([]);
@@ -9,23 +16,32 @@ function expectTruthful(result: CampaignResult, minKills: number): void {
   expect(result.lostSteps).toBe(0);
   expect(result.unreportedInterruptions).toBe(0);
   expect(result.unfinishedRuns).toBe(0);
-  // Kills after a commit stamp and before its observation happen; each must have been reported.
-  expect(result.unknownReported).toBeGreaterThan(0);
 }
 
-describe('crash safety with real processes killed by SIGKILL', () => {
+describe('crash safety with real processes killed by SIGKILL (smoke)', () => {
   it.skipIf(!process.env['DATABASE_URL'])(
-    'on PostgreSQL: 200+ randomized kills, no duplicate effect, no lost step, every cut effect reported unknown',
+    'on PostgreSQL: no duplicate effect, no lost step, every cut effect reported unknown',
     async () => {
-      const result = await runCampaign({ database: 'postgres', runs: 200, minKills: 200 });
-      expectTruthful(result, 200);
+      const result = await runCampaign({
+        database: 'postgres',
+        runs: 24,
+        minKills: 24,
+        ...(seed === undefined ? {} : { seed }),
+      });
+      expectTruthful(result, 24);
+      // Kills after a commit stamp and before its observation happen; each must be reported.
+      expect(result.unknownReported).toBeGreaterThan(0);
     },
-    300_000,
+    120_000,
   );
 
   it('on the embedded database: the same guarantees across process restarts', async () => {
-    const minKills = process.env['DATABASE_URL'] ? 8 : 16;
-    const result = await runCampaign({ database: 'pglite', runs: 8, minKills });
-    expectTruthful(result, minKills);
-  }, 300_000);
+    const result = await runCampaign({
+      database: 'pglite',
+      runs: 1,
+      minKills: 1,
+      ...(seed === undefined ? {} : { seed }),
+    });
+    expectTruthful(result, 1);
+  }, 120_000);
 });
