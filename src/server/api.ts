@@ -40,7 +40,8 @@ import type { OperatorTokenRecord } from '../app/records.ts';
 import { MeshError } from '../tool/errors.ts';
 import { HttpError } from './http.ts';
 import { isUuid, UUID_SOURCE } from './ids.ts';
-import { openApiDocument, type ApiRoute } from './router.ts';
+import { openApiDocument } from './openapi.ts';
+import type { ApiRoute } from './router.ts';
 import { mcpRoutes } from './api-mcp.ts';
 
 /** What every API handler runs with: the Mesh and the operator whose token was presented. */

@@ -1,10 +1,12 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { Context, Env, Hono } from 'hono';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { JsonSchema } from '../model/json.ts';
 import { HttpError } from './http.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-/** What the router matches on: a method and a path template (`/api/agents/{agent}`). */
+/** What a route is served at: a method and a path template (`/api/agents/{agent}`). */
 export interface RoutePattern {
   readonly method: Method;
   readonly path: string;
@@ -13,7 +15,7 @@ export interface RoutePattern {
 }
 
 /** A route of the JSON API, declared as data so the OpenAPI document and tests read the same. */
-export interface ApiRoute<C> extends RoutePattern {
+export interface ApiRoute<C, B = unknown> extends RoutePattern {
   readonly operationId: string;
   readonly summary: string;
   readonly tag: string;
@@ -25,25 +27,40 @@ export interface ApiRoute<C> extends RoutePattern {
   readonly status?: 200 | 201 | 204;
   /** The success response's schema, for the document. */
   readonly response?: JsonSchema;
-  handle(call: ApiCall<C>): Promise<unknown>;
+  handle(call: ApiCall<C, B>): Promise<unknown>;
 }
 
 /** What a route's handler gets: decoded path parameters, the query, the validated body. */
-export interface ApiCall<C> {
+export interface ApiCall<C, B = unknown> {
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
-  readonly body: unknown;
+  readonly body: B;
   readonly context: C;
 }
 
-interface Compiled<R> {
-  readonly route: R;
-  readonly segments: readonly (string | { param: string })[];
-  readonly validate: ValidateFunction | undefined;
+/** The type of a body that passed `S`, or `undefined` for a route without a body schema. */
+export type BodyOf<S> = S extends JSONSchema ? FromSchema<S> : undefined;
+
+/**
+ * Declares an API route whose handler's body is typed from the schema that validates it. The
+ * schema is inferred as a literal (`const`), so the type and the check cannot drift apart.
+ */
+export function apiRoute<C>() {
+  return <const S extends JsonSchema | undefined = undefined>(
+    route: Omit<ApiRoute<C, BodyOf<S>>, 'body'> & { readonly body?: S },
+  ): ApiRoute<C> => route;
+}
+
+/** A closed object schema: unknown fields are refused, naming them. */
+export function closedObject<
+  const P extends Readonly<Record<string, JsonSchema>>,
+  const R extends readonly (keyof P & string)[] = [],
+>(properties: P, required: R = [] as unknown as R) {
+  return { type: 'object', additionalProperties: false, required, properties } as const;
 }
 
 /** A path parameter is an id, a name or a slug: short, and never a slash. */
-const MAX_PARAM = 200;
+export const MAX_PARAM = 200;
 
 /** Says what was wrong with a body without quoting any value from it. */
 export function describeSchemaError(e: ErrorObject): string {
@@ -66,75 +83,24 @@ export function describeSchemaError(e: ErrorObject): string {
   }
 }
 
-/** Matches requests to routes and validates their bodies. */
-export class Router<R extends RoutePattern> {
-  private readonly compiled: Compiled<R>[];
-  private readonly byRoute = new Map<R, Compiled<R>>();
-
-  constructor(readonly routes: readonly R[]) {
-    const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
-    const seen = new Set<string>();
-    this.compiled = routes.map((route) => {
-      const key = `${route.method} ${route.path}`;
-      if (seen.has(key)) throw new Error(`route ${key} is declared twice`);
-      seen.add(key);
-      const compiled: Compiled<R> = {
-        route,
-        segments: route.path
-          .split('/')
-          .slice(1)
-          .map((s) => (/^\{\w+\}$/.test(s) ? { param: s.slice(1, -1) } : s)),
-        validate: route.body ? ajv.compile(route.body) : undefined,
-      };
-      this.byRoute.set(route, compiled);
-      return compiled;
-    });
-  }
-
-  /** The route for a request, or a 404/405 refusal. */
-  match(method: string, pathname: string): { route: R; params: Record<string, string> } {
-    const parts = pathname.split('/').slice(1);
-    let pathMatched = false;
-    for (const compiled of this.compiled) {
-      const params = matchSegments(compiled.segments, parts);
-      if (!params) continue;
-      pathMatched = true;
-      if (compiled.route.method === method) return { route: compiled.route, params };
-    }
-    if (pathMatched) {
-      const allowed = this.compiled
-        .filter((c) => matchSegments(c.segments, parts))
-        .map((c) => c.route.method);
-      throw new HttpError(405, 'method_not_allowed', `this path accepts ${allowed.join(', ')}`, {
-        allow: allowed.join(', '),
-      });
-    }
-    throw new HttpError(404, 'route_not_found', 'nothing is served at this path');
-  }
-
-  /** Validates a body against its route's schema, naming the first problem. */
-  validate(route: R, body: unknown): void {
-    const validate = this.byRoute.get(route)?.validate;
-    if (!validate || validate(body)) return;
-    const first = validate.errors?.[0];
-    throw new HttpError(
-      400,
-      'invalid_body',
-      first ? describeSchemaError(first) : 'the body is not valid',
-    );
-  }
-}
-
-function matchSegments(
-  segments: readonly (string | { param: string })[],
-  parts: readonly string[],
+/**
+ * The parameters of a request path under a template, decoded strictly: a segment that is not
+ * valid percent-encoding, decodes to a slash or is longer than {@link MAX_PARAM} matches nothing,
+ * and static segments are compared as sent. Hono routes on a leniently decoded path; this is
+ * the stricter reading every handler gets.
+ */
+export function decodeParams(
+  template: string,
+  rawPath: string,
 ): Record<string, string> | undefined {
+  const segments = template.split('/').slice(1);
+  const parts = rawPath.split('/').slice(1);
   if (segments.length !== parts.length) return undefined;
   const params: Record<string, string> = {};
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i];
+  for (const [i, segment] of segments.entries()) {
     const part = parts[i] ?? '';
-    if (typeof segment === 'string') {
+    const param = /^\{(\w+)\}$/.exec(segment)?.[1];
+    if (param === undefined) {
       if (segment !== part) return undefined;
       continue;
     }
@@ -146,102 +112,80 @@ function matchSegments(
       return undefined;
     }
     if (decoded.length > MAX_PARAM || decoded.includes('/')) return undefined;
-    params[segment?.param ?? ''] = decoded;
+    params[param] = decoded;
   }
   return params;
 }
 
-const ERROR_SCHEMA: JsonSchema = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: {
-        code: { type: 'string' },
-        message: { type: 'string' },
-        field: { type: 'string' },
-      },
-    },
-  },
-};
+/** The path of a request as it was sent (still percent-encoded). */
+export function rawPathOf(c: Context): string {
+  return new URL(c.req.url).pathname;
+}
 
-/** The OpenAPI 3.1 document of a set of routes. */
-export function openApiDocument(
-  routes: readonly ApiRoute<unknown>[],
-  info: { title: string; version: string },
-): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
-    const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
-      name: m[1],
-      in: 'path',
-      required: true,
-      schema: { type: 'string', maxLength: MAX_PARAM },
-    }));
-    const query = Object.entries(route.query ?? {}).map(([name, q]) => ({
-      name,
-      in: 'query',
-      required: false,
-      description: q.description,
-      schema: q.schema,
-    }));
-    const status = String(route.status ?? 200);
-    const error = (description: string) => ({
-      description,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-    });
-    const operation: Record<string, unknown> = {
-      operationId: route.operationId,
-      summary: route.summary,
-      tags: [route.tag],
-      ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
-      ...(route.body
-        ? {
-            requestBody: {
-              required: true,
-              content: { 'application/json': { schema: route.body } },
-            },
-          }
-        : {}),
-      responses: {
-        [status]:
-          status === '204'
-            ? { description: 'Done; no content.' }
-            : {
-                description: 'Success.',
-                content: { 'application/json': { schema: route.response ?? { type: 'object' } } },
-              },
-        ...(route.body
-          ? { '400': error('The body was refused; the message names the field.') }
-          : {}),
-        '401': error('No operator token, or not a valid one.'),
-        ...(params.length > 0 ? { '404': error('Something the path names does not exist.') } : {}),
-        ...(route.body ? { '413': error('The body is larger than the server reads.') } : {}),
-      },
-    };
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+/** `/api/agents/{agent}` as Hono writes it: `/api/agents/:agent`. */
+function honoPath(template: string): string {
+  return template.replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** A route table: its routes served on a Hono app, each body checked against its schema. */
+export class RouteTable<R extends RoutePattern> {
+  private readonly validators = new Map<R, ValidateFunction>();
+
+  constructor(readonly routes: readonly R[]) {
+    const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
+    const seen = new Set<string>();
+    for (const route of routes) {
+      const key = `${route.method} ${route.path}`;
+      if (seen.has(key)) throw new Error(`route ${key} is declared twice`);
+      seen.add(key);
+      if (route.body) this.validators.set(route, ajv.compile(route.body));
+    }
   }
-  return {
-    openapi: '3.1.0',
-    info: {
-      ...info,
-      description:
-        'The Mesh operator API. Every route requires an operator token: `Authorization: Bearer <token>`. No response ever includes a secret value.',
-    },
-    security: [{ operatorToken: [] }],
-    components: {
-      securitySchemes: {
-        operatorToken: {
-          type: 'http',
-          scheme: 'bearer',
-          description:
-            'An operator token (mesh_op_…), created on first start or by `mesh tokens create`.',
-        },
-      },
-      schemas: { Error: ERROR_SCHEMA },
-    },
-    paths,
-  };
+
+  /**
+   * Serves every route on `app`. A path that a route serves with another method is refused 405
+   * with `Allow`; a path whose parameters do not decode strictly is refused 404.
+   */
+  mount<E extends Env>(
+    app: Hono<E>,
+    serve: (route: R, params: Record<string, string>, c: Context<E, string>) => Promise<Response>,
+  ): void {
+    const methods = new Map<string, Method[]>();
+    for (const route of this.routes) {
+      app.on(route.method, honoPath(route.path), (c) =>
+        serve(route, paramsOrRefuse(route.path, c), c),
+      );
+      methods.set(route.path, [...(methods.get(route.path) ?? []), route.method]);
+    }
+    for (const [path, allowed] of methods) {
+      app.all(honoPath(path), (c) => {
+        paramsOrRefuse(path, c);
+        const allow = allowed.join(', ');
+        throw new HttpError(405, 'method_not_allowed', `this path accepts ${allow}`, { allow });
+      });
+    }
+  }
+
+  /** Validates a body against its route's schema, naming the first problem. */
+  validate(route: R, body: unknown): void {
+    const validate = this.validators.get(route);
+    if (!validate || validate(body)) return;
+    const first = validate.errors?.[0];
+    throw new HttpError(
+      400,
+      'invalid_body',
+      first ? describeSchemaError(first) : 'the body is not valid',
+    );
+  }
+}
+
+/** The refusal for a path nothing is served at. */
+export function routeNotFound(): HttpError {
+  return new HttpError(404, 'route_not_found', 'nothing is served at this path');
+}
+
+function paramsOrRefuse(template: string, c: Context): Record<string, string> {
+  const params = decodeParams(template, rawPathOf(c));
+  if (!params) throw routeNotFound();
+  return params;
 }

@@ -1,4 +1,3 @@
-import type { Mesh } from '../../app/mesh.ts';
 import {
   addModelProvider,
   agentPackages,
@@ -42,7 +41,7 @@ import {
 import type { Audience } from '../../app/records.ts';
 import { isMeshError, MeshError } from '../../tool/errors.ts';
 import { isUuid } from '../ids.ts';
-import type { Method, RoutePattern } from '../router.ts';
+import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts';
 import {
   agentsPage,
   chatPage,
@@ -51,67 +50,7 @@ import {
   runPage,
   runsPage,
   toolsPage,
-  type PageSession,
 } from './pages.ts';
-
-/** A one-shot notice shown on the next page (carried in a short-lived cookie). */
-export interface Flash {
-  readonly kind: 'ok' | 'error';
-  readonly text: string;
-}
-
-/** What a page handler gets: the signed-in operator's session and the request's parts. */
-export interface UiCall {
-  readonly mesh: Mesh;
-  readonly session: PageSession & { readonly actor: string; readonly origin: string };
-  readonly params: Readonly<Record<string, string>>;
-  readonly query: URLSearchParams;
-  /** The posted form (POST routes only; its CSRF token is already checked). */
-  readonly form: URLSearchParams;
-}
-
-export type UiResult =
-  | { readonly page: string; readonly status?: number }
-  | { readonly redirect: string; readonly flash?: Flash };
-
-export interface UiRoute extends RoutePattern {
-  readonly method: Extract<Method, 'GET' | 'POST'>;
-  handle(call: UiCall): Promise<UiResult>;
-}
-
-function agentPath(name: string, tab: string): string {
-  return `/agents/${encodeURIComponent(name)}/${tab}`;
-}
-
-/**
- * A form post: does the work, then sends the browser back where it came from with a notice.
- * A refusal (always value-free) becomes the notice instead of an error page, losing nothing.
- */
-function post(
-  path: string,
-  back: (call: UiCall) => string,
-  work: (call: UiCall) => Promise<{ text: string; to?: string }>,
-): UiRoute {
-  return {
-    method: 'POST',
-    path,
-    async handle(call) {
-      try {
-        const done = await work(call);
-        return { redirect: done.to ?? back(call), flash: { kind: 'ok', text: done.text } };
-      } catch (error) {
-        const flashable =
-          isMeshError(error) && error.code !== 'agent_not_found' && error.code !== 'database_error';
-        if (!flashable) throw error;
-        return { redirect: back(call), flash: { kind: 'error', text: error.message } };
-      }
-    },
-  };
-}
-
-function field(form: URLSearchParams, name: string): string {
-  return form.get(name) ?? '';
-}
 
 const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
 const mcpBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'mcp');

@@ -1,0 +1,60 @@
+import type { Hono, MiddlewareHandler } from 'hono';
+import type { Mesh } from '../app/mesh.ts';
+import { verifyOperatorToken } from '../app/operator-auth.ts';
+import { apiRoutes } from './api.ts';
+import { HttpError, readJson } from './http.ts';
+import { RouteTable, routeNotFound } from './router.ts';
+import { jsonResponse, originOf, type ServerEnv } from './server-env.ts';
+
+const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
+
+/**
+ * Bearer operator tokens, verified by hash. Hono's bearer-auth answers a malformed header 400
+ * with another challenge; Mesh answers every failure alike (401, one realm, a JSON refusal), so
+ * a caller learns nothing from the shape of its mistake.
+ */
+function operatorToken(mesh: Mesh): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization');
+    const presented = header ? BEARER.exec(header)?.[1] : undefined;
+    const operator = presented ? await verifyOperatorToken(mesh.db, presented) : undefined;
+    if (!operator) {
+      throw new HttpError(
+        401,
+        'unauthorized',
+        presented
+          ? 'the operator token is not valid'
+          : 'an operator token is required: Authorization: Bearer <token>',
+        { 'www-authenticate': 'Bearer realm="mesh"', connection: 'close' },
+      );
+    }
+    c.set('operator', operator);
+    await next();
+  };
+}
+
+/**
+ * Serves the JSON API under /api: bearer tokens only, so no cookie ever authorises an API call
+ * and CSRF cannot reach it. Every path under /api, served or not, needs the token first.
+ */
+export function mountApi(app: Hono<ServerEnv>, mesh: Mesh, version: string): void {
+  const table = new RouteTable(apiRoutes);
+  app.use('/api/*', operatorToken(mesh));
+  table.mount(app, async (route, params, c) => {
+    let body: unknown;
+    if (route.body) {
+      body = await readJson(c);
+      table.validate(route, body);
+    }
+    const result = await route.handle({
+      params,
+      query: new URL(c.req.url).searchParams,
+      body,
+      context: { mesh, operator: c.get('operator'), version, origin: originOf(c) },
+    });
+    return jsonResponse(c, route.status ?? 200, result);
+  });
+  app.all('/api/*', () => {
+    throw routeNotFound();
+  });
+}

@@ -1,0 +1,53 @@
+import type { Context } from 'hono';
+import type { OperatorTokenRecord } from '../app/records.ts';
+import type { Flash, UiCall } from './ui/ui-route.ts';
+
+/** What one signed-in page request carries once its session and CSRF token were checked. */
+export interface PageRequest {
+  readonly sessionId: string;
+  readonly session: UiCall['session'];
+  /** The posted form (empty for a GET). */
+  readonly form: URLSearchParams;
+  /** The notice shown on this page, if one was waiting. */
+  readonly flash: Flash | undefined;
+}
+
+/** The Hono environment of the Mesh server: what middleware hands on to handlers. */
+export type ServerEnv = {
+  Variables: {
+    /** The operator whose bearer token an API call presented. */
+    operator: OperatorTokenRecord;
+    /** The signed-in UI request (set by the session check). */
+    page: PageRequest;
+  };
+};
+
+/** This server's origin as the request reached it (for URLs other sites send browsers back to). */
+export function originOf(c: Context): string {
+  const proto = c.req.header('x-forwarded-proto') === 'https' ? 'https' : 'http';
+  return `${proto}://${c.req.header('host') ?? 'localhost'}`;
+}
+
+/** A JSON answer, as every API response is written. */
+export function jsonResponse(
+  c: Context,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
+  if (status === 204) return c.body(null, 204, { ...headers });
+  return c.body(JSON.stringify(body), status as 200, {
+    'content-type': 'application/json; charset=utf-8',
+    ...headers,
+  });
+}
+
+/** An HTML page, as every UI page is written. */
+export function htmlResponse(
+  c: Context,
+  status: number,
+  page: string,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
+  return c.body(page, status as 200, { 'content-type': 'text/html; charset=utf-8', ...headers });
+}
