@@ -11,21 +11,14 @@ import {
   setScopes,
   startOAuthConnection,
   type CatalogEntry,
-} from '../app/mcp.ts';
-import type { Mesh } from '../app/mesh.ts';
-import { requireAgent } from '../app/operator.ts';
-import type { JsonSchema } from '../model/json.ts';
-import { listToolProviders } from '../app/queries.ts';
-import type { Audience, BindingRecord, ToolProviderRecord } from '../app/records.ts';
-import type { ApiContext } from './api.ts';
-import type { ApiRoute } from './router.ts';
-import { UUID_SOURCE } from './ids.ts';
-
-type Route = ApiRoute<ApiContext>;
-
-function body(properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {
-  return { type: 'object', additionalProperties: false, required, properties };
-}
+} from '../../app/mcp.ts';
+import type { Mesh } from '../../app/mesh.ts';
+import { requireAgent } from '../../app/operator.ts';
+import { listToolProviders } from '../../app/queries.ts';
+import type { BindingRecord, ToolProviderRecord } from '../../app/records.ts';
+import { UUID_SOURCE } from '../ids.ts';
+import { closedObject } from '../router.ts';
+import { route, type Route } from './context.ts';
 
 export function toolProviderJson(p: ToolProviderRecord): Record<string, unknown> {
   return {
@@ -76,9 +69,9 @@ async function agentAndSlug(mesh: Mesh, params: Readonly<Record<string, string>>
   };
 }
 
-/** The remote-MCP routes of the operator API. */
+/** The remote-MCP routes of the operator API: servers, connections, catalogs, scopes. */
 export const mcpRoutes: readonly Route[] = [
-  {
+  route({
     method: 'GET',
     path: '/api/mcp/providers',
     operationId: 'listToolProviders',
@@ -87,8 +80,8 @@ export const mcpRoutes: readonly Route[] = [
     handle: async ({ context }) => ({
       providers: (await listToolProviders(context.mesh)).map(toolProviderJson),
     }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/api/mcp/providers',
     operationId: 'addToolProvider',
@@ -96,7 +89,7 @@ export const mcpRoutes: readonly Route[] = [
       'Register a remote MCP server (Streamable HTTP): https, or http to loopback with allow_loopback_http (development)',
     tag: 'mcp',
     status: 201,
-    body: body(
+    body: closedObject(
       {
         slug: { type: 'string', pattern: '^[a-z][a-z0-9]*(_[a-z0-9]+)*$', maxLength: 32 },
         url: { type: 'string', minLength: 1, maxLength: 2000 },
@@ -104,18 +97,17 @@ export const mcpRoutes: readonly Route[] = [
       },
       ['slug', 'url'],
     ),
-    handle: async ({ context, body: b }) => {
-      const input = b as { slug: string; url: string; allow_loopback_http?: boolean };
+    handle: async ({ context, body }) => {
       return toolProviderJson(
         await addToolProvider(context.mesh, {
-          slug: input.slug,
-          url: input.url,
-          allowLoopbackHttp: input.allow_loopback_http === true,
+          slug: body.slug,
+          url: body.url,
+          allowLoopbackHttp: body.allow_loopback_http === true,
         }),
       );
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api/agents/{agent}/mcp',
     operationId: 'listAgentConnections',
@@ -125,27 +117,22 @@ export const mcpRoutes: readonly Route[] = [
       const agent = await requireAgent(context.mesh, params['agent'] ?? '');
       return { connections: (await agentConnections(context.mesh, agent)).map(bindingJson) };
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/api/agents/{agent}/mcp/{provider}/token',
     operationId: 'connectAgentWithToken',
     summary:
       "Connect an agent with its own account's bearer token (write-only; stored on the binding) and read the catalog",
     tag: 'mcp',
-    body: body({ value: { type: 'string', minLength: 1, maxLength: 65536 } }, ['value']),
-    handle: async ({ context, params, body: b }) => {
+    body: closedObject({ value: { type: 'string', minLength: 1, maxLength: 65536 } }, ['value']),
+    handle: async ({ context, params, body }) => {
       const { agent, slug } = await agentAndSlug(context.mesh, params);
-      const { binding, check } = await connectAgent(
-        context.mesh,
-        agent,
-        slug,
-        (b as { value: string }).value,
-      );
+      const { binding, check } = await connectAgent(context.mesh, agent, slug, body.value);
       return { connection: bindingJson(binding), check };
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/api/agents/{agent}/mcp/{provider}/oauth',
     operationId: 'startOAuthConnection',
@@ -162,8 +149,8 @@ export const mcpRoutes: readonly Route[] = [
       );
       return { authorization_url: authorizationUrl.toString() };
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/api/agents/{agent}/mcp/{provider}',
     operationId: 'disconnectAgent',
@@ -174,8 +161,8 @@ export const mcpRoutes: readonly Route[] = [
       const { agent, slug } = await agentAndSlug(context.mesh, params);
       await disconnectAgent(context.mesh, agent, slug);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api/agents/{agent}/mcp/{provider}/catalog',
     operationId: 'getCatalog',
@@ -187,8 +174,8 @@ export const mcpRoutes: readonly Route[] = [
       const view = await catalogView(context.mesh, agent, slug);
       return { connection: bindingJson(view.binding), tools: view.tools.map(catalogEntryJson) };
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/api/agents/{agent}/mcp/{provider}/catalog/check',
     operationId: 'checkCatalog',
@@ -198,8 +185,8 @@ export const mcpRoutes: readonly Route[] = [
       const { agent, slug } = await agentAndSlug(context.mesh, params);
       return recheckCatalog(context.mesh, agent, slug);
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/api/agents/{agent}/mcp/{provider}/catalog/review',
     operationId: 'reviewCatalog',
@@ -210,8 +197,8 @@ export const mcpRoutes: readonly Route[] = [
       const { agent, slug } = await agentAndSlug(context.mesh, params);
       await reviewCatalog(context.mesh, agent, slug);
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/api/agents/{agent}/mcp/{provider}/tools/{tool}',
     operationId: 'setRemoteTool',
@@ -225,24 +212,23 @@ export const mcpRoutes: readonly Route[] = [
       minProperties: 1,
       properties: { excluded: { type: 'boolean' }, legacy_query: { type: 'boolean' } },
     },
-    handle: async ({ context, params, body: b }) => {
+    handle: async ({ context, params, body }) => {
       const { agent, slug } = await agentAndSlug(context.mesh, params);
-      const input = b as { excluded?: boolean; legacy_query?: boolean };
       const tool = params['tool'] ?? '';
-      if (input.excluded !== undefined)
-        await excludeTool(context.mesh, agent, slug, tool, input.excluded);
-      if (input.legacy_query !== undefined)
-        await markLegacyQuery(context.mesh, agent, slug, tool, input.legacy_query);
+      if (body.excluded !== undefined)
+        await excludeTool(context.mesh, agent, slug, tool, body.excluded);
+      if (body.legacy_query !== undefined)
+        await markLegacyQuery(context.mesh, agent, slug, tool, body.legacy_query);
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/api/agents/{agent}/mcp/{provider}/scopes',
     operationId: 'setConnectionScopes',
     summary: 'Limit a connection to conversation audiences and/or conversations (null: no limit)',
     tag: 'mcp',
     status: 204,
-    body: body(
+    body: closedObject(
       {
         audiences: {
           anyOf: [
@@ -263,13 +249,12 @@ export const mcpRoutes: readonly Route[] = [
       },
       ['audiences', 'conversation_ids'],
     ),
-    handle: async ({ context, params, body: b }) => {
+    handle: async ({ context, params, body }) => {
       const { agent, slug } = await agentAndSlug(context.mesh, params);
-      const input = b as { audiences: Audience[] | null; conversation_ids: string[] | null };
       await setScopes(context.mesh, agent, slug, {
-        audiences: input.audiences,
-        conversationIds: input.conversation_ids,
+        audiences: body.audiences,
+        conversationIds: body.conversation_ids,
       });
     },
-  },
+  }),
 ];

@@ -1,0 +1,170 @@
+import {
+  agentPackages,
+  captureAgentSecret,
+  packageView,
+  packageViews,
+  requireAgent,
+  requirePackage,
+  resetAgentConfig,
+  retireAgentSecret,
+  setAgentAudiences,
+  setAgentConfig,
+  setAgentToolEnabled,
+} from '../../app/operator.ts';
+import { agentPackageJson } from '../../app/views.ts';
+import { closedObject } from '../router.ts';
+import { route, SECRET_VALUE, type Route } from './context.ts';
+
+/** The packages as installed for one agent: enablement, config values, secrets, audiences. */
+export const policyRoutes: readonly Route[] = [
+  route({
+    method: 'GET',
+    path: '/api/agents/{agent}/packages',
+    operationId: 'listAgentPackages',
+    summary:
+      'Every package as installed for an agent: enablement, config values, secret presence, and per audience whether each tool is offered (or why not)',
+    tag: 'policy',
+    handle: async ({ context, params }) => {
+      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
+      return { packages: (await agentPackages(context.mesh, agent)).map(agentPackageJson) };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/agents/{agent}/tools/{tool}',
+    operationId: 'setAgentTool',
+    summary: 'Enable or disable (opt out of) a built-in tool for an agent',
+    tag: 'policy',
+    status: 204,
+    body: closedObject({ enabled: { type: 'boolean' } }, ['enabled']),
+    handle: async ({ context, params, body }) => {
+      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
+      await setAgentToolEnabled(context.mesh, agent, params['tool'] ?? '', body.enabled);
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/agents/{agent}/packages/{package}/config/{key}',
+    operationId: 'setAgentConfig',
+    summary:
+      "Set one of a package's config or public values for an agent (validated against the manifest)",
+    tag: 'policy',
+    status: 204,
+    body: closedObject({ value: { type: ['string', 'number', 'boolean'] } }, ['value']),
+    handle: async ({ context, params, body }) => {
+      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
+      await setAgentConfig(
+        context.mesh,
+        agent,
+        params['package'] ?? '',
+        params['key'] ?? '',
+        body.value,
+      );
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/agents/{agent}/packages/{package}/config/{key}',
+    operationId: 'resetAgentConfig',
+    summary: 'Return a config value to its manifest default',
+    tag: 'policy',
+    status: 204,
+    handle: async ({ context, params }) => {
+      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
+      await resetAgentConfig(context.mesh, agent, params['package'] ?? '', params['key'] ?? '');
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/agents/{agent}/packages/{package}/secrets/{key}',
+    operationId: 'captureAgentSecret',
+    summary:
+      "Capture the agent's own credential for a package's secret field (write-only: the response is presence and version)",
+    tag: 'policy',
+    body: closedObject({ value: SECRET_VALUE }, ['value']),
+    handle: async ({ context, params, body }) => {
+      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
+      const meta = await captureAgentSecret(
+        context.mesh,
+        agent,
+        params['package'] ?? '',
+        params['key'] ?? '',
+        body.value,
+      );
+      return {
+        key: params['key'],
+        kind: meta.kind,
+        present: true,
+        version: meta.version,
+        created_at: meta.createdAt,
+      };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/agents/{agent}/packages/{package}/secrets/{key}',
+    operationId: 'retireAgentSecret',
+    summary: "Revoke the agent's credential for a package's secret field",
+    tag: 'policy',
+    status: 204,
+    handle: async ({ context, params }) => {
+      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
+      await retireAgentSecret(context.mesh, agent, params['package'] ?? '', params['key'] ?? '');
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/agents/{agent}/packages/{package}/audiences',
+    operationId: 'setAgentAudiences',
+    summary:
+      "Limit a package's tools to some conversation audiences for an agent (null lifts the limit)",
+    tag: 'policy',
+    status: 204,
+    body: closedObject(
+      {
+        audiences: {
+          anyOf: [
+            {
+              type: 'array',
+              items: { enum: ['direct', 'shared'] },
+              maxItems: 2,
+              uniqueItems: true,
+            },
+            { type: 'null' },
+          ],
+        },
+      },
+      ['audiences'],
+    ),
+    handle: async ({ context, params, body }) => {
+      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
+      await setAgentAudiences(
+        context.mesh,
+        agent,
+        params['package'] ?? '',
+        body.audiences ?? undefined,
+      );
+    },
+  }),
+];
+
+/** The packages as their manifests declare them. */
+export const packageRoutes: readonly Route[] = [
+  route({
+    method: 'GET',
+    path: '/api/packages',
+    operationId: 'listPackages',
+    summary: 'Installed tool packages and their tools, as their manifests declare them',
+    tag: 'packages',
+    handle: async ({ context }) => ({ packages: packageViews(context.mesh) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/packages/{package}',
+    operationId: 'getPackage',
+    summary: 'One package as its manifest declares it',
+    tag: 'packages',
+    handle: async ({ context, params }) =>
+      packageView(context.mesh, requirePackage(context.mesh, params['package'] ?? '')),
+  }),
+];

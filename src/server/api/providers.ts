@@ -1,0 +1,86 @@
+import {
+  addModelProvider,
+  describeProviders,
+  setProviderKey,
+  type NewProvider,
+} from '../../app/operator.ts';
+import { providerJson } from '../../app/views.ts';
+import { closedObject } from '../router.ts';
+import { NAME, route, SECRET_VALUE, type Route } from './context.ts';
+
+const CONTEXT_TOKENS = { type: 'integer', minimum: 1000 } as const;
+
+/** The model providers: endpoints with write-only keys, or scripts. */
+export const providerRoutes: readonly Route[] = [
+  route({
+    method: 'GET',
+    path: '/api/providers',
+    operationId: 'listProviders',
+    summary: 'Model providers, with whether each API key is present (never the key)',
+    tag: 'providers',
+    handle: async ({ context }) => ({
+      providers: (await describeProviders(context.mesh)).map(providerJson),
+    }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/providers',
+    operationId: 'addProvider',
+    summary:
+      'Add a model provider: an OpenAI-compatible endpoint with its API key (stored encrypted), or a script',
+    tag: 'providers',
+    status: 201,
+    body: {
+      oneOf: [
+        closedObject(
+          {
+            name: NAME,
+            kind: { const: 'openai_compatible' },
+            base_url: { type: 'string', minLength: 1, maxLength: 2000 },
+            api_key: SECRET_VALUE,
+            context_tokens: CONTEXT_TOKENS,
+          },
+          ['name', 'kind', 'base_url', 'api_key'],
+        ),
+        closedObject(
+          {
+            name: NAME,
+            kind: { const: 'scripted' },
+            script: { type: 'object' },
+            context_tokens: CONTEXT_TOKENS,
+          },
+          ['name', 'kind', 'script'],
+        ),
+      ],
+    },
+    handle: async ({ context, body }) => {
+      const provider: NewProvider =
+        body.kind === 'scripted'
+          ? { name: body.name, kind: 'scripted', script: body.script }
+          : {
+              name: body.name,
+              kind: 'openai_compatible',
+              baseUrl: body.base_url,
+              apiKey: body.api_key,
+            };
+      const added = await addModelProvider(context.mesh, {
+        ...provider,
+        ...(body.context_tokens ? { contextTokens: body.context_tokens } : {}),
+      });
+      const described = (await describeProviders(context.mesh)).find((p) => p.id === added.id);
+      return providerJson(described ?? { ...added, apiKey: null });
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/providers/{provider}/api-key',
+    operationId: 'setProviderKey',
+    summary: "Rotate a provider's API key (write-only)",
+    tag: 'providers',
+    body: closedObject({ value: SECRET_VALUE }, ['value']),
+    handle: async ({ context, params, body }) => {
+      const meta = await setProviderKey(context.mesh, params['provider'] ?? '', body.value);
+      return { present: true, version: meta.version, created_at: meta.createdAt };
+    },
+  }),
+];
