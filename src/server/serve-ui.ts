@@ -15,7 +15,7 @@ import { errorResponse, HttpError, isExpected, readForm } from './http.ts';
 import { UUID_SOURCE } from './ids.ts';
 import { RouteTable, routeNotFound } from './router.ts';
 import { htmlResponse, originOf, type ServerEnv } from './server-env.ts';
-import { loginPage } from './ui/pages.ts';
+import { loginPage } from './ui/login-pages.ts';
 import { uiRoutes } from './ui/routes.ts';
 import type { Flash } from './ui/ui-route.ts';
 

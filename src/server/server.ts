@@ -9,7 +9,7 @@ import { errorResponse, isExpected } from './http.ts';
 import { mountApi } from './serve-api.ts';
 import { htmlResponse, jsonResponse, type ServerEnv } from './server-env.ts';
 import { mountUi } from './serve-ui.ts';
-import { errorPage } from './ui/pages.ts';
+import { errorPage } from './ui/login-pages.ts';
 import { STYLESHEET } from './ui/style.ts';
 
 export interface ServerOptions {

@@ -1,34 +1,9 @@
 import type { ConnectionView } from '../../app/mcp.ts';
 import type { AgentRecord, ToolProviderRecord } from '../../app/records.ts';
 import { html, type Html } from './html.ts';
-import { agentHeader, audienceForm, csrfField, layout, time, type PageSession } from './pages.ts';
-
-/**
- * A two-state button posting `field` with the value that flips the state: `on` is what the button
- * shows now, `send.whenOn`/`send.whenOff` what a click sends.
- */
-function toggle(
-  session: PageSession,
-  action: string,
-  field: string,
-  on: boolean,
-  labels: { on: string; off: string; set: string; unset: string },
-  send: { whenOn: string; whenOff: string } = { whenOn: 'false', whenOff: 'true' },
-): Html {
-  return html`<form method="post" action="${action}" class="inline">
-    ${csrfField(session)}<input
-      type="hidden"
-      name="${field}"
-      value="${on ? send.whenOn : send.whenOff}"
-    />
-    <button
-      class="${on ? 'toggle on' : 'toggle off'}"
-      aria-label="${on ? labels.unset : labels.set}"
-    >
-      ${on ? labels.on : labels.off}
-    </button>
-  </form>`;
-}
+import { audienceForm, toggle } from './controls.ts';
+import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
+import { toolTable } from './tool-table.ts';
 
 function connectionSection(session: PageSession, agent: AgentRecord, c: ConnectionView): Html {
   const base = `/agents/${encodeURIComponent(agent.name)}/mcp/${encodeURIComponent(c.provider.slug)}`;
@@ -46,46 +21,71 @@ function connectionSection(session: PageSession, agent: AgentRecord, c: Connecti
       }.
       ${changed > 0 ? html`<strong class="absent">${changed} new or changed since the last review.</strong>` : ''}
     </p>
-    <table class="tools">
-      <thead>
-        <tr>
-          <th>Tool</th>
-          <th>Status</th>
-          <th>Semantics</th>
-          <th>Fingerprint</th>
-          <th>Legacy query</th>
-          <th>Offered</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${c.tools.map(
-          (t) =>
-            html`<tr data-tool="${t.tool}" data-status="${t.status}">
-              <td>
-                <strong>${t.tool}</strong>
-                <div class="muted">${t.description}</div>
-                ${t.readOnlyHint === true ? html`<div class="muted small">server hint: read-only (advisory)</div>` : ''}
-              </td>
-              <td>
-                <span class="badge ${t.status === 'reviewed' ? 'query' : 'effect'}"
-                  >${t.status}</span
-                >
-              </td>
-              <td><span class="badge ${t.semantics}">${t.semantics}</span></td>
-              <td>
-                <code title="${t.fingerprint}">${t.fingerprint.slice(0, 12)}</code
-                >${t.previousFingerprint ? html`<div class="muted small">was ${t.previousFingerprint.slice(0, 12)}</div>` : ''}
-              </td>
-              <td>
-                ${t.status === 'removed' ? '' : toggle(session, `${base}/tools/${encodeURIComponent(t.name)}`, 'legacy_query', t.legacyQueryMarked, { on: 'Marked', off: 'Not marked', set: `Mark ${t.tool} as a legacy query`, unset: `Unmark ${t.tool}` })}
-              </td>
-              <td>
-                ${t.status === 'removed' ? html`<span class="muted">removed</span>` : toggle(session, `${base}/tools/${encodeURIComponent(t.name)}`, 'excluded', !t.excluded, { on: 'Included', off: 'Excluded', set: `Include ${t.tool}`, unset: `Exclude ${t.tool}` }, { whenOn: 'true', whenOff: 'false' })}
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${toolTable(c.tools, {
+      name: (t) => t.tool,
+      description: (t) => t.description,
+      note: (t) =>
+        t.readOnlyHint === true
+          ? html`<div class="muted small">server hint: read-only (advisory)</div>`
+          : html``,
+      attributes: (t) => html` data-tool="${t.tool}" data-status="${t.status}"`,
+      columns: [
+        {
+          heading: 'Status',
+          cell: (t) =>
+            html`<span class="badge ${t.status === 'reviewed' ? 'query' : 'effect'}"
+              >${t.status}</span
+            >`,
+        },
+        {
+          heading: 'Semantics',
+          cell: (t) => html`<span class="badge ${t.semantics}">${t.semantics}</span>`,
+        },
+        {
+          heading: 'Fingerprint',
+          cell: (t) =>
+            html`<code title="${t.fingerprint}">${t.fingerprint.slice(0, 12)}</code
+              >${t.previousFingerprint ? html`<div class="muted small">was ${t.previousFingerprint.slice(0, 12)}</div>` : ''}`,
+        },
+        {
+          heading: 'Legacy query',
+          cell: (t) =>
+            t.status === 'removed'
+              ? html``
+              : toggle(
+                  session,
+                  `${base}/tools/${encodeURIComponent(t.name)}`,
+                  'legacy_query',
+                  t.legacyQueryMarked,
+                  {
+                    on: 'Marked',
+                    off: 'Not marked',
+                    set: `Mark ${t.tool} as a legacy query`,
+                    unset: `Unmark ${t.tool}`,
+                  },
+                ),
+        },
+        {
+          heading: 'Offered',
+          cell: (t) =>
+            t.status === 'removed'
+              ? html`<span class="muted">removed</span>`
+              : toggle(
+                  session,
+                  `${base}/tools/${encodeURIComponent(t.name)}`,
+                  'excluded',
+                  !t.excluded,
+                  {
+                    on: 'Included',
+                    off: 'Excluded',
+                    set: `Include ${t.tool}`,
+                    unset: `Exclude ${t.tool}`,
+                  },
+                  { whenOn: 'true', whenOff: 'false' },
+                ),
+        },
+      ],
+    })}
     <div class="actions">
       <form method="post" action="${base}/check" class="inline">
         ${csrfField(session)}<button>Check now</button>

@@ -1,7 +1,7 @@
 import type { Mesh } from '../../app/mesh.ts';
 import { isMeshError } from '../../tool/errors.ts';
 import type { Method, RoutePattern } from '../router.ts';
-import type { PageSession } from './pages.ts';
+import type { PageSession } from './layout.ts';
 
 /** A one-shot notice shown on the next page (carried in a short-lived cookie). */
 export interface Flash {
@@ -19,15 +19,18 @@ export interface UiCall {
   readonly form: URLSearchParams;
 }
 
+/** What a page handler answers: a page, or a redirect with an optional notice. */
 export type UiResult =
   | { readonly page: string; readonly status?: number }
   | { readonly redirect: string; readonly flash?: Flash };
 
+/** A page or form handler of the web UI, declared as data like the API's routes. */
 export interface UiRoute extends RoutePattern {
   readonly method: Extract<Method, 'GET' | 'POST'>;
   handle(call: UiCall): Promise<UiResult>;
 }
 
+/** The path of one of an agent's tabs. */
 export function agentPath(name: string, tab: string): string {
   return `/agents/${encodeURIComponent(name)}/${tab}`;
 }
@@ -58,6 +61,7 @@ export function post(
   };
 }
 
+/** A form field's value ('' when absent). */
 export function field(form: URLSearchParams, name: string): string {
   return form.get(name) ?? '';
 }

@@ -1,0 +1,228 @@
+import type { AgentPackageView, ConfigFieldView } from '../../app/operator.ts';
+import type { AgentRecord, ModelProviderRecord } from '../../app/records.ts';
+import type { JsonValue } from '../../model/json.ts';
+import { audienceForm, secretStatus, toggle } from './controls.ts';
+import { html, type Html } from './html.ts';
+import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
+import { manifestToolTable, packageHeading } from './tool-table.ts';
+
+/** The agents, and the form that creates one. */
+export function agentsPage(
+  session: PageSession,
+  agents: readonly AgentRecord[],
+  providers: readonly ModelProviderRecord[],
+): string {
+  const byId = new Map(providers.map((p) => [p.id, p.name]));
+  return layout(
+    'Agents',
+    session,
+    html`<h1>Agents</h1>
+      ${
+        agents.length === 0
+          ? html`<p class="muted">No agents yet.</p>`
+          : html`<table class="list">
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Model</th>
+                  <th>Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${agents.map(
+                  (a) =>
+                    html`<tr>
+                      <td><a href="/agents/${encodeURIComponent(a.name)}/tools">${a.name}</a></td>
+                      <td>
+                        ${a.model ? html`${byId.get(a.modelProviderId ?? '') ?? '?'} / ${a.model}` : html`<span class="muted">none</span>`}
+                      </td>
+                      <td>${time(a.createdAt)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+      <h2>New agent</h2>
+      <form method="post" action="/agents" class="stack">
+        ${csrfField(session)}
+        <label
+          >Name
+          <input
+            name="name"
+            required
+            pattern="[a-z0-9][a-z0-9_\\-]{0,62}"
+            placeholder="lowercase, digits, - and _"
+        /></label>
+        <label
+          >Model provider
+          <select name="provider">
+            <option value="">none</option>
+            ${providers.map((p) => html`<option value="${p.name}">${p.name}</option>`)}
+          </select></label
+        >
+        <label>Model <input name="model" placeholder="e.g. openai/gpt-4o-mini" /></label>
+        <label>Persona <textarea name="persona" rows="3"></textarea></label>
+        <button>Create agent</button>
+      </form>`,
+  );
+}
+
+function configInput(field: ConfigFieldView, value: JsonValue | undefined): Html {
+  const name = 'value';
+  const current =
+    typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : '';
+  switch (field.type) {
+    case 'boolean':
+      return html`<select name="${name}">
+        <option value="true" ${value === true ? html` selected` : ''}>true</option>
+        <option value="false" ${value === false ? html` selected` : ''}>false</option>
+      </select>`;
+    case 'integer':
+      return html`<input type="number" step="1" name="${name}" value="${current}" />`;
+    case 'number':
+      return html`<input type="number" step="any" name="${name}" value="${current}" />`;
+    case 'string':
+      return html`<input type="text" name="${name}" value="${current}" />`;
+    default: {
+      const never: never = field.type;
+      return html`${String(never)}`;
+    }
+  }
+}
+
+function offerCell(reason: string | null): Html {
+  return reason === null
+    ? html`<span class="present">offered</span>`
+    : html`<span class="absent" title="${reason}">withheld</span>
+        <div class="muted small">${reason}</div>`;
+}
+
+function packageSection(session: PageSession, agent: AgentRecord, pkg: AgentPackageView): Html {
+  const base = `/agents/${encodeURIComponent(agent.name)}/packages/${encodeURIComponent(pkg.id)}`;
+  const plain = pkg.config.filter((f) => f.disposition !== 'secret');
+  const secrets = pkg.config.filter((f) => f.disposition === 'secret');
+  return html`<section class="package" data-package="${pkg.id}">
+    ${packageHeading(pkg)}
+    ${manifestToolTable(pkg.tools, {
+      attributes: (t) => html` data-tool="${t.name}"`,
+      columns: [
+        {
+          heading: 'Direct',
+          attributes: html` data-audience="direct"`,
+          cell: (t) => offerCell(t.offer.direct),
+        },
+        {
+          heading: 'Shared',
+          attributes: html` data-audience="shared"`,
+          cell: (t) => offerCell(t.offer.shared),
+        },
+        {
+          heading: 'Enabled',
+          cell: (t) =>
+            toggle(
+              session,
+              `/agents/${encodeURIComponent(agent.name)}/tools/${encodeURIComponent(t.name)}`,
+              'enabled',
+              t.enabled,
+              {
+                on: 'Enabled',
+                off: 'Disabled',
+                set: `Enable ${t.name}`,
+                unset: `Disable ${t.name}`,
+              },
+            ),
+        },
+      ],
+    })}
+    ${
+      plain.length > 0
+        ? html`<h3>Settings</h3>
+            <div class="fields">
+              ${plain.map(
+                (f) =>
+                  html`<form
+                    method="post"
+                    action="${base}/config/${encodeURIComponent(f.key)}"
+                    class="field"
+                    data-key="${f.key}"
+                  >
+                    ${csrfField(session)}
+                    <label
+                      ><span class="key">${f.key}</span>
+                      <span class="badge ${f.disposition}">${f.disposition}</span>
+                      <span class="muted"
+                        >${f.type}${f.default !== undefined ? html`, default ${JSON.stringify(f.default)}` : ''}</span
+                      >
+                      ${configInput(f, pkg.values[f.key])}</label
+                    >
+                    <p class="muted">${f.description}</p>
+                    <button>Save</button>
+                  </form>`,
+              )}
+            </div>`
+        : ''
+    }
+    ${
+      secrets.length > 0
+        ? html`<h3>Credentials</h3>
+            <div class="fields">
+              ${secrets.map(
+                (f) =>
+                  html`<div class="field secret" data-key="${f.key}">
+                    <form method="post" action="${base}/secrets/${encodeURIComponent(f.key)}">
+                      ${csrfField(session)}
+                      <label
+                        ><span class="key">${f.key}</span> <span class="badge secret">secret</span>
+                        <span class="muted">${f.kind ?? ''}</span>
+                        <input
+                          type="password"
+                          name="value"
+                          autocomplete="off"
+                          placeholder="write-only"
+                          required
+                      /></label>
+                      <p class="status">${secretStatus(pkg.secrets[f.key])}</p>
+                      <p class="muted">${f.description}</p>
+                      <button>${pkg.secrets[f.key]?.present ? 'Replace' : 'Capture'}</button>
+                    </form>
+                    ${
+                      pkg.secrets[f.key]?.present
+                        ? html`<form
+                            method="post"
+                            action="${base}/secrets/${encodeURIComponent(f.key)}/revoke"
+                            class="inline"
+                          >
+                            ${csrfField(session)}<button class="danger">Revoke</button>
+                          </form>`
+                        : ''
+                    }
+                  </div>`,
+              )}
+            </div>`
+        : ''
+    }
+    <h3>Audiences</h3>
+    ${audienceForm(session, `${base}/audiences`, pkg.audiences, 'Save audiences')}
+  </section>`;
+}
+
+/** The Tools tab: every package rendered from its manifest, as installed for the agent. */
+export function toolsPage(
+  session: PageSession,
+  agent: AgentRecord,
+  packages: readonly AgentPackageView[],
+): string {
+  return layout(
+    `${agent.name} · Tools`,
+    session,
+    html`${agentHeader(agent, 'tools')}
+      <p class="muted">
+        Every package below is rendered from its manifest. Built-in tools are on by default; a tool
+        is offered to the model only when it is enabled, its needs are met and the conversation's
+        audience is allowed.
+      </p>
+      ${packages.map((p) => packageSection(session, agent, p))}`,
+  );
+}

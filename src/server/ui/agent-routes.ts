@@ -1,0 +1,113 @@
+import {
+  captureAgentSecret,
+  configValueFromText,
+  createAgent,
+  agentPackages,
+  requireAgent,
+  retireAgentSecret,
+  setAgentAudiences,
+  setAgentConfig,
+  setAgentToolEnabled,
+} from '../../app/operator.ts';
+import { listAgents, listModelProviders } from '../../app/queries.ts';
+import { agentsPage, toolsPage } from './agent-pages.ts';
+import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts';
+
+const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
+
+/** The agents page and each agent's Tools tab with its forms. */
+export const agentRoutes: readonly UiRoute[] = [
+  { method: 'GET', path: '/', handle: async () => ({ redirect: '/agents' }) },
+  {
+    method: 'GET',
+    path: '/agents',
+    handle: async ({ mesh, session }) => ({
+      page: agentsPage(session, await listAgents(mesh), await listModelProviders(mesh)),
+    }),
+  },
+  post(
+    '/agents',
+    () => '/agents',
+    async ({ mesh, form }) => {
+      const provider = field(form, 'provider');
+      const model = field(form, 'model').trim();
+      const persona = field(form, 'persona').trim();
+      const agent = await createAgent(mesh, {
+        name: field(form, 'name').trim(),
+        ...(provider ? { provider } : {}),
+        ...(model ? { model } : {}),
+        persona: persona === '' ? null : persona,
+      });
+      return { text: `Created agent ${agent.name}.`, to: agentPath(agent.name, 'tools') };
+    },
+  ),
+  {
+    method: 'GET',
+    path: '/agents/{agent}',
+    handle: async ({ params }) => ({ redirect: agentPath(params['agent'] ?? '', 'tools') }),
+  },
+  {
+    method: 'GET',
+    path: '/agents/{agent}/tools',
+    handle: async ({ mesh, session, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      return { page: toolsPage(session, agent, await agentPackages(mesh, agent)) };
+    },
+  },
+  post('/agents/{agent}/tools/{tool}', toolsBack, async ({ mesh, params, form }) => {
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    const enabled = field(form, 'enabled') === 'true';
+    await setAgentToolEnabled(mesh, agent, params['tool'] ?? '', enabled);
+    return { text: `${params['tool']} is ${enabled ? 'enabled' : 'disabled'} for ${agent.name}.` };
+  }),
+  post('/agents/{agent}/packages/{package}/config/{key}', toolsBack, async (call) => {
+    const { mesh, params, form } = call;
+    const agent = await requireAgent(mesh, params['agent'] ?? '');
+    const pkg = params['package'] ?? '';
+    const key = params['key'] ?? '';
+    await setAgentConfig(
+      mesh,
+      agent,
+      pkg,
+      key,
+      configValueFromText(mesh, pkg, key, field(form, 'value')),
+    );
+    return { text: `Saved ${key}.` };
+  }),
+  post(
+    '/agents/{agent}/packages/{package}/secrets/{key}',
+    toolsBack,
+    async ({ mesh, params, form }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const meta = await captureAgentSecret(
+        mesh,
+        agent,
+        params['package'] ?? '',
+        params['key'] ?? '',
+        field(form, 'value'),
+      );
+      return { text: `Captured ${params['key']} (version ${meta.version}).` };
+    },
+  ),
+  post(
+    '/agents/{agent}/packages/{package}/secrets/{key}/revoke',
+    toolsBack,
+    async ({ mesh, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      await retireAgentSecret(mesh, agent, params['package'] ?? '', params['key'] ?? '');
+      return { text: `Revoked ${params['key']}.` };
+    },
+  ),
+  post(
+    '/agents/{agent}/packages/{package}/audiences',
+    toolsBack,
+    async ({ mesh, params, form }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const chosen = form.getAll('audience');
+      // Both boxes ticked is no limit at all; the stored form of "everywhere" is no row.
+      const all = chosen.includes('direct') && chosen.includes('shared');
+      await setAgentAudiences(mesh, agent, params['package'] ?? '', all ? undefined : chosen);
+      return { text: `Saved audiences for ${params['package']}.` };
+    },
+  ),
+];

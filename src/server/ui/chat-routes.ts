@@ -1,0 +1,98 @@
+import { requireAgent } from '../../app/operator.ts';
+import {
+  getAgent,
+  getConversation,
+  listConversationRuns,
+  listConversations,
+  listMessages,
+  listRuns,
+} from '../../app/queries.ts';
+import type { Audience } from '../../app/records.ts';
+import { chat } from '../../app/turns.ts';
+import { MeshError } from '../../tool/errors.ts';
+import { isUuid } from '../ids.ts';
+import { chatPage, runPage, runsPage } from './run-pages.ts';
+import { agentPath, field, post, type UiRoute } from './ui-route.ts';
+
+/** The Chat and Runs tabs, and a run's page. */
+export const chatRoutes: readonly UiRoute[] = [
+  {
+    method: 'GET',
+    path: '/agents/{agent}/chat',
+    handle: async ({ mesh, session, params, query }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const id = query.get('conversation');
+      let current;
+      if (id !== null) {
+        const conversation = isUuid(id) ? await getConversation(mesh, id) : undefined;
+        if (!conversation || conversation.agentId !== agent.id)
+          throw new MeshError(
+            'conversation_not_found',
+            'no conversation with that id for this agent',
+          );
+        const [messages, runs] = await Promise.all([
+          listMessages(mesh, conversation.id),
+          listConversationRuns(mesh, conversation.id),
+        ]);
+        current = { conversation, messages, runs };
+      }
+      return {
+        page: chatPage(session, agent, await listConversations(mesh, agent.id), current),
+      };
+    },
+  },
+  post(
+    '/agents/{agent}/chat',
+    (call) => {
+      const conversation = field(call.form, 'conversation');
+      return `${agentPath(call.params['agent'] ?? '', 'chat')}${conversation ? `?conversation=${encodeURIComponent(conversation)}` : ''}`;
+    },
+    async ({ mesh, params, form, session }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const conversation = field(form, 'conversation');
+      const audience = field(form, 'audience');
+      if (conversation && !isUuid(conversation))
+        throw new MeshError('conversation_not_found', 'no conversation with that id');
+      const result = await chat(mesh, {
+        agentId: agent.id,
+        ...(conversation ? { conversationId: conversation } : {}),
+        ...(audience === 'shared' || audience === 'direct'
+          ? { audience: audience satisfies Audience }
+          : {}),
+        actor: session.actor,
+        body: field(form, 'body'),
+      });
+      return {
+        text:
+          result.status === 'succeeded'
+            ? 'Sent.'
+            : `The turn ended ${result.status}: ${result.reason ?? ''}`,
+        to: `${agentPath(agent.name, 'chat')}?conversation=${result.conversationId}`,
+      };
+    },
+  ),
+  {
+    method: 'GET',
+    path: '/agents/{agent}/runs',
+    handle: async ({ mesh, session, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      return {
+        page: runsPage(session, agent, await listRuns(mesh, { agentId: agent.id, limit: 100 })),
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{run}',
+    handle: async ({ mesh, session, params }) => {
+      const id = params['run'] ?? '';
+      const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
+      if (!run) throw new MeshError('run_not_found', 'no run with that id');
+      const [agent, steps] = await Promise.all([
+        getAgent(mesh, run.agentId),
+        mesh.ledger.steps(run.id),
+      ]);
+      return { page: runPage(session, agent, run, steps) };
+    },
+  },
+];

@@ -1,0 +1,69 @@
+import type { AgentRecord } from '../../app/records.ts';
+import { html, type Html } from './html.ts';
+
+/** What every signed-in page knows: the session's CSRF token and a one-shot notice. */
+export interface PageSession {
+  readonly csrf: string;
+  readonly flash?: { readonly kind: 'ok' | 'error'; readonly text: string } | undefined;
+}
+
+/** A time as the pages show it: UTC, to the second, machine-readable in `datetime`. */
+export function time(d: Date | null | undefined): Html {
+  if (!d) return html`<span class="muted">—</span>`;
+  const iso = d.toISOString();
+  return html`<time datetime="${iso}">${iso.replace('T', ' ').slice(0, 19)}</time>`;
+}
+
+/** The hidden field every form post carries: the session's CSRF token. */
+export function csrfField(session: PageSession): Html {
+  return html`<input type="hidden" name="csrf" value="${session.csrf}" />`;
+}
+
+/** The frame of every page. */
+export function layout(title: string, session: PageSession | undefined, main: Html): string {
+  const nav = session
+    ? html`<nav>
+        <a href="/agents">Agents</a>
+        <a href="/providers">Model providers</a>
+        <a href="/packages">Packages</a>
+        <form method="post" action="/logout" class="inline">
+          ${csrfField(session)}<button class="link">Log out</button>
+        </form>
+      </nav>`
+    : html``;
+  const flash = session?.flash
+    ? html`<p class="flash ${session.flash.kind}" role="status">${session.flash.text}</p>`
+    : html``;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Mesh</title>
+        <link rel="stylesheet" href="/assets/mesh.css" />
+      </head>
+      <body>
+        <header><a class="brand" href="/">Mesh</a>${nav}</header>
+        <main>${flash}${main}</main>
+      </body>
+    </html>`.text;
+}
+
+/** The tabs of an agent's pages. */
+export type AgentTab = 'tools' | 'mcp' | 'chat' | 'runs';
+
+/** An agent's name and its tabs, the current one marked. */
+export function agentHeader(agent: AgentRecord, tab: AgentTab): Html {
+  const base = `/agents/${encodeURIComponent(agent.name)}`;
+  const link = (t: AgentTab, label: string) =>
+    html`<a
+      href="${base}/${t}"
+      class="${t === tab ? 'tab active' : 'tab'}"
+      ${t === tab ? html` aria-current="page"` : ''}
+      >${label}</a
+    >`;
+  return html`<h1>${agent.name}</h1>
+    <div class="tabs">
+      ${link('tools', 'Tools')}${link('mcp', 'MCP')}${link('chat', 'Chat')}${link('runs', 'Runs')}
+    </div>`;
+}

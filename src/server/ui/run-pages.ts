@@ -1,0 +1,261 @@
+import type {
+  AgentRecord,
+  ConversationRecord,
+  MessageRecord,
+  RunRecord,
+  StepRecord,
+} from '../../app/records.ts';
+import { html, type Html } from './html.ts';
+import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
+
+/** The Chat tab: the agent's conversations, the open one's messages with their runs, the send form. */
+export function chatPage(
+  session: PageSession,
+  agent: AgentRecord,
+  conversations: readonly (ConversationRecord & { messages: number })[],
+  current:
+    | {
+        conversation: ConversationRecord;
+        messages: readonly MessageRecord[];
+        runs: readonly RunRecord[];
+      }
+    | undefined,
+): string {
+  const base = `/agents/${encodeURIComponent(agent.name)}/chat`;
+  const runFor = new Map(current?.runs.map((r) => [r.inboundMessageId, r]) ?? []);
+  return layout(
+    `${agent.name} · Chat`,
+    session,
+    html`${agentHeader(agent, 'chat')}
+      <div class="chat">
+        <aside>
+          <a href="${base}" class="${current ? '' : 'active'}">New conversation</a>
+          ${conversations.map(
+            (c) =>
+              html`<a
+                href="${base}?conversation=${c.id}"
+                class="${current?.conversation.id === c.id ? 'active' : ''}"
+                >${time(c.createdAt)}
+                <span class="muted">${c.audience}, ${c.messages} messages</span></a
+              >`,
+          )}
+        </aside>
+        <section class="conversation">
+          ${
+            current
+              ? html`<ol class="messages">
+                  ${current.messages.map((m) => {
+                    const run = m.direction === 'inbound' ? runFor.get(m.id) : undefined;
+                    return html`<li class="message ${m.direction}">
+                      <div class="meta">
+                        ${m.direction === 'inbound' ? m.actor : agent.name} ·
+                        ${time(m.createdAt)}${run ? html` · <a href="/runs/${run.id}" class="run-link">run ${run.status}</a>` : ''}
+                      </div>
+                      <div class="body">${m.body}</div>
+                    </li>`;
+                  })}
+                </ol>`
+              : html`<p class="muted">Start a conversation with ${agent.name}.</p>`
+          }
+          <form method="post" action="${base}" class="send">
+            ${csrfField(session)}
+            ${
+              current
+                ? html`<input
+                    type="hidden"
+                    name="conversation"
+                    value="${current.conversation.id}"
+                  />`
+                : html`<label
+                    >Audience
+                    <select name="audience">
+                      <option value="direct">direct</option>
+                      <option value="shared">shared</option>
+                    </select></label
+                  >`
+            }
+            <textarea name="body" rows="3" required placeholder="Message ${agent.name}"></textarea>
+            <button>Send</button>
+          </form>
+        </section>
+      </div>`,
+  );
+}
+
+/** The Runs tab: the agent's runs, newest first. */
+export function runsPage(
+  session: PageSession,
+  agent: AgentRecord,
+  runs: readonly RunRecord[],
+): string {
+  return layout(
+    `${agent.name} · Runs`,
+    session,
+    html`${agentHeader(agent, 'runs')}
+    ${
+      runs.length === 0
+        ? html`<p class="muted">No runs yet.</p>`
+        : html`<table class="list">
+            <thead>
+              <tr>
+                <th>Run</th>
+                <th>Kind</th>
+                <th>Status</th>
+                <th>Started</th>
+                <th>Finished</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${runs.map(
+                (r) =>
+                  html`<tr>
+                    <td><a href="/runs/${r.id}">${r.id.slice(0, 8)}</a></td>
+                    <td>${r.kind}</td>
+                    <td>
+                      <span class="status ${r.status}">${r.status}</span
+                      >${r.reason ? html` <span class="muted">${r.reason}</span>` : ''}
+                    </td>
+                    <td>${time(r.createdAt)}</td>
+                    <td>${time(r.finishedAt)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }`,
+  );
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** The parts of a request's token estimate, in the order they are priced. */
+const ESTIMATE_PARTS = ['system', 'memory', 'history', 'current', 'round', 'tools'] as const;
+
+function stepBody(step: StepRecord): Html {
+  const data: Readonly<Record<string, unknown>> = 'data' in step ? step.data : {};
+  switch (step.kind) {
+    case 'model_request': {
+      const estimate = (data['estimate'] ?? {}) as Record<string, number | undefined>;
+      const offered = (data['offered'] as string[] | undefined) ?? [];
+      const withheld = (data['withheld'] as { name: string; reason: string }[] | undefined) ?? [];
+      return html`<p>
+          Round ${JSON.stringify(data['round'] ?? '?')} ·
+          <strong class="estimate">${estimate['total'] ?? '?'} tokens</strong> estimated
+          <span class="muted"
+            >(${ESTIMATE_PARTS.map((k) => `${k} ${estimate[k] ?? '?'}`).join(', ')} of a
+            ${estimate['budget'] ?? '?'}-token
+            budget${
+              estimate['droppedTurns'] ? `; ${estimate['droppedTurns']} older turns left out` : ''
+            })</span
+          >
+        </p>
+        <div class="offered">
+          <span class="label">Offered</span>
+          ${offered.length === 0 ? html`<span class="muted">no tools</span>` : offered.map((n) => html`<code class="tool">${n}</code> `)}
+        </div>
+        ${
+          withheld.length > 0
+            ? html`<div class="withheld">
+                <span class="label">Withheld</span>
+                <ul>
+                  ${withheld.map((w) => html`<li><code>${w.name}</code> — ${w.reason}</li>`)}
+                </ul>
+              </div>`
+            : ''
+        }`;
+    }
+    case 'model_response': {
+      const calls = (data['toolCalls'] as { name: string; arguments?: string }[] | undefined) ?? [];
+      return html`${str(data['content']) ? html`<p class="body">${str(data['content'])}</p>` : ''}
+      ${calls.length > 0 ? html`<p>Calls ${calls.map((c) => html`<code class="tool">${c.name}</code> `)}</p>` : ''}`;
+    }
+    case 'tool_call':
+      return html`<p>
+          <code class="tool">${step.toolName ?? '?'}</code>
+          <span class="badge ${step.effect?.class ?? ''}">${step.effect?.class ?? ''}</span> ${step.effect?.replay ?? ''}
+          <span class="muted">call ${step.callId ?? '?'}</span>
+        </p>
+        ${step.committedAt ? html`<p class="commit">Commit stamp ${time(step.committedAt)}</p>` : ''}
+        <pre>${step.arguments ?? ''}</pre>`;
+    case 'observation': {
+      const o = step.observation ?? {};
+      const truncated = o['truncated'] as { artifactId?: string; totalBytes?: number } | undefined;
+      return html`<p>
+          <span class="badge">${str(o['kind'])}</span>
+          <span class="muted">call ${step.callId ?? '?'}</span>
+        </p>
+        <pre>${str(o['text'])}</pre>
+        ${truncated ? html`<p class="muted">Truncated: ${truncated.totalBytes ?? '?'} bytes in artifact ${truncated.artifactId ?? '?'}</p>` : ''}`;
+    }
+    case 'reply':
+      return html`<p class="body">${str(data['body'])}</p>`;
+    case 'note':
+      return html`<pre>${JSON.stringify(data, null, 2)}</pre>`;
+    default: {
+      const never: never = step;
+      return html`${JSON.stringify(never)}`;
+    }
+  }
+}
+
+/** A run and every step of it: what was offered and withheld, calls, commit stamps, observations. */
+export function runPage(
+  session: PageSession,
+  agent: AgentRecord | undefined,
+  run: RunRecord,
+  steps: readonly StepRecord[],
+): string {
+  return layout(
+    `Run ${run.id.slice(0, 8)}`,
+    session,
+    html`<h1>Run <code>${run.id}</code></h1>
+      <dl class="summary">
+        <dt>Agent</dt>
+        <dd>
+          ${agent ? html`<a href="/agents/${encodeURIComponent(agent.name)}/runs">${agent.name}</a>` : run.agentId}
+        </dd>
+        <dt>Kind</dt>
+        <dd>${run.kind}</dd>
+        <dt>Status</dt>
+        <dd>
+          <span class="status ${run.status}">${run.status}</span
+          >${run.reason ? html` <span class="muted">${run.reason}</span>` : ''}
+        </dd>
+        <dt>Usage</dt>
+        <dd><code>${JSON.stringify(run.usage)}</code></dd>
+        <dt>Budget</dt>
+        <dd><code>${JSON.stringify(run.budget)}</code></dd>
+        <dt>Commit boundary</dt>
+        <dd>
+          ${run.committedAt ? time(run.committedAt) : html`<span class="muted">not crossed</span>`}
+        </dd>
+        <dt>Created</dt>
+        <dd>${time(run.createdAt)}</dd>
+        ${
+          agent && run.conversationId
+            ? html`<dt>Conversation</dt>
+                <dd>
+                  <a
+                    href="/agents/${encodeURIComponent(agent.name)}/chat?conversation=${run.conversationId}"
+                    >open</a
+                  >
+                </dd>`
+            : ''
+        }
+      </dl>
+      <ol class="steps">
+        ${steps.map(
+          (s) =>
+            html`<li class="step ${s.kind}" data-kind="${s.kind}">
+              <div class="step-head">
+                <span class="seq">${s.seq}</span> <strong>${s.kind.replace('_', ' ')}</strong>
+                <span class="status ${s.status}">${s.status}</span>
+                <span class="muted">${time(s.startedAt)}</span>
+              </div>
+              ${stepBody(s)}
+            </li>`,
+        )}
+      </ol>`,
+  );
+}
