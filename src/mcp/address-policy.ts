@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net';
 import type { JsonObject } from '../model/json.ts';
 import { MeshError } from '../tool/errors.ts';
 
@@ -92,96 +93,81 @@ const V6_RANGES: readonly (readonly [string, AddressClass])[] = [
   ['ff00::/8', 'multicast'],
 ];
 
-interface Cidr {
-  readonly base: bigint;
-  readonly bits: number;
-  readonly width: 32 | 128;
+type Family = 'ipv4' | 'ipv6';
+
+/** One range of a table as a `net.BlockList`, so node does the address arithmetic. */
+function rangeList(cidr: string, family: Family): BlockList {
+  const [network = '', bits = ''] = cidr.split('/');
+  const list = new BlockList();
+  list.addSubnet(network, Number(bits), family);
+  return list;
 }
 
-function parseV4(text: string): bigint | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  let value = 0n;
-  for (const part of parts) {
-    if (!/^(0|[1-9]\d{0,2})$/.test(part) || Number(part) > 255) return undefined;
-    value = (value << 8n) | BigInt(part);
-  }
-  return value;
+function table(ranges: readonly (readonly [string, AddressClass])[], family: Family) {
+  return ranges.map(([cidr, kind]) => ({ list: rangeList(cidr, family), kind }));
 }
 
-function parseV6(input: string): bigint | undefined {
-  let text = input.replace(/%.*$/, ''); // a zone id does not change the class
-  const lastColon = text.lastIndexOf(':');
-  if (lastColon === -1) return undefined;
-  if (text.includes('.', lastColon)) {
-    const v4 = parseV4(text.slice(lastColon + 1));
-    if (v4 === undefined) return undefined;
-    text = `${text.slice(0, lastColon + 1)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const groups = halves.map((half) => (half === '' ? [] : half.split(':')));
-  const head = groups[0] ?? [];
-  const tail = groups[1] ?? [];
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
-  let value = 0n;
-  for (const group of [...head, ...Array<string>(missing).fill('0'), ...tail]) {
-    if (!/^[0-9a-f]{1,4}$/i.test(group)) return undefined;
-    value = (value << 16n) | BigInt(parseInt(group, 16));
-  }
-  return value;
+const V4_TABLE = table(V4_RANGES, 'ipv4');
+const V6_TABLE = table(V6_RANGES, 'ipv6');
+const MAPPED = rangeList('::ffff:0:0/96', 'ipv6');
+const NAT64 = rangeList('64:ff9b::/96', 'ipv6');
+const SIX_TO_FOUR = rangeList('2002::/16', 'ipv6');
+const GLOBAL_UNICAST = rangeList('2000::/3', 'ipv6');
+
+/**
+ * Classifies by the IPv4 table. `family` is ipv6 for an IPv4-mapped address, which a BlockList
+ * checks against its IPv4 ranges as the address it carries.
+ */
+function classifyV4(address: string, family: Family = 'ipv4'): AddressClass {
+  return V4_TABLE.find((entry) => entry.list.check(address, family))?.kind ?? 'public';
 }
 
-function parseCidr(text: string): Cidr {
-  const [address = '', bits = ''] = text.split('/');
-  const v4 = parseV4(address);
-  const base = v4 ?? parseV6(address);
-  if (base === undefined) throw new Error(`bad range ${text}`);
-  return { base, bits: Number(bits), width: v4 === undefined ? 128 : 32 };
-}
-
-function contains(range: Cidr, value: bigint): boolean {
-  const shift = BigInt(range.width - range.bits);
-  return value >> shift === range.base >> shift;
-}
-
-const V4_TABLE = V4_RANGES.map(([cidr, kind]) => ({ range: parseCidr(cidr), kind }));
-const V6_TABLE = V6_RANGES.map(([cidr, kind]) => ({ range: parseCidr(cidr), kind }));
-const MAPPED = parseCidr('::ffff:0:0/96');
-const NAT64 = parseCidr('64:ff9b::/96');
-const SIX_TO_FOUR = parseCidr('2002::/16');
-const GLOBAL_UNICAST = parseCidr('2000::/3');
-
-function classifyV4(value: bigint): AddressClass {
-  return V4_TABLE.find((entry) => contains(entry.range, value))?.kind ?? 'public';
+/**
+ * The IPv4 address carried in two 16-bit groups of an IPv6 address (`group` is the first one's
+ * index). The WHATWG URL parser writes the address canonically: lowercase hex, any dotted IPv4
+ * tail in hex, one `::` for the longest run of zeros.
+ */
+function embeddedV4(v6: string, group: number): string {
+  const canonical = new URL(`http://[${v6}]/`).hostname.slice(1, -1);
+  const [head = '', tail] = canonical.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const zeros = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  const [high = 0, low = 0] = [...left, ...zeros, ...right]
+    .slice(group, group + 2)
+    .map((g) => parseInt(g, 16));
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 }
 
 /**
  * A translated address reaches the IPv4 address it embeds through a gateway, not this host, so an
  * embedded loopback must not pass as loopback (which the development setting would allow).
  */
-function classifyEmbedded(v4: bigint): AddressClass {
+function classifyEmbedded(v4: string): AddressClass {
   const kind = classifyV4(v4);
   return kind === 'loopback' ? 'reserved' : kind;
 }
 
-function classifyV6(value: bigint): AddressClass {
-  if (contains(MAPPED, value)) return classifyV4(value & 0xffffffffn);
-  if (contains(NAT64, value)) return classifyEmbedded(value & 0xffffffffn);
-  if (contains(SIX_TO_FOUR, value)) return classifyEmbedded((value >> 80n) & 0xffffffffn);
-  const listed = V6_TABLE.find((entry) => contains(entry.range, value))?.kind;
+function classifyV6(address: string): AddressClass {
+  if (MAPPED.check(address, 'ipv6')) return classifyV4(address, 'ipv6');
+  if (NAT64.check(address, 'ipv6')) return classifyEmbedded(embeddedV4(address, 6));
+  if (SIX_TO_FOUR.check(address, 'ipv6')) return classifyEmbedded(embeddedV4(address, 1));
+  const listed = V6_TABLE.find((entry) => entry.list.check(address, 'ipv6'))?.kind;
   if (listed !== undefined) return listed;
-  return contains(GLOBAL_UNICAST, value) ? 'public' : 'reserved';
+  return GLOBAL_UNICAST.check(address, 'ipv6') ? 'public' : 'reserved';
 }
 
 /** Classifies an IPv4 or IPv6 address (brackets and a zone id are accepted). */
 export function classifyAddress(ip: string): AddressClass {
-  const text = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
-  const v4 = parseV4(text);
-  if (v4 !== undefined) return classifyV4(v4);
-  const v6 = parseV6(text);
-  return v6 === undefined ? 'invalid' : classifyV6(v6);
+  const bare = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
+  switch (isIP(bare)) {
+    case 4:
+      return classifyV4(bare);
+    case 6:
+      return classifyV6(bare.replace(/%.*$/, '')); // a zone id does not change the class
+    default:
+      return 'invalid';
+  }
 }
 
 /** True when `host` is an IP literal rather than a name to resolve. */
