@@ -6,6 +6,8 @@ import {
   insertFirstOperatorToken,
   insertOperatorSession,
   insertOperatorToken,
+  listOperatorTokens as listOperatorTokenRows,
+  revokeOperatorToken as revokeOperatorTokenRow,
   useOperatorToken,
   type OperatorSessionRecord,
   type OperatorTokenRecord,
@@ -41,6 +43,16 @@ export async function createOperatorToken(db: Db, label: string): Promise<Minted
   const token = newToken();
   const record = await insertOperatorToken(db, { id: randomUUID(), label, sha256: sha256(token) });
   return { token, record };
+}
+
+/** Every operator token with its label and dates; never a token (only hashes are kept). */
+export function listOperatorTokens(db: Db): Promise<OperatorTokenRecord[]> {
+  return listOperatorTokenRows(db);
+}
+
+/** Revokes a live token and ends the UI sessions it opened; false when none is live. */
+export function revokeOperatorToken(db: Db, id: string): Promise<boolean> {
+  return revokeOperatorTokenRow(db, id);
 }
 
 /**

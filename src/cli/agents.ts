@@ -1,14 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { withMesh } from '../app/mesh.ts';
-import { createAgent } from '../app/operator.ts';
-import { listAgents } from '../store/agents.ts';
-import { commandGroup, printList, UsageError, type CliIo, type Command } from './command.ts';
-
-const USAGE = `Usage:
-  mesh agents create NAME [--provider P --model M] [--persona FILE]
-                               create an agent (lowercase letters, digits, - and _)
-  mesh agents list [--json]    list agents`;
+import { withUseCases } from '../app/use-case-client.ts';
+import { commandGroup, printList, UsageError, type CliIo, type CommandBody } from './command.ts';
 
 async function create(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -33,18 +26,18 @@ async function create(args: readonly string[], io: CliIo): Promise<number> {
       throw new UsageError(`cannot read the persona file ${values.persona}`);
     }
   }
-  return withMesh(async (mesh) => {
-    const agent = await createAgent(mesh, {
+  const agent = await withUseCases((call) =>
+    call('agents.create', {
       name,
       ...(values.provider === undefined ? {} : { provider: values.provider }),
       ...(values.model === undefined ? {} : { model: values.model }),
       persona,
-    });
-    io.out(
-      `Created agent ${agent.name} (${agent.id})${values.model ? ` using ${values.provider} / ${values.model}` : ''}.`,
-    );
-    return 0;
-  });
+    }),
+  );
+  io.out(
+    `Created agent ${agent.name} (${agent.id})${values.model ? ` using ${values.provider} / ${values.model}` : ''}.`,
+  );
+  return 0;
 }
 
 async function list(args: readonly string[], io: CliIo): Promise<number> {
@@ -52,22 +45,15 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
     args: [...args],
     options: { json: { type: 'boolean', default: false } },
   });
-  return withMesh(async (mesh) => {
-    printList(io, {
-      json: values.json,
-      rows: await listAgents(mesh.db),
-      toJson: (a) => ({ id: a.id, name: a.name, created_at: a.createdAt }),
-      empty: 'No agents yet: mesh agents create NAME',
-      line: (a) => `${a.name}  ${a.id}  ${a.createdAt.toISOString()}`,
-    });
-    return 0;
+  printList(io, {
+    json: values.json,
+    rows: await withUseCases((call) => call('agents.list', {})),
+    toJson: (a) => ({ id: a.id, name: a.name, created_at: a.createdAt }),
+    empty: 'No agents yet: mesh agents create NAME',
+    line: (a) => `${a.name}  ${a.id}  ${a.createdAt.toISOString()}`,
   });
+  return 0;
 }
 
 /** `mesh agents …`: create and list agents. */
-export const agentsCommand: Command = commandGroup({
-  name: 'agents',
-  summary: 'Create and list agents',
-  usage: USAGE,
-  subcommands: { create, list },
-});
+export const agentsCommand: CommandBody = commandGroup({ create, list });

@@ -4,12 +4,18 @@ export interface CliIo {
   err(text: string): void;
 }
 
-/** One `mesh` subcommand. `run` returns the process exit code. */
+/** A command's body: its arguments (after its name) and where to write; returns the exit code. */
+export type CommandBody = (args: readonly string[], io: CliIo) => Promise<number>;
+
+/**
+ * One `mesh` subcommand as `mesh --help` lists it. The body is imported only when the command
+ * runs, so listing commands or printing one's usage loads none of them.
+ */
 export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly usage: string;
-  run(args: readonly string[], io: CliIo): Promise<number>;
+  load(): Promise<CommandBody>;
 }
 
 /** A usage mistake: printed with the command's usage, exit code 2. */
@@ -26,26 +32,16 @@ export const processIo: CliIo = {
 export type Subcommand = (args: readonly string[], io: CliIo) => Promise<number> | number;
 
 /** A command made of subcommands (`mesh agents create …`), dispatched by the first argument. */
-export function commandGroup(spec: {
-  name: string;
-  summary: string;
-  usage: string;
-  subcommands: Readonly<Record<string, Subcommand>>;
-}): Command {
-  return {
-    name: spec.name,
-    summary: spec.summary,
-    usage: spec.usage,
-    async run(args, io) {
-      const [sub, ...rest] = args;
-      const body = sub === undefined ? undefined : spec.subcommands[sub];
-      if (!body || !Object.hasOwn(spec.subcommands, sub ?? '')) {
-        throw new UsageError(
-          sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
-        );
-      }
-      return body(rest, io);
-    },
+export function commandGroup(subcommands: Readonly<Record<string, Subcommand>>): CommandBody {
+  return async (args, io) => {
+    const [sub, ...rest] = args;
+    const body = sub === undefined ? undefined : subcommands[sub];
+    if (!body || !Object.hasOwn(subcommands, sub ?? '')) {
+      throw new UsageError(
+        sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
+      );
+    }
+    return body(rest, io);
   };
 }
 

@@ -1,32 +1,8 @@
 import { meshVersion } from '../app/version.ts';
 import { isMeshError } from '../tool/errors.ts';
 import { quietSdkLogs } from '../app/sdk-logs.ts';
-import { processIo, UsageError, type CliIo, type Command } from './command.ts';
-import { agentsCommand } from './agents.ts';
-import { chatCommand } from './chat.ts';
-import { configCommand, secretsCommand } from './policy.ts';
-import { providersCommand } from './providers.ts';
-import { runsCommand } from './runs.ts';
-import { migrateCommand } from './migrate.ts';
-import { toolsCommand } from './tools.ts';
-import { serveCommand } from './serve.ts';
-import { tokensCommand } from './tokens.ts';
-import { mcpCommand } from './mcp.ts';
-
-/** Every subcommand, in the order `mesh --help` lists them. */
-export const commands: readonly Command[] = [
-  serveCommand,
-  agentsCommand,
-  providersCommand,
-  chatCommand,
-  runsCommand,
-  toolsCommand,
-  mcpCommand,
-  configCommand,
-  secretsCommand,
-  tokensCommand,
-  migrateCommand,
-];
+import { processIo, UsageError, type CliIo } from './command.ts';
+import { commands } from './commands.ts';
 
 function help(): string {
   const width = Math.max(8, ...commands.map((c) => c.name.length));
@@ -70,7 +46,9 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     return 0;
   }
   try {
-    return await command.run(rest, io);
+    return await (
+      await command.load()
+    )(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`mesh ${command.name}: ${error.message}\n\n${command.usage}`);

@@ -1,45 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import {
-  addToolProvider,
-  agentConnections,
-  catalogView,
-  connectAgent,
-  disconnectAgent,
-  excludeTool,
-  markLegacyQuery,
-  recheckCatalog,
-  reviewCatalog,
-  setScopes,
-} from '../app/mcp.ts';
-import { withMesh } from '../app/mesh.ts';
-import { requireAgent } from '../app/operator.ts';
-import type { Audience } from '../store/conversations.ts';
-import { listToolProviders } from '../store/mcp.ts';
+import type { Audience } from '../app/records.ts';
+import { withUseCases, type UseCaseCall } from '../app/use-case-client.ts';
 import {
   commandGroup,
   printList,
   UsageError,
   type CliIo,
-  type Command,
+  type CommandBody,
   type Subcommand,
 } from './command.ts';
-
-const USAGE = `Usage:
-  mesh mcp add SLUG URL [--allow-loopback-http]
-      register a remote MCP server (Streamable HTTP; https, or http to loopback in development);
-      its tools are named SLUG__<tool>
-  mesh mcp list [--agent A]                       providers, or an agent's connections
-  mesh mcp connect --agent A --provider SLUG --token-file F
-      connect the agent with its own account's bearer token (stored encrypted on the binding)
-  mesh mcp catalog --agent A --provider SLUG [--refresh] [--json]
-      the tools the agent's account sees, with fingerprints and what changed since the last review
-  mesh mcp review --agent A --provider SLUG       mark the current catalog as reviewed
-  mesh mcp exclude|include --agent A --provider SLUG TOOL
-  mesh mcp legacy-query --agent A --provider SLUG TOOL [--off]
-      keep query semantics for this exact definition (lost when its fingerprint changes)
-  mesh mcp scope --agent A --provider SLUG [--audiences direct,shared|all] [--conversations ID,…|all]
-  mesh mcp disconnect --agent A --provider SLUG   remove the binding and its token`;
 
 const bindingOptions = {
   agent: { type: 'string' },
@@ -59,15 +29,11 @@ const add: Subcommand = async (args, io) => {
   });
   const [slug, url] = positionals;
   if (!slug || !url || positionals.length > 2) throw new UsageError('give SLUG and URL');
-  return withMesh(async (mesh) => {
-    const provider = await addToolProvider(mesh, {
-      slug,
-      url,
-      allowLoopbackHttp: values['allow-loopback-http'],
-    });
-    io.out(`Added MCP provider ${provider.slug} (${provider.url}).`);
-    return 0;
-  });
+  const provider = await withUseCases((call) =>
+    call('mcp.add', { slug, url, allowLoopbackHttp: values['allow-loopback-http'] }),
+  );
+  io.out(`Added MCP provider ${provider.slug} (${provider.url}).`);
+  return 0;
 };
 
 const list: Subcommand = async (args, io) => {
@@ -75,10 +41,10 @@ const list: Subcommand = async (args, io) => {
     args: [...args],
     options: { agent: { type: 'string' }, json: { type: 'boolean', default: false } },
   });
-  return withMesh(async (mesh) => {
+  return withUseCases(async (call) => {
     if (values.agent) {
-      const agent = await requireAgent(mesh, values.agent);
-      const rows = (await agentConnections(mesh, agent)).map((b) => ({
+      const { agent, connections } = await call('mcp.connections', { agent: values.agent });
+      const rows = connections.map((b) => ({
         provider: b.provider.slug,
         url: b.provider.url,
         auth: b.authKind,
@@ -99,7 +65,7 @@ const list: Subcommand = async (args, io) => {
     }
     printList(io, {
       json: values.json,
-      rows: await listToolProviders(mesh.db),
+      rows: await call('mcp.providers', {}),
       toJson: (p) => ({ slug: p.slug, url: p.url, allow_loopback_http: p.allowLoopbackHttp }),
       empty: 'No MCP providers yet: mesh mcp add SLUG URL',
       line: (p) => `${p.slug}  ${p.url}`,
@@ -116,18 +82,20 @@ const connect: Subcommand = async (args, io) => {
   const file = need(values['token-file'], '--token-file');
   let token: string;
   try {
+    // Read here, by the operator's process: a server given the work never opens the file.
     token = readFileSync(file, 'utf8').trim();
   } catch {
     throw new UsageError(`cannot read the token file ${file}`);
   }
-  return withMesh(async (mesh) => {
-    const agent = await requireAgent(mesh, need(values.agent, '--agent'));
-    const { check } = await connectAgent(mesh, agent, need(values.provider, '--provider'), token);
-    io.out(
-      `Connected ${agent.name} to ${values.provider}: ${check.added.length} tools (${check.pages} page${check.pages === 1 ? '' : 's'}${check.stoppedBecause ? `; stopped: ${check.stoppedBecause}` : ''}).`,
-    );
-    return 0;
-  });
+  const agent = need(values.agent, '--agent');
+  const provider = need(values.provider, '--provider');
+  const { agent: connected, check } = await withUseCases((call) =>
+    call('mcp.connect', { agent, provider, token }),
+  );
+  io.out(
+    `Connected ${connected.name} to ${provider}: ${check.added.length} tools (${check.pages} page${check.pages === 1 ? '' : 's'}${check.stoppedBecause ? `; stopped: ${check.stoppedBecause}` : ''}).`,
+  );
+  return 0;
 };
 
 const catalog: Subcommand = async (args, io) => {
@@ -139,51 +107,53 @@ const catalog: Subcommand = async (args, io) => {
       json: { type: 'boolean', default: false },
     },
   });
-  return withMesh(async (mesh) => {
-    const agent = await requireAgent(mesh, need(values.agent, '--agent'));
-    const slug = need(values.provider, '--provider');
-    if (values.refresh) await recheckCatalog(mesh, agent, slug);
-    const view = await catalogView(mesh, agent, slug);
-    if (values.json) {
-      io.out(
-        JSON.stringify(
-          {
-            provider: view.provider.slug,
-            checked_at: view.binding.catalogCheckedAt,
-            error: view.binding.catalogError,
-            tools: view.tools.map((t) => ({
-              tool: t.tool,
-              name: t.name,
-              fingerprint: t.fingerprint,
-              previous_fingerprint: t.previousFingerprint,
-              status: t.status,
-              semantics: t.semantics,
-              excluded: t.excluded,
-              read_only_hint: t.readOnlyHint,
-              changed_at: t.changedAt,
-            })),
-          },
-          null,
-          2,
-        ),
-      );
-      return 0;
-    }
-    if (view.binding.catalogError) io.out(`last check failed: ${view.binding.catalogError}`);
-    for (const t of view.tools)
-      io.out(
-        `${t.tool.padEnd(40)} ${t.status.padEnd(8)} ${t.semantics.padEnd(6)} ${t.fingerprint.slice(0, 16)}${t.excluded ? '  excluded' : ''}`,
-      );
-    if (view.tools.length === 0) io.out('No tools listed.');
+  const agent = need(values.agent, '--agent');
+  const provider = need(values.provider, '--provider');
+  const view = await withUseCases((call) =>
+    call('mcp.catalog', { agent, provider, refresh: values.refresh }),
+  );
+  if (values.json) {
+    io.out(
+      JSON.stringify(
+        {
+          provider: view.provider.slug,
+          checked_at: view.binding.catalogCheckedAt,
+          error: view.binding.catalogError,
+          tools: view.tools.map((t) => ({
+            tool: t.tool,
+            name: t.name,
+            fingerprint: t.fingerprint,
+            previous_fingerprint: t.previousFingerprint,
+            status: t.status,
+            semantics: t.semantics,
+            excluded: t.excluded,
+            read_only_hint: t.readOnlyHint,
+            changed_at: t.changedAt,
+          })),
+        },
+        null,
+        2,
+      ),
+    );
     return 0;
-  });
+  }
+  if (view.binding.catalogError) io.out(`last check failed: ${view.binding.catalogError}`);
+  for (const t of view.tools)
+    io.out(
+      `${t.tool.padEnd(40)} ${t.status.padEnd(8)} ${t.semantics.padEnd(6)} ${t.fingerprint.slice(0, 16)}${t.excluded ? '  excluded' : ''}`,
+    );
+  if (view.tools.length === 0) io.out('No tools listed.');
+  return 0;
 };
 
+/**
+ * A subcommand on one binding (--agent and --provider); `fn` gets the use-case call with both
+ * already checked.
+ */
 function bindingCommand(
   fn: (
-    mesh: Parameters<Parameters<typeof withMesh>[0]>[0],
-    agent: Awaited<ReturnType<typeof requireAgent>>,
-    slug: string,
+    call: UseCaseCall,
+    binding: { agent: string; provider: string },
     positionals: string[],
     values: Record<string, string | boolean | undefined>,
     io: CliIo,
@@ -196,10 +166,11 @@ function bindingCommand(
       allowPositionals: true,
       options: { ...bindingOptions, ...extra },
     });
-    return withMesh(async (mesh) => {
-      const agent = await requireAgent(mesh, need(values.agent, '--agent'));
-      return fn(mesh, agent, need(values.provider, '--provider'), positionals, values, io);
-    });
+    const binding = {
+      agent: need(values.agent, '--agent'),
+      provider: need(values.provider, '--provider'),
+    };
+    return withUseCases((call) => fn(call, binding, positionals, values, io));
   };
 }
 
@@ -219,67 +190,66 @@ function listOrAll(raw: string | undefined): string[] | null | undefined {
 }
 
 /** `mesh mcp …`: remote MCP servers and agents' connections to them. */
-export const mcpCommand: Command = commandGroup({
-  name: 'mcp',
-  summary: 'Register remote MCP servers and connect agents to them',
-  usage: USAGE,
-  subcommands: {
-    add,
-    list,
-    connect,
-    catalog,
-    review: bindingCommand(async (mesh, agent, slug, _p, _v, io) => {
-      await reviewCatalog(mesh, agent, slug);
-      io.out(`Marked the ${slug} catalog of ${agent.name} as reviewed.`);
-      return 0;
-    }),
-    exclude: bindingCommand(async (mesh, agent, slug, p, _v, io) => {
-      await excludeTool(mesh, agent, slug, oneTool(p), true);
-      io.out(`Excluded ${oneTool(p)} for ${agent.name}.`);
-      return 0;
-    }),
-    include: bindingCommand(async (mesh, agent, slug, p, _v, io) => {
-      await excludeTool(mesh, agent, slug, oneTool(p), false);
-      io.out(`Included ${oneTool(p)} for ${agent.name}.`);
-      return 0;
-    }),
-    'legacy-query': bindingCommand(
-      async (mesh, agent, slug, p, v, io) => {
-        await markLegacyQuery(mesh, agent, slug, oneTool(p), v['off'] !== true);
-        io.out(
-          `${oneTool(p)} ${v['off'] === true ? 'has effect semantics again' : 'keeps query semantics while its definition is unchanged'}.`,
-        );
-        return 0;
-      },
-      { off: { type: 'boolean' } },
-    ),
-    scope: bindingCommand(
-      async (mesh, agent, slug, _p, v, io) => {
-        const audiences = listOrAll(v['audiences'] as string | undefined);
-        const conversations = listOrAll(v['conversations'] as string | undefined);
-        if (audiences === undefined && conversations === undefined)
-          throw new UsageError('give --audiences and/or --conversations');
-        if (audiences?.some((a) => a !== 'direct' && a !== 'shared'))
-          throw new UsageError('audiences are direct and shared');
-        if (conversations?.some((c) => !/^[0-9a-f-]{36}$/i.test(c)))
-          throw new UsageError('conversations are ids');
-        await setScopes(mesh, agent, slug, {
-          ...(audiences === undefined ? {} : { audiences: audiences as Audience[] | null }),
-          ...(conversations === undefined ? {} : { conversationIds: conversations }),
-        });
-        io.out(`Set the scopes of ${agent.name}'s ${slug} connection.`);
-        return 0;
-      },
-      { audiences: { type: 'string' }, conversations: { type: 'string' } },
-    ),
-    disconnect: bindingCommand(async (mesh, agent, slug, _p, _v, io) => {
-      const removed = await disconnectAgent(mesh, agent, slug);
+export const mcpCommand: CommandBody = commandGroup({
+  add,
+  list,
+  connect,
+  catalog,
+  review: bindingCommand(async (call, b, _p, _v, io) => {
+    const { agent } = await call('mcp.review', b);
+    io.out(`Marked the ${b.provider} catalog of ${agent.name} as reviewed.`);
+    return 0;
+  }),
+  exclude: bindingCommand(async (call, b, p, _v, io) => {
+    const tool = oneTool(p);
+    const { agent } = await call('mcp.exclude', { ...b, tool, excluded: true });
+    io.out(`Excluded ${tool} for ${agent.name}.`);
+    return 0;
+  }),
+  include: bindingCommand(async (call, b, p, _v, io) => {
+    const tool = oneTool(p);
+    const { agent } = await call('mcp.exclude', { ...b, tool, excluded: false });
+    io.out(`Included ${tool} for ${agent.name}.`);
+    return 0;
+  }),
+  'legacy-query': bindingCommand(
+    async (call, b, p, v, io) => {
+      const tool = oneTool(p);
+      await call('mcp.legacyQuery', { ...b, tool, on: v['off'] !== true });
       io.out(
-        removed
-          ? `Disconnected ${agent.name} from ${slug}.`
-          : `${agent.name} was not connected to ${slug}.`,
+        `${tool} ${v['off'] === true ? 'has effect semantics again' : 'keeps query semantics while its definition is unchanged'}.`,
       );
       return 0;
-    }),
-  },
+    },
+    { off: { type: 'boolean' } },
+  ),
+  scope: bindingCommand(
+    async (call, b, _p, v, io) => {
+      const audiences = listOrAll(v['audiences'] as string | undefined);
+      const conversations = listOrAll(v['conversations'] as string | undefined);
+      if (audiences === undefined && conversations === undefined)
+        throw new UsageError('give --audiences and/or --conversations');
+      if (audiences?.some((a) => a !== 'direct' && a !== 'shared'))
+        throw new UsageError('audiences are direct and shared');
+      if (conversations?.some((c) => !/^[0-9a-f-]{36}$/i.test(c)))
+        throw new UsageError('conversations are ids');
+      const { agent } = await call('mcp.scope', {
+        ...b,
+        ...(audiences === undefined ? {} : { audiences: audiences as Audience[] | null }),
+        ...(conversations === undefined ? {} : { conversationIds: conversations }),
+      });
+      io.out(`Set the scopes of ${agent.name}'s ${b.provider} connection.`);
+      return 0;
+    },
+    { audiences: { type: 'string' }, conversations: { type: 'string' } },
+  ),
+  disconnect: bindingCommand(async (call, b, _p, _v, io) => {
+    const { agent, removed } = await call('mcp.disconnect', b);
+    io.out(
+      removed
+        ? `Disconnected ${agent.name} from ${b.provider}.`
+        : `${agent.name} was not connected to ${b.provider}.`,
+    );
+    return 0;
+  }),
 });

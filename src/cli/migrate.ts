@@ -1,32 +1,26 @@
-import { connect, connectOptionsFromEnv } from '../store/connect.ts';
-import { loadMigrations, migrate } from '../store/migrate.ts';
-import { UsageError, type Command } from './command.ts';
+import { applyMigrations } from '../app/migrations.ts';
+import { UsageError, type CommandBody } from './command.ts';
 
 /** `mesh migrate`: applies pending database migrations. */
-export const migrateCommand: Command = {
-  name: 'migrate',
-  summary: 'Apply pending database migrations',
-  usage: [
-    'Usage: mesh migrate',
-    '',
-    'Applies the numbered migrations this Mesh ships, in order, each in its own transaction, under',
-    'an advisory lock (safe while other replicas start). Uses DATABASE_URL when set, otherwise the',
-    'embedded database in $MESH_HOME (default ./.mesh).',
-  ].join('\n'),
-  async run(args, io) {
-    if (args.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(args[0])}`);
-    const db = await connect(connectOptionsFromEnv());
-    try {
-      const applied = await migrate(db);
-      const total = loadMigrations().length;
+export const migrateCommand: CommandBody = async (args, io) => {
+  if (args.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(args[0])}`);
+  const outcome = await applyMigrations();
+  switch (outcome.kind) {
+    case 'applied':
       io.out(
-        applied.length === 0
-          ? `Database is up to date (${total} migrations).`
-          : `Applied ${applied.length} migration(s): ${applied.join(', ')} (${total} in all).`,
+        outcome.applied.length === 0
+          ? `Database is up to date (${outcome.total} migrations).`
+          : `Applied ${outcome.applied.length} migration(s): ${outcome.applied.join(', ')} (${outcome.total} in all).`,
       );
       return 0;
-    } finally {
-      await db.close();
+    case 'served':
+      io.out(
+        `The embedded database is served by process ${outcome.pid}${outcome.url ? ` (${outcome.url})` : ''}, which applied its migrations when it started; to apply newer ones, stop it and run mesh migrate.`,
+      );
+      return 0;
+    default: {
+      const never: never = outcome;
+      throw new Error(`unexpected outcome ${JSON.stringify(never)}`);
     }
-  },
+  }
 };

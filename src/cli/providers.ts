@@ -1,16 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { withMesh } from '../app/mesh.ts';
-import { addModelProvider, describeProviders } from '../app/operator.ts';
-import { commandGroup, printList, UsageError, type CliIo, type Command } from './command.ts';
-
-const USAGE = `Usage:
-  mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
-      an OpenAI-compatible Chat Completions endpoint (OpenRouter, vLLM, Ollama, OpenAI);
-      the key is read from the file and stored encrypted as the provider's secret
-  mesh providers add --name N --scripted FILE
-      a scripted provider: replies from a JSON file (tests and demos)
-  mesh providers list [--json]`;
+import { withUseCases } from '../app/use-case-client.ts';
+import { commandGroup, printList, UsageError, type CliIo, type CommandBody } from './command.ts';
 
 function readFileOrRefuse(path: string, what: string): string {
   try {
@@ -54,9 +45,9 @@ async function add(args: readonly string[], io: CliIo): Promise<number> {
     if (apiKey === '') throw new UsageError('the API key file is empty');
   }
   const baseUrl = values['base-url'];
-  return withMesh(async (mesh) => {
-    const provider = await addModelProvider(
-      mesh,
+  const provider = await withUseCases((call) =>
+    call(
+      'providers.add',
       scripted
         ? {
             name: values.name ?? '',
@@ -71,14 +62,14 @@ async function add(args: readonly string[], io: CliIo): Promise<number> {
             apiKey: apiKey ?? '',
             ...(contextTokens === undefined ? {} : { contextTokens }),
           },
-    );
-    io.out(
-      apiKey === undefined
-        ? `Added provider ${provider.name} (${provider.kind}).`
-        : `Added provider ${provider.name} (${provider.kind}); its API key is stored encrypted.`,
-    );
-    return 0;
-  });
+    ),
+  );
+  io.out(
+    apiKey === undefined
+      ? `Added provider ${provider.name} (${provider.kind}).`
+      : `Added provider ${provider.name} (${provider.kind}); its API key is stored encrypted.`,
+  );
+  return 0;
 }
 
 async function list(args: readonly string[], io: CliIo): Promise<number> {
@@ -86,29 +77,22 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
     args: [...args],
     options: { json: { type: 'boolean', default: false } },
   });
-  return withMesh(async (mesh) => {
-    const rows = (await describeProviders(mesh)).map((p) => ({
-      name: p.name,
-      kind: p.kind,
-      base_url: p.baseUrl,
-      context_tokens: p.contextTokens,
-      api_key: p.apiKey?.present ? 'present' : 'absent',
-    }));
-    printList(io, {
-      json: values.json,
-      rows,
-      empty: 'No providers yet: mesh providers add',
-      line: (r) =>
-        `${r.name}  ${r.kind}  ${r.base_url ?? '-'}  key ${r.kind === 'scripted' ? '-' : r.api_key}`,
-    });
-    return 0;
+  const rows = (await withUseCases((call) => call('providers.list', {}))).map((p) => ({
+    name: p.name,
+    kind: p.kind,
+    base_url: p.baseUrl,
+    context_tokens: p.contextTokens,
+    api_key: p.apiKey?.present ? 'present' : 'absent',
+  }));
+  printList(io, {
+    json: values.json,
+    rows,
+    empty: 'No providers yet: mesh providers add',
+    line: (r) =>
+      `${r.name}  ${r.kind}  ${r.base_url ?? '-'}  key ${r.kind === 'scripted' ? '-' : r.api_key}`,
   });
+  return 0;
 }
 
 /** `mesh providers …`: configure model providers (in the database, never the environment). */
-export const providersCommand: Command = commandGroup({
-  name: 'providers',
-  summary: 'Add and list model providers',
-  usage: USAGE,
-  subcommands: { add, list },
-});
+export const providersCommand: CommandBody = commandGroup({ add, list });

@@ -1,11 +1,8 @@
 import { parseArgs } from 'node:util';
-import { withMesh } from '../app/mesh.ts';
-import type { StepRecord } from '../store/runs.ts';
+import type { StepRecord } from '../app/records.ts';
+import { withUseCases } from '../app/use-case-client.ts';
 import { runJson } from '../app/views.ts';
-import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
-
-const USAGE = `Usage:
-  mesh runs show ID [--json]    a run and every step in it, in order`;
+import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 
 function clip(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -15,32 +12,32 @@ function clip(text: string, max = 160): string {
 /** One line per step, saying what an operator needs to read the run. */
 export function describeStep(step: StepRecord): string {
   const head = `${String(step.seq).padStart(3)}  ${step.kind.padEnd(14)} ${step.status.padEnd(9)}`;
-  const data = step.data ?? {};
   switch (step.kind) {
     case 'model_request': {
+      const data = step.data;
       const estimate = (data['estimate'] ?? {}) as Record<string, number>;
       const offered = (data['offered'] as string[] | undefined) ?? [];
       const withheld = (data['withheld'] as { name: string; reason: string }[] | undefined) ?? [];
       return `${head} round ${JSON.stringify(data['round'] ?? null)}: ${estimate['total'] ?? '?'} tokens estimated (system ${estimate['system']}, memory ${estimate['memory']}, history ${estimate['history']}, current ${estimate['current']}, round ${estimate['round']}, tools ${estimate['tools']}) offered [${offered.join(', ')}]${withheld.length > 0 ? ` withheld [${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')}]` : ''}`;
     }
     case 'model_response': {
-      const calls = (data['toolCalls'] as { name: string }[] | undefined) ?? [];
-      const content = typeof data['content'] === 'string' ? data['content'] : '';
+      const calls = (step.data['toolCalls'] as { name: string }[] | undefined) ?? [];
+      const content = typeof step.data['content'] === 'string' ? step.data['content'] : '';
       return `${head} ${calls.length > 0 ? `calls ${calls.map((c) => c.name).join(', ')}` : ''}${content ? ` "${clip(content, 100)}"` : ''}`;
     }
     case 'tool_call':
-      return `${head} ${step.toolName ?? '?'} (${step.callId ?? '?'}) ${step.class ?? ''}/${step.replay ?? ''}${step.committedAt ? ` commit stamp ${step.committedAt.toISOString()}` : ''} args ${clip(step.arguments ?? '', 100)}`;
+      return `${head} ${step.toolName} (${step.callId}) ${step.effect?.class ?? ''}/${step.effect?.replay ?? ''}${step.committedAt ? ` commit stamp ${step.committedAt.toISOString()}` : ''} args ${clip(step.arguments, 100)}`;
     case 'observation': {
-      const o = step.observation ?? {};
-      return `${head} ${typeof o['kind'] === 'string' ? o['kind'] : '?'} (${step.callId ?? '?'}): ${clip(typeof o['text'] === 'string' ? o['text'] : '')}`;
+      const o = step.observation;
+      return `${head} ${typeof o['kind'] === 'string' ? o['kind'] : '?'} (${step.callId}): ${clip(typeof o['text'] === 'string' ? o['text'] : '')}`;
     }
     case 'reply':
-      return `${head} "${clip(typeof data['body'] === 'string' ? data['body'] : '')}"`;
+      return `${head} "${clip(step.data.body)}"`;
     case 'note':
-      return `${head} ${clip(JSON.stringify(data))}`;
+      return `${head} ${clip(JSON.stringify(step.data))}`;
     default: {
-      const never: never = step.kind;
-      return `${head} ${String(never)}`;
+      const never: never = step;
+      return `${head} ${JSON.stringify(never)}`;
     }
   }
 }
@@ -53,29 +50,22 @@ async function show(args: readonly string[], io: CliIo): Promise<number> {
   });
   const id = positionals[0];
   if (!id || positionals.length > 1) throw new UsageError('name exactly one run id');
-  return withMesh(async (mesh) => {
-    const run = /^[0-9a-f-]{36}$/i.test(id) ? await mesh.ledger.run(id) : undefined;
-    if (!run) {
-      io.err(`mesh runs show: no run with id ${JSON.stringify(id)}`);
-      return 1;
-    }
-    const steps = await mesh.ledger.steps(run.id);
-    if (values.json) {
-      io.out(JSON.stringify(runJson(run, steps), null, 2));
-      return 0;
-    }
-    io.out(`run ${run.id}  ${run.kind}  ${run.status}${run.reason ? ` (${run.reason})` : ''}`);
-    io.out(`usage ${JSON.stringify(run.usage)}  budget ${JSON.stringify(run.budget)}`);
-    if (run.committedAt) io.out(`crossed its commit boundary at ${run.committedAt.toISOString()}`);
-    for (const step of steps) io.out(describeStep(step));
+  const shown = await withUseCases((call) => call('runs.show', { id }));
+  if (!shown) {
+    io.err(`mesh runs show: no run with id ${JSON.stringify(id)}`);
+    return 1;
+  }
+  const { run, steps } = shown;
+  if (values.json) {
+    io.out(JSON.stringify(runJson(run, steps), null, 2));
     return 0;
-  });
+  }
+  io.out(`run ${run.id}  ${run.kind}  ${run.status}${run.reason ? ` (${run.reason})` : ''}`);
+  io.out(`usage ${JSON.stringify(run.usage)}  budget ${JSON.stringify(run.budget)}`);
+  if (run.committedAt) io.out(`crossed its commit boundary at ${run.committedAt.toISOString()}`);
+  for (const step of steps) io.out(describeStep(step));
+  return 0;
 }
 
 /** `mesh runs show ID`: read a run step by step. */
-export const runsCommand: Command = commandGroup({
-  name: 'runs',
-  summary: 'Show a run and its steps',
-  usage: USAGE,
-  subcommands: { show },
-});
+export const runsCommand: CommandBody = commandGroup({ show });

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_PACKAGES, temporaryDir } from '../../test/support/catalog.ts';
 import { UsageError } from './command.ts';
-import { toolsValidateCommand } from './tools-validate.ts';
+import { toolsValidate } from './tools-validate.ts';
+import { toolsCommand } from './tools.ts';
 
 function capture() {
   const out: string[] = [];
@@ -14,7 +15,7 @@ function capture() {
 describe('mesh tools validate', () => {
   it('prints a summary and exits 0 for valid packages', async () => {
     const c = capture();
-    expect(await toolsValidateCommand.run(['validate', FIXTURE_PACKAGES], c.io)).toBe(0);
+    expect(await toolsValidate([FIXTURE_PACKAGES], c.io)).toBe(0);
     expect(c.out.join('\n')).toMatch(
       /^ok: 1 package, 3 tools, 4 hooks, 1 skill in .*; handler and hook bindings match$/,
     );
@@ -34,7 +35,7 @@ describe('mesh tools validate', () => {
           .replace('handler = "getIssue"', 'handler = "readIssue"'),
       );
       const c = capture();
-      expect(await toolsValidateCommand.run(['validate', dir], c.io)).toBe(1);
+      expect(await toolsValidate([dir], c.io)).toBe(1);
       expect(c.out).toEqual([
         `${dir}/tracker/manifest.toml: config[1].disposition: must be one of secret, config, public (an unknown disposition fails closed)`,
       ]);
@@ -44,7 +45,7 @@ describe('mesh tools validate', () => {
         readFileSync(manifest, 'utf8').replace('disposition = "visible"', 'disposition = "public"'),
       );
       const again = capture();
-      expect(await toolsValidateCommand.run(['validate', dir], again.io)).toBe(1);
+      expect(await toolsValidate([dir], again.io)).toBe(1);
       expect(again.out).toEqual([
         `${dir}/tracker/handlers.ts: getIssue: is exported as a handler but no [[tools]] entry of example.tracker names it (handlers.ts exports handlers only)`,
         `${dir}/tracker/manifest.toml: tools[1].handler: tool tracker_get_issue names handler readIssue, which ${dir}/tracker/handlers.ts does not export`,
@@ -56,18 +57,18 @@ describe('mesh tools validate', () => {
 
   it('refuses a directory that does not exist', async () => {
     const c = capture();
-    expect(await toolsValidateCommand.run(['validate', '/nonexistent/tools'], c.io)).toBe(1);
+    expect(await toolsValidate(['/nonexistent/tools'], c.io)).toBe(1);
     expect(c.err.join('')).toContain('/nonexistent/tools is not a directory');
   });
 
-  it('treats a missing or unknown subcommand as a usage error', async () => {
+  it('treats a missing or unknown subcommand, or two directories, as a usage error', async () => {
     const c = capture();
-    await expect(toolsValidateCommand.run([], c.io)).rejects.toThrow(UsageError);
-    await expect(toolsValidateCommand.run(['list'], c.io)).rejects.toThrow(
-      /unknown subcommand "list"/,
+    await expect(toolsCommand([], c.io)).rejects.toThrow(UsageError);
+    await expect(toolsCommand(['frobnicate'], c.io)).rejects.toThrow(
+      /unknown subcommand "frobnicate"/,
     );
-    await expect(toolsValidateCommand.run(['validate', 'a', 'b'], c.io)).rejects.toThrow(
-      UsageError,
+    await expect(toolsCommand(['validate', 'a', 'b'], c.io)).rejects.toThrow(
+      /expected at most one directory/,
     );
   });
 });

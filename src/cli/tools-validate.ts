@@ -2,16 +2,16 @@ import { statSync } from 'node:fs';
 import { crawlPackages } from '../manifest/crawl.ts';
 import { formatDiagnostic, sortDiagnostics } from '../manifest/diagnostic.ts';
 import { loadExportDiscovery } from '../manifest/export-discovery.ts';
-import { UsageError, type CliIo, type Command } from './command.ts';
+import { UsageError, type CliIo, type Subcommand } from './command.ts';
 
-const USAGE = `Usage: mesh tools validate [DIR]
-
-Checks the tool packages under DIR (default: tools/) as the build and start-up will: every
-manifest.toml against schema v1, the schema files and SKILL.md it references, secret need
-mapping, package ids and tool names across packages, and the 1:1 match between each manifest and
-the named exports of its handlers.ts and hooks.ts. Reads files only; runs no package code.
-
-Prints one problem per line (file: field: message) and exits 1 when there is any.`;
+/*
+ * Checks the tool packages under DIR (default: tools/) as the build and start-up will: every
+ * manifest.toml against schema v1, the schema files and SKILL.md it references, secret need
+ * mapping, package ids and tool names across packages, and the 1:1 match between each manifest and
+ * the named exports of its handlers.ts and hooks.ts. Reads files only; runs no package code.
+ *
+ * Prints one problem per line (file: field: message) and exits 1 when there is any.
+ */
 
 function isDirectory(path: string): boolean {
   try {
@@ -55,20 +55,9 @@ async function validate(dir: string, io: CliIo): Promise<number> {
 }
 
 /** `mesh tools validate [DIR]`: crawls tool packages on disk and reports every problem. */
-export const toolsValidateCommand: Command = {
-  name: 'tools',
-  summary: 'Validate tool packages: mesh tools validate [DIR]',
-  usage: USAGE,
-  async run(args, io) {
-    const [sub, ...rest] = args;
-    if (sub !== 'validate') {
-      throw new UsageError(
-        sub === undefined ? 'missing subcommand' : `unknown subcommand ${JSON.stringify(sub)}`,
-      );
-    }
-    if (rest.length > 1 || rest.some((a) => a.startsWith('-'))) {
-      throw new UsageError('expected at most one directory');
-    }
-    return validate((rest[0] ?? 'tools').replace(/\/+$/, '') || '/', io);
-  },
+export const toolsValidate: Subcommand = async (args, io) => {
+  if (args.length > 1 || args.some((a) => a.startsWith('-'))) {
+    throw new UsageError('expected at most one directory');
+  }
+  return validate((args[0] ?? 'tools').replace(/\/+$/, '') || '/', io);
 };

@@ -1,21 +1,10 @@
 import { parseArgs } from 'node:util';
 import { catalog } from '../generated/catalog.ts';
 import { loadCatalog } from '../manifest/verify-catalog.ts';
-import { withMesh } from '../app/mesh.ts';
-import { callToolAsOperator, currentOperator } from '../app/operator-call.ts';
+import { withUseCases } from '../app/use-case-client.ts';
 import type { Definition } from '../tool/definition.ts';
-import { commandGroup, UsageError, type CliIo, type Command } from './command.ts';
+import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 import { toolSwitch } from './policy.ts';
-import { toolsValidateCommand } from './tools-validate.ts';
-
-const USAGE = `Usage:
-  mesh tools list [--json]                       every first-party tool: name, class, replay, needs, package
-  mesh tools show NAME [--json]                  one tool in full, as its manifest declares it
-  mesh tools call NAME --agent AGENT --args JSON [--json]
-                                                 run one call as the operator, through the executor and ledger
-  mesh tools disable NAME --agent AGENT          opt an agent out of a built-in tool (it is no longer offered)
-  mesh tools enable NAME --agent AGENT           opt it back in
-  mesh tools validate [DIR]                      check tool packages on disk (default tools/)`;
 
 function origin(d: Definition): string {
   return `${d.origin.packageId}@${d.origin.version}`;
@@ -120,7 +109,7 @@ function show(args: readonly string[], io: CliIo): number {
   return 0;
 }
 
-async function call(args: readonly string[], io: CliIo): Promise<number> {
+async function callTool(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
@@ -135,46 +124,36 @@ async function call(args: readonly string[], io: CliIo): Promise<number> {
   const { agent, args: raw } = values;
   if (!agent) throw new UsageError('--agent is required');
   if (raw === undefined) throw new UsageError('--args is required (a JSON object; {} for none)');
-  return withMesh(async (mesh) => {
-    const result = await callToolAsOperator(mesh, {
-      agent,
-      tool: name,
-      arguments: raw,
-      operator: currentOperator(),
-    });
-    const o = result.observation;
-    if (values.json) {
-      io.out(
-        JSON.stringify(
-          {
-            run_id: result.runId,
-            status: result.status,
-            reason: result.reason,
-            observation: o ?? null,
-          },
-          null,
-          2,
-        ),
-      );
-    } else {
-      io.out(o ? `${o.kind === 'result' ? '' : `[${o.kind}] `}${o.text}` : '(no observation)');
-      io.err(`run ${result.runId}: ${result.status}${result.reason ? ` (${result.reason})` : ''}`);
-    }
-    return o?.kind === 'result' ? 0 : 1;
-  });
+  const result = await withUseCases((call) =>
+    call('tools.call', { agent, tool: name, arguments: raw }),
+  );
+  const o = result.observation;
+  if (values.json) {
+    io.out(
+      JSON.stringify(
+        {
+          run_id: result.runId,
+          status: result.status,
+          reason: result.reason,
+          observation: o ?? null,
+        },
+        null,
+        2,
+      ),
+    );
+  } else {
+    io.out(o ? `${o.kind === 'result' ? '' : `[${o.kind}] `}${o.text}` : '(no observation)');
+    io.err(`run ${result.runId}: ${result.status}${result.reason ? ` (${result.reason})` : ''}`);
+  }
+  return o?.kind === 'result' ? 0 : 1;
 }
 
 /** `mesh tools …`: list, show, call and validate tools. */
-export const toolsCommand: Command = commandGroup({
-  name: 'tools',
-  summary: 'List, show, call and validate tools',
-  usage: USAGE,
-  subcommands: {
-    list,
-    show,
-    call,
-    enable: toolSwitch(true),
-    disable: toolSwitch(false),
-    validate: (rest, io) => toolsValidateCommand.run(['validate', ...rest], io),
-  },
+export const toolsCommand: CommandBody = commandGroup({
+  list,
+  show,
+  call: callTool,
+  enable: toolSwitch(true),
+  disable: toolSwitch(false),
+  validate: async (rest, io) => (await import('./tools-validate.ts')).toolsValidate(rest, io),
 });

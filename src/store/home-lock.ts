@@ -13,7 +13,10 @@ import { StoreError } from './db.ts';
 /** Who holds `$MESH_HOME`'s embedded database. */
 export interface HomeLockInfo {
   readonly pid: number;
+  /** The URL a `mesh serve` holding the home serves. */
   readonly url?: string;
+  /** The Unix socket on which that server answers the CLI. */
+  readonly socket?: string;
 }
 
 function alive(pid: number): boolean {
@@ -74,17 +77,25 @@ export function acquireHomeLock(home: string): { release(): void } {
 }
 
 /**
- * Records the URL this process serves in the lock it holds on `home`, so a CLI that finds the
- * embedded database busy can say where the server is. Does nothing when another process holds it.
+ * Records what this process serves in the lock it holds on `home` — its URL, and the socket the
+ * CLI may use — so a CLI that finds the embedded database busy can reach the server or say where
+ * it is. Does nothing when another process holds the lock.
  */
-export function recordServedUrl(home: string, url: string): void {
+export function recordServing(home: string, serving: { url: string; socket?: string }): void {
   const path = join(home, 'mesh.lock');
   const holder = readHomeLock(home);
   if (holder?.pid !== process.pid) return;
   // Written aside and renamed over the lock, so no reader ever sees a half-written lock.
   const aside = `${path}.${process.pid}.tmp`;
   const fd = openSync(aside, 'w', 0o600);
-  writeSync(fd, JSON.stringify({ pid: process.pid, url }));
+  writeSync(
+    fd,
+    JSON.stringify({
+      pid: process.pid,
+      url: serving.url,
+      ...(serving.socket ? { socket: serving.socket } : {}),
+    }),
+  );
   closeSync(fd);
   renameSync(aside, path);
 }

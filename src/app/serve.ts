@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from '../run/worker.ts';
+import { startServer } from '../server/server.ts';
+import { recordServing } from '../store/home-lock.ts';
+import { turnDriver } from '../turn/engine.ts';
+import { CLI_SOCKET_NAME, listenForCli, type CliSocketServer } from './cli-socket.ts';
+import type { Mesh } from './mesh.ts';
+import { createOperatorToken, ensureFirstOperatorToken } from './operator-auth.ts';
+import { addModelProvider, createAgent } from './operator.ts';
+import { operatorCallDriver } from './operator-call.ts';
+import { findAgent, findModelProvider } from './queries.ts';
+import { turnEnvironment } from './turns.ts';
+import { meshVersion } from './version.ts';
+
+const DEMO_SCRIPT = new URL('../../examples/demo-script.json', import.meta.url);
+
+/** The demo agent and its scripted provider, created when missing. Returns whether it created it. */
+export async function ensureDemo(mesh: Mesh): Promise<boolean> {
+  if (await findAgent(mesh, 'demo')) return false;
+  if (!(await findModelProvider(mesh, 'demo'))) {
+    await addModelProvider(mesh, {
+      name: 'demo',
+      kind: 'scripted',
+      script: JSON.parse(readFileSync(DEMO_SCRIPT, 'utf8')) as unknown,
+    });
+  }
+  await createAgent(mesh, {
+    name: 'demo',
+    provider: 'demo',
+    model: 'scripted-demo',
+    persona:
+      'You are the Mesh demo agent. You remember what you are told and recall it on request.',
+  });
+  return true;
+}
+
+/** The worker that resumes runs a crash left behind: turns and operator calls alike. */
+export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
+  return new Worker({
+    ledger: mesh.ledger,
+    drivers: [turnDriver(turnEnvironment(mesh)), operatorCallDriver(mesh)],
+    log,
+  });
+}
+
+/** What `mesh serve` runs, and how. */
+export interface ServeOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Create the demo agent with a scripted model when it is missing. */
+  readonly demo: boolean;
+  /** Mint another operator token, to be printed once. */
+  readonly newToken: boolean;
+  /**
+   * The home whose embedded database `mesh` holds (this process has its lock). The served URL and
+   * the CLI's socket are recorded there. Undefined on PostgreSQL: there is no lock and no socket.
+   */
+  readonly meshHome?: string;
+  readonly log: (line: string) => void;
+}
+
+/** A serving Mesh. `close` stops the HTTP server, the CLI socket and the worker, not the Mesh. */
+export interface Serving {
+  readonly url: string;
+  /** The operator token to show once: minted now, or created on first start. */
+  readonly token: string | undefined;
+  /** The socket the CLI uses beside this server, when there is one. */
+  readonly socket: string | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * The production wiring of `mesh serve` over an open Mesh: the demo set-up, the first operator
+ * token, the HTTP server, the CLI's socket (embedded database only) and the run worker that
+ * resumes what a crash left behind.
+ */
+export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serving> {
+  const { log } = options;
+  if (options.demo && (await ensureDemo(mesh))) log('Created the demo agent (scripted model).');
+  const first = await ensureFirstOperatorToken(mesh.db);
+  const minted = options.newToken ? await createOperatorToken(mesh.db, 'mesh serve') : undefined;
+  const server = await startServer(mesh, {
+    host: options.host,
+    port: options.port,
+    log,
+    version: meshVersion(),
+  });
+  let cli: CliSocketServer | undefined;
+  if (options.meshHome !== undefined) {
+    try {
+      cli = await listenForCli(mesh, join(options.meshHome, CLI_SOCKET_NAME), log);
+    } catch (error) {
+      // The server still serves; CLI commands on this home are then refused while it runs.
+      log(
+        `Not listening for the CLI: ${error instanceof Error ? error.message : String(error)}; other mesh commands on this home wait until the server stops.`,
+      );
+    }
+    recordServing(options.meshHome, { url: server.url, ...(cli ? { socket: cli.path } : {}) });
+  }
+  const worker = meshWorker(mesh, log);
+  worker.start();
+  return {
+    url: server.url,
+    token: minted?.token ?? first?.token,
+    socket: cli?.path,
+    async close() {
+      await cli?.close();
+      await server.close();
+      await worker.stop();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { resolve } from 'node:path';
+import { connectOptionsFromEnv, resolveMeshHome } from '../store/connect.ts';
+import { readHomeLock, type HomeLockInfo } from '../store/home-lock.ts';
+import { MeshError } from '../tool/errors.ts';
+import type { Mesh } from './mesh.ts';
+import type { UseCaseInput, UseCaseName, UseCaseOutput } from './use-cases.ts';
+
+/**
+ * How a face calls a use case: by name, with a plain input. The same call runs in this process or
+ * in a running server, and fails with the same MeshError either way.
+ */
+export type UseCaseCall = <N extends UseCaseName>(
+  name: N,
+  input: UseCaseInput<N>,
+) => Promise<UseCaseOutput<N>>;
+
+/** Where the CLI's work runs: this process, or the server that holds the embedded database. */
+export type UseCaseTarget =
+  | { readonly kind: 'local' }
+  | { readonly kind: 'server'; readonly socket: string; readonly holder: HomeLockInfo };
+
+/**
+ * Decides where the CLI's work runs. With DATABASE_URL there is no lock: this process connects
+ * to PostgreSQL itself. On the embedded database, a live `mesh serve` holding `$MESH_HOME` that
+ * recorded a socket gets the work; otherwise this process opens the database (and is refused by
+ * the lock when another process holds it without a socket).
+ */
+export function useCaseTarget(env: NodeJS.ProcessEnv = process.env): UseCaseTarget {
+  const options = connectOptionsFromEnv(env);
+  if (options.databaseUrl) return { kind: 'local' };
+  const home = options.meshHome ?? resolveMeshHome(env);
+  const holder = readHomeLock(home);
+  if (!holder?.socket || holder.pid === process.pid) return { kind: 'local' };
+  return { kind: 'server', socket: resolve(home, holder.socket), holder };
+}
+
+async function inProcess<T>(fn: (call: UseCaseCall) => Promise<T>, env: NodeJS.ProcessEnv) {
+  const [{ openMesh, meshOptionsFromEnv }, { runUseCase }] = await Promise.all([
+    import('./mesh.ts'),
+    import('./use-cases.ts'),
+  ]);
+  // Opened on the first call, so work refused before it needs the database never opens it.
+  let opened: Promise<Mesh> | undefined;
+  const call = (async (name: UseCaseName, input: UseCaseInput<UseCaseName>) =>
+    runUseCase(await (opened ??= openMesh(meshOptionsFromEnv(env))), name, input)) as UseCaseCall;
+  try {
+    return await fn(call);
+  } finally {
+    if (opened) await (await opened.catch(() => undefined))?.close();
+  }
+}
+
+/**
+ * Runs `fn` with a way to call use cases, in this process or in the server holding the home
+ * (see {@link useCaseTarget}). A server that stopped between reading its lock and connecting is
+ * noticed: the work then runs here once the lock is free.
+ */
+export async function withUseCases<T>(
+  fn: (call: UseCaseCall) => Promise<T>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<T> {
+  const target = useCaseTarget(env);
+  if (target.kind === 'local') return inProcess(fn, env);
+  const { connectToServer } = await import('./cli-socket.ts');
+  let client;
+  try {
+    client = await connectToServer(target.socket);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ECONNREFUSED' && code !== 'ENOENT') throw error;
+    if (useCaseTarget(env).kind === 'local') return inProcess(fn, env);
+    throw new MeshError(
+      'home_locked',
+      `the embedded database is in use by process ${target.holder.pid}` +
+        `${target.holder.url ? ` (serving ${target.holder.url})` : ''}, which is not answering on its socket; try again, or stop it first`,
+    );
+  }
+  const remote = client;
+  try {
+    return await fn(
+      (name, input) => remote.call(name, input) as Promise<UseCaseOutput<typeof name>>,
+    );
+  } finally {
+    remote.close();
+  }
+}

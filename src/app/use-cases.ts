@@ -1,0 +1,240 @@
+import type { Mesh } from './mesh.ts';
+import type { NewProvider } from './operator.ts';
+import type { Audience } from './records.ts';
+
+/*
+ * The use cases the CLI calls, by name, each taking one plain input object and returning plain
+ * data. The CLI calls them through one interface (`UseCaseCall`): in its own process over a Mesh
+ * it opened, or — beside a running `mesh serve` — over the server's socket, where the server runs
+ * the same function on its own Mesh. So inputs carry names as an operator typed them (the server
+ * resolves them), and files named on the command line arrive as their contents.
+ *
+ * Each entry imports the module it needs when it runs: a CLI process loads only what its one
+ * command uses (the MCP client and the turn engine are large).
+ */
+
+/** Where the acting operator's identity is not given, it is the process's own user. */
+async function operatorOr(given: string | undefined): Promise<string> {
+  return given ?? (await import('./operator-call.ts')).currentOperator();
+}
+
+async function agentNamed(mesh: Mesh, nameOrId: string) {
+  return (await import('./operator.ts')).requireAgent(mesh, nameOrId);
+}
+
+/** A binding names an agent and a remote MCP provider. */
+interface BindingInput {
+  readonly agent: string;
+  readonly provider: string;
+}
+
+/** Every use case the CLI calls, by name. */
+export const useCases = {
+  'agents.create': async (
+    mesh: Mesh,
+    input: { name: string; provider?: string; model?: string; persona: string | null },
+  ) => (await import('./operator.ts')).createAgent(mesh, input),
+
+  'agents.list': async (mesh: Mesh, _input: Record<string, never>) =>
+    (await import('./queries.ts')).listAgents(mesh),
+
+  /** The agent's packages with its config and the presence of its secrets (never values). */
+  'agents.packages': async (mesh: Mesh, input: { agent: string }) => {
+    const agent = await agentNamed(mesh, input.agent);
+    const packages = await (await import('./operator.ts')).agentPackages(mesh, agent);
+    return { agent, packages };
+  },
+
+  'chat.send': async (
+    mesh: Mesh,
+    input: { agent: string; conversationId?: string; actor?: string; body: string },
+  ) => {
+    const agent = await agentNamed(mesh, input.agent);
+    return (await import('./turns.ts')).chat(mesh, {
+      agentId: agent.id,
+      ...(input.conversationId ? { conversationId: input.conversationId } : {}),
+      actor: await operatorOr(input.actor),
+      body: input.body,
+    });
+  },
+
+  /** A run and its steps, or undefined when no run has that id. */
+  'runs.show': async (mesh: Mesh, input: { id: string }) => {
+    const run = /^[0-9a-f-]{36}$/i.test(input.id) ? await mesh.ledger.run(input.id) : undefined;
+    return run ? { run, steps: await mesh.ledger.steps(run.id) } : undefined;
+  },
+
+  'tools.call': async (
+    mesh: Mesh,
+    input: { agent: string; tool: string; arguments: string; operator?: string },
+  ) =>
+    (await import('./operator-call.ts')).callToolAsOperator(mesh, {
+      agent: input.agent,
+      tool: input.tool,
+      arguments: input.arguments,
+      operator: await operatorOr(input.operator),
+    }),
+
+  'tools.setEnabled': async (
+    mesh: Mesh,
+    input: { agent: string; tool: string; enabled: boolean },
+  ) => {
+    const agent = await agentNamed(mesh, input.agent);
+    await (
+      await import('./operator.ts')
+    ).setAgentToolEnabled(mesh, agent, input.tool, input.enabled);
+    return { agent };
+  },
+
+  /** Sets a config value given as text; the manifest's field type decides how it reads. */
+  'config.set': async (
+    mesh: Mesh,
+    input: { agent: string; packageId: string; key: string; text: string },
+  ) => {
+    const operator = await import('./operator.ts');
+    const agent = await agentNamed(mesh, input.agent);
+    const value = operator.configValueFromText(mesh, input.packageId, input.key, input.text);
+    await operator.setAgentConfig(mesh, agent, input.packageId, input.key, value);
+    return { agent };
+  },
+
+  /** The agent's config values by package, defaults filled in (never secrets). */
+  'config.list': async (mesh: Mesh, input: { agent: string }) => {
+    const agent = await agentNamed(mesh, input.agent);
+    const configFor = await (await import('./policy.ts')).agentConfig(mesh, agent.id);
+    const values = Object.fromEntries(
+      mesh.catalog.packages.map((p) => [p.manifest.package.id, configFor(p.manifest.package.id)]),
+    );
+    return { agent, values };
+  },
+
+  /** Captures an agent's credential; returns metadata only, never the value. */
+  'secrets.set': async (
+    mesh: Mesh,
+    input: { agent: string; packageId: string; key: string; value: string },
+  ) => {
+    const agent = await agentNamed(mesh, input.agent);
+    const meta = await (
+      await import('./operator.ts')
+    ).captureAgentSecret(mesh, agent, input.packageId, input.key, input.value);
+    return { agent, meta };
+  },
+
+  'providers.add': async (mesh: Mesh, input: NewProvider) =>
+    (await import('./operator.ts')).addModelProvider(mesh, input),
+
+  'providers.list': async (mesh: Mesh, _input: Record<string, never>) =>
+    (await import('./operator.ts')).describeProviders(mesh),
+
+  /** Mints an operator token: its value goes back to the caller once and is stored hashed. */
+  'tokens.create': async (mesh: Mesh, input: { label: string }) =>
+    (await import('./operator-auth.ts')).createOperatorToken(mesh.db, input.label),
+
+  'tokens.list': async (mesh: Mesh, _input: Record<string, never>) =>
+    (await import('./operator-auth.ts')).listOperatorTokens(mesh.db),
+
+  'tokens.revoke': async (mesh: Mesh, input: { id: string }) =>
+    (await import('./operator-auth.ts')).revokeOperatorToken(mesh.db, input.id),
+
+  'mcp.add': async (mesh: Mesh, input: { slug: string; url: string; allowLoopbackHttp: boolean }) =>
+    (await import('./mcp.ts')).addToolProvider(mesh, input),
+
+  'mcp.providers': async (mesh: Mesh, _input: Record<string, never>) =>
+    (await import('./queries.ts')).listToolProviders(mesh),
+
+  'mcp.connections': async (mesh: Mesh, input: { agent: string }) => {
+    const agent = await agentNamed(mesh, input.agent);
+    return { agent, connections: await (await import('./mcp.ts')).agentConnections(mesh, agent) };
+  },
+
+  /** Connects with the agent's own bearer token, read by the caller from its file. */
+  'mcp.connect': async (mesh: Mesh, input: BindingInput & { token: string }) => {
+    const agent = await agentNamed(mesh, input.agent);
+    const { check } = await (
+      await import('./mcp.ts')
+    ).connectAgent(mesh, agent, input.provider, input.token);
+    return { agent, check };
+  },
+
+  'mcp.catalog': async (mesh: Mesh, input: BindingInput & { refresh: boolean }) => {
+    const mcp = await import('./mcp.ts');
+    const agent = await agentNamed(mesh, input.agent);
+    if (input.refresh) await mcp.recheckCatalog(mesh, agent, input.provider);
+    return mcp.catalogView(mesh, agent, input.provider);
+  },
+
+  'mcp.review': async (mesh: Mesh, input: BindingInput) => {
+    const agent = await agentNamed(mesh, input.agent);
+    await (await import('./mcp.ts')).reviewCatalog(mesh, agent, input.provider);
+    return { agent };
+  },
+
+  'mcp.exclude': async (mesh: Mesh, input: BindingInput & { tool: string; excluded: boolean }) => {
+    const agent = await agentNamed(mesh, input.agent);
+    await (
+      await import('./mcp.ts')
+    ).excludeTool(mesh, agent, input.provider, input.tool, input.excluded);
+    return { agent };
+  },
+
+  'mcp.legacyQuery': async (mesh: Mesh, input: BindingInput & { tool: string; on: boolean }) => {
+    const agent = await agentNamed(mesh, input.agent);
+    await (
+      await import('./mcp.ts')
+    ).markLegacyQuery(mesh, agent, input.provider, input.tool, input.on);
+    return { agent };
+  },
+
+  /** Undefined keeps a scope as it is; null lifts it. */
+  'mcp.scope': async (
+    mesh: Mesh,
+    input: BindingInput & {
+      audiences?: readonly Audience[] | null;
+      conversationIds?: readonly string[] | null;
+    },
+  ) => {
+    const agent = await agentNamed(mesh, input.agent);
+    await (
+      await import('./mcp.ts')
+    ).setScopes(mesh, agent, input.provider, {
+      ...(input.audiences === undefined ? {} : { audiences: input.audiences }),
+      ...(input.conversationIds === undefined ? {} : { conversationIds: input.conversationIds }),
+    });
+    return { agent };
+  },
+
+  'mcp.disconnect': async (mesh: Mesh, input: BindingInput) => {
+    const agent = await agentNamed(mesh, input.agent);
+    return {
+      agent,
+      removed: await (await import('./mcp.ts')).disconnectAgent(mesh, agent, input.provider),
+    };
+  },
+};
+
+/** The table's type: what a caller (in-process or over the socket) may ask for. */
+export type UseCases = typeof useCases;
+
+/** A use case's name. */
+export type UseCaseName = keyof UseCases;
+
+/** What a use case takes. */
+export type UseCaseInput<N extends UseCaseName> = Parameters<UseCases[N]>[1];
+
+/** What a use case gives back. */
+export type UseCaseOutput<N extends UseCaseName> = Awaited<ReturnType<UseCases[N]>>;
+
+/** True when `name` names a use case (a socket request is checked before it is dispatched). */
+export function isUseCaseName(name: unknown): name is UseCaseName {
+  return typeof name === 'string' && Object.hasOwn(useCases, name);
+}
+
+/** Runs one use case on a Mesh. */
+export function runUseCase<N extends UseCaseName>(
+  mesh: Mesh,
+  name: N,
+  input: UseCaseInput<N>,
+): Promise<UseCaseOutput<N>> {
+  const fn = useCases[name] as (mesh: Mesh, input: UseCaseInput<N>) => Promise<UseCaseOutput<N>>;
+  return fn(mesh, input);
+}

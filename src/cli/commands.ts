@@ -1,0 +1,161 @@
+import type { Command } from './command.ts';
+
+/*
+ * Every `mesh` subcommand's name, summary and usage, and how to load its body. This module imports
+ * no command body: `mesh --help` and `mesh help COMMAND` print from here alone, and a command's
+ * module (with the database drivers, the MCP client or the turn engine behind it) is imported only
+ * when that command runs.
+ */
+
+/** The port `mesh serve` listens on unless told otherwise. */
+export const DEFAULT_PORT = 8420;
+
+const SERVE_USAGE = `Usage:
+  mesh serve [--port P] [--host H] [--demo] [--new-token]
+
+Serves the web UI and the JSON API (described at /api/openapi.json), and drives runs that
+were left unfinished. Prints the URL, and on first start an operator token (shown once; only
+its hash is stored).
+  --port P       port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
+  --host H       address to bind (default 127.0.0.1)
+  --demo         create a demo agent with a scripted model on first run, so it works offline
+  --new-token    mint another operator token and print it once`;
+
+const AGENTS_USAGE = `Usage:
+  mesh agents create NAME [--provider P --model M] [--persona FILE]
+                               create an agent (lowercase letters, digits, - and _)
+  mesh agents list [--json]    list agents`;
+
+const PROVIDERS_USAGE = `Usage:
+  mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
+      an OpenAI-compatible Chat Completions endpoint (OpenRouter, vLLM, Ollama, OpenAI);
+      the key is read from the file and stored encrypted as the provider's secret
+  mesh providers add --name N --scripted FILE
+      a scripted provider: replies from a JSON file (tests and demos)
+  mesh providers list [--json]`;
+
+const CHAT_USAGE = `Usage:
+  mesh chat --agent NAME [--conversation ID] [--as ACTOR] [--json] "text"
+
+Sends a message to an agent and prints its reply. The message is persisted first, with its actor
+(default: you, as user@host), and its run is created in the same transaction; the turn runs in
+this process. With --json, prints run_id, status, reply and steps.`;
+
+const RUNS_USAGE = `Usage:
+  mesh runs show ID [--json]    a run and every step in it, in order`;
+
+const TOOLS_USAGE = `Usage:
+  mesh tools list [--json]                       every first-party tool: name, class, replay, needs, package
+  mesh tools show NAME [--json]                  one tool in full, as its manifest declares it
+  mesh tools call NAME --agent AGENT --args JSON [--json]
+                                                 run one call as the operator, through the executor and ledger
+  mesh tools disable NAME --agent AGENT          opt an agent out of a built-in tool (it is no longer offered)
+  mesh tools enable NAME --agent AGENT           opt it back in
+  mesh tools validate [DIR]                      check tool packages on disk (default tools/)`;
+
+const MCP_USAGE = `Usage:
+  mesh mcp add SLUG URL [--allow-loopback-http]
+      register a remote MCP server (Streamable HTTP; https, or http to loopback in development);
+      its tools are named SLUG__<tool>
+  mesh mcp list [--agent A]                       providers, or an agent's connections
+  mesh mcp connect --agent A --provider SLUG --token-file F
+      connect the agent with its own account's bearer token (stored encrypted on the binding)
+  mesh mcp catalog --agent A --provider SLUG [--refresh] [--json]
+      the tools the agent's account sees, with fingerprints and what changed since the last review
+  mesh mcp review --agent A --provider SLUG       mark the current catalog as reviewed
+  mesh mcp exclude|include --agent A --provider SLUG TOOL
+  mesh mcp legacy-query --agent A --provider SLUG TOOL [--off]
+      keep query semantics for this exact definition (lost when its fingerprint changes)
+  mesh mcp scope --agent A --provider SLUG [--audiences direct,shared|all] [--conversations ID,…|all]
+  mesh mcp disconnect --agent A --provider SLUG   remove the binding and its token`;
+
+const CONFIG_USAGE = `Usage:
+  mesh config set --agent A --package P KEY VALUE   set a config or public value (validated by the manifest)
+  mesh config list --agent A [--json]               the agent's values, defaults filled in (never secrets)`;
+
+const SECRETS_USAGE = `Usage:
+  mesh secrets set --agent A --package P --key K --value-file F
+      capture the agent's own credential for a package's secret field (write-only: never printed)
+  mesh secrets list --agent A [--json]      presence, kind, version and dates only`;
+
+const TOKENS_USAGE = `Usage:
+  mesh tokens create [--label L]   mint an operator token; printed once, only its hash is kept
+  mesh tokens list [--json]        tokens with their labels and dates (never the tokens)
+  mesh tokens revoke ID            revoke a token and end the UI sessions it opened`;
+
+const MIGRATE_USAGE = `Usage: mesh migrate
+
+Applies the numbered migrations this Mesh ships, in order, each in its own transaction, under
+an advisory lock (safe while other replicas start). Uses DATABASE_URL when set, otherwise the
+embedded database in $MESH_HOME (default ./.mesh); while a mesh serve holds that one, it says so
+(the server applied its migrations when it started).`;
+
+/** Every subcommand, in the order `mesh --help` lists them. */
+export const commands: readonly Command[] = [
+  {
+    name: 'serve',
+    summary: 'Serve the web UI and JSON API, and drive runs',
+    usage: SERVE_USAGE,
+    load: async () => (await import('./serve.ts')).serveCommand,
+  },
+  {
+    name: 'agents',
+    summary: 'Create and list agents',
+    usage: AGENTS_USAGE,
+    load: async () => (await import('./agents.ts')).agentsCommand,
+  },
+  {
+    name: 'providers',
+    summary: 'Add and list model providers',
+    usage: PROVIDERS_USAGE,
+    load: async () => (await import('./providers.ts')).providersCommand,
+  },
+  {
+    name: 'chat',
+    summary: 'Send a message to an agent and print its reply',
+    usage: CHAT_USAGE,
+    load: async () => (await import('./chat.ts')).chatCommand,
+  },
+  {
+    name: 'runs',
+    summary: 'Show a run and its steps',
+    usage: RUNS_USAGE,
+    load: async () => (await import('./runs.ts')).runsCommand,
+  },
+  {
+    name: 'tools',
+    summary: 'List, show, call and validate tools',
+    usage: TOOLS_USAGE,
+    load: async () => (await import('./tools.ts')).toolsCommand,
+  },
+  {
+    name: 'mcp',
+    summary: 'Register remote MCP servers and connect agents to them',
+    usage: MCP_USAGE,
+    load: async () => (await import('./mcp.ts')).mcpCommand,
+  },
+  {
+    name: 'config',
+    summary: "Set and list an agent's tool config values",
+    usage: CONFIG_USAGE,
+    load: async () => (await import('./policy.ts')).configCommand,
+  },
+  {
+    name: 'secrets',
+    summary: "Capture an agent's credentials for tools (write-only)",
+    usage: SECRETS_USAGE,
+    load: async () => (await import('./policy.ts')).secretsCommand,
+  },
+  {
+    name: 'tokens',
+    summary: 'Create, list and revoke operator tokens',
+    usage: TOKENS_USAGE,
+    load: async () => (await import('./tokens.ts')).tokensCommand,
+  },
+  {
+    name: 'migrate',
+    summary: 'Apply pending database migrations',
+    usage: MIGRATE_USAGE,
+    load: async () => (await import('./migrate.ts')).migrateCommand,
+  },
+];
