@@ -5,11 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RunLedger } from '../src/run/ledger.ts';
+import { runStore } from '../src/store/run-store.ts';
 import { insertAgent } from '../src/store/agents.ts';
 import type { Db } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPostgres } from '../src/store/postgres.ts';
-import type { Lease } from '../src/store/runs.ts';
+import type { Lease } from '../src/run/records.ts';
 import { observation } from '../src/tool/observation.ts';
 import { freshPostgresUrl } from '../test/support/postgres.ts';
 
@@ -66,7 +67,7 @@ try {
       await db.query('insert into bench_raw (v) values ($1)', ['x'.repeat(64)]);
     });
 
-    const ledger = new RunLedger(db);
+    const ledger = new RunLedger(runStore(db));
     const leases: Lease[] = [];
     for (let i = 0; i < concurrency; i++) {
       const run = await ledger.createRun({

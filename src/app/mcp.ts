@@ -18,8 +18,8 @@ import {
 } from '../mcp/session.ts';
 import type { JsonObject, JsonSchema, JsonValue } from '../model/json.ts';
 import type { Withheld } from '../policy/offer.ts';
-import type { AgentRecord } from '../store/agents.ts';
-import type { Audience } from '../store/conversations.ts';
+import type { Audience } from '../policy/audience.ts';
+import type { AgentRecord } from '../run/records.ts';
 import {
   deleteBinding,
   findToolProvider,

@@ -1,6 +1,7 @@
 import { catalog } from '../generated/catalog.ts';
 import { loadCatalog, type LoadedCatalog } from '../manifest/verify-catalog.ts';
 import { RunLedger } from '../run/ledger.ts';
+import { runStore } from '../store/run-store.ts';
 import {
   connect,
   connectOptionsFromEnv,
@@ -88,7 +89,7 @@ export function assembleMesh(
     secrets,
     db,
     catalog: loaded,
-    ledger: new RunLedger(db),
+    ledger: new RunLedger(runStore(db)),
     services: services([[MEMORY_STORE, memoryStore(db)]]),
     modelClientFor(provider, onAttempt) {
       if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {

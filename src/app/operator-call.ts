@@ -5,7 +5,7 @@ import { observationFrom } from '../run/ledger.ts';
 import type { RunDriver } from '../run/driver.ts';
 import { scriptCheckpoint, scriptDriver } from '../run/script-driver.ts';
 import { findAgent } from '../store/agents.ts';
-import type { RunRecord, StepRecord } from '../store/runs.ts';
+import type { RunRecord, StepRecord } from '../run/records.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { Observation } from '../tool/observation.ts';

@@ -6,8 +6,9 @@ import { withholdReason } from '../policy/offer.ts';
 import { parseScript, type Script } from '../providers/scripted.ts';
 import type { SecretMetadata } from '../secrets/secret-store.ts';
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
-import { findAgent, insertAgent, type AgentRecord } from '../store/agents.ts';
-import type { Audience } from '../store/conversations.ts';
+import type { Audience } from '../policy/audience.ts';
+import type { AgentRecord } from '../run/records.ts';
+import { findAgent, insertAgent } from '../store/agents.ts';
 import {
   findModelProvider,
   insertModelProvider,

@@ -2,7 +2,7 @@ import type { JsonValue } from '../model/json.ts';
 import { effectiveConfig, renderPublicSettings } from '../policy/config-values.ts';
 import { offerRegistry, type OfferFacts, type Withheld } from '../policy/offer.ts';
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
-import type { Audience } from '../store/conversations.ts';
+import type { Audience } from '../policy/audience.ts';
 import { listConfigValues, listDisabledTools, listPackageAudiences } from '../store/tool-policy.ts';
 import { createRegistry, type Registry } from '../tool/registry.ts';
 import { remoteOffer } from './mcp.ts';

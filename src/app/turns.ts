@@ -3,16 +3,12 @@ import type { ModelClient } from '../model/client.ts';
 import { ModelCallError } from '../providers/errors.ts';
 import type { AttemptListener } from '../providers/openai-compatible.ts';
 import { parseScript, scriptedClient } from '../providers/scripted.ts';
-import { getAgent, type AgentRecord } from '../store/agents.ts';
-import {
-  type Audience,
-  getConversation,
-  getMessage,
-  listMessagesBefore,
-} from '../store/conversations.ts';
+import type { Audience } from '../policy/audience.ts';
+import type { AgentRecord, RunRecord, StepRecord } from '../run/records.ts';
+import { getAgent } from '../store/agents.ts';
+import { getConversation, getMessage, listMessagesBefore } from '../store/conversations.ts';
 import { recentActiveMemories } from '../store/memories.ts';
 import { getModelProvider, type ModelProviderRecord } from '../store/model-providers.ts';
-import type { RunRecord, StepRecord } from '../store/runs.ts';
 import { MeshError } from '../tool/errors.ts';
 import { turnDriver, type TurnEnvironment, type TurnModel } from '../turn/engine.ts';
 import { receiveMessage } from '../turn/intake.ts';
@@ -35,7 +31,6 @@ export function turnEnvironment(
   clientFor: ModelClientFactory = defaultClientFor(mesh),
 ): TurnEnvironment {
   return {
-    db: mesh.db,
     packages: mesh.catalog.packages,
     async loadTurn(run: RunRecord) {
       const agent = await getAgent(mesh.db, run.agentId);
@@ -162,7 +157,7 @@ export async function chat(
   await mesh.ledger.finish(lease, end.status, end.reason);
   const steps = await mesh.ledger.steps(run.id);
   const reply = steps.find((s) => s.kind === 'reply');
-  const body = reply?.data?.['body'];
+  const body = reply?.kind === 'reply' ? reply.data.body : undefined;
   return {
     runId: run.id,
     conversationId: conversation.id,

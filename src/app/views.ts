@@ -1,7 +1,11 @@
-import type { AgentRecord } from '../store/agents.ts';
-import type { ConversationRecord, MessageRecord } from '../store/conversations.ts';
+import type {
+  AgentRecord,
+  ConversationRecord,
+  MessageRecord,
+  RunRecord,
+  StepRecord,
+} from '../run/records.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
-import type { RunRecord, StepRecord } from '../store/runs.ts';
 import type { AgentPackageView, SecretSlotView } from './operator.ts';
 
 /**
@@ -99,7 +103,32 @@ export function runSummaryJson(run: RunRecord): Record<string, unknown> {
   };
 }
 
+/**
+ * A step as JSON: every column, null where the kind has none, so scripts reading the API see
+ * one shape for every step.
+ */
+export function stepJson(step: StepRecord): Record<string, unknown> {
+  const call = step.kind === 'tool_call' ? step : undefined;
+  const about = step.kind === 'tool_call' || step.kind === 'observation' ? step : undefined;
+  return {
+    runId: step.runId,
+    seq: step.seq,
+    kind: step.kind,
+    toolName: about?.toolName ?? null,
+    callId: about?.callId ?? null,
+    class: call?.effect?.class ?? null,
+    replay: call?.effect?.replay ?? null,
+    arguments: call?.arguments ?? null,
+    observation: step.kind === 'observation' ? step.observation : null,
+    data: 'data' in step ? step.data : null,
+    status: step.status,
+    committedAt: call?.committedAt ?? null,
+    startedAt: step.startedAt,
+    finishedAt: step.finishedAt,
+  };
+}
+
 /** A run and its steps as JSON for scripts and the API. */
 export function runJson(run: RunRecord, steps: readonly StepRecord[]): Record<string, unknown> {
-  return { ...runSummaryJson(run), steps };
+  return { ...runSummaryJson(run), steps: steps.map(stepJson) };
 }

@@ -1,4 +1,4 @@
-import type { Audience } from '../store/conversations.ts';
+import type { Audience } from './audience.ts';
 import type { Definition } from '../tool/definition.ts';
 import type { Registry } from '../tool/registry.ts';
 

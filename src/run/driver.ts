@@ -1,5 +1,4 @@
-import type { RunStatus } from '../store/runs.ts';
-import type { RunRecord, Lease } from '../store/runs.ts';
+import type { Lease, RunRecord, RunStatus } from './records.ts';
 import type { RunLedger } from './ledger.ts';
 
 /** How a driven run ended. */

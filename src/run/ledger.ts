@@ -8,27 +8,20 @@ import {
   observation as makeObservation,
   type Observation,
 } from '../tool/observation.ts';
-import type { Db, Queryable } from '../store/db.ts';
-import {
-  appendObservation,
-  appendStep,
-  appendStepPair,
-  finishRun,
-  finishStep,
-  getRun,
-  insertArtifact,
-  insertRun,
-  insertStep,
-  listSteps,
-  reserveSeq,
-  updateProgress,
-  type Lease,
-  type NewRun,
-  type NewStep,
-  type RunRecord,
-  type RunStatus,
-  type StepRecord,
-} from '../store/runs.ts';
+import type {
+  CallStatus,
+  ConversationRecord,
+  Lease,
+  MessageRecord,
+  NewArtifact,
+  NewRun,
+  NewStep,
+  RunRecord,
+  RunStatus,
+  StepRecord,
+  ToolCallStep,
+} from './records.ts';
+import type { InboundWrite, RunStore } from './run-store.ts';
 import { excerpt } from './excerpt.ts';
 
 export interface LedgerOptions {
@@ -43,33 +36,69 @@ export const DEFAULT_OBSERVATION_LIMIT = 16 * 1024;
  * worker that lost its run can neither add steps nor cross a commit boundary.
  */
 export class RunLedger {
-  readonly db: Db;
+  readonly store: RunStore;
   readonly observationLimitBytes: number;
 
-  constructor(db: Db, options: LedgerOptions = {}) {
-    this.db = db;
+  constructor(store: RunStore, options: LedgerOptions = {}) {
+    this.store = store;
     this.observationLimitBytes = options.observationLimitBytes ?? DEFAULT_OBSERVATION_LIMIT;
   }
 
   /** Creates a run, queued for a worker or (with `lease`) running under the caller's lease. */
-  async createRun(
-    run: Omit<NewRun, 'id'> & { id?: string },
-    q: Queryable = this.db,
-  ): Promise<RunRecord> {
-    return insertRun(q, { ...run, id: run.id ?? randomUUID() });
+  async createRun(run: Omit<NewRun, 'id'> & { id?: string }): Promise<RunRecord> {
+    return this.store.insertRun({ ...run, id: run.id ?? randomUUID() });
   }
 
   async run(runId: string): Promise<RunRecord | undefined> {
-    return getRun(this.db, runId);
+    return this.store.getRun(runId);
   }
 
   async steps(runId: string): Promise<StepRecord[]> {
-    return listSteps(this.db, runId);
+    return this.store.listSteps(runId);
   }
 
-  /** Appends one step. */
-  async appendStep(lease: Lease, step: NewStep): Promise<StepRecord> {
-    return appendStep(this.db, lease, step);
+  /** Claims the oldest runnable run for `owner`, or undefined when none is runnable. */
+  async claim(owner: string, leaseMs: number): Promise<RunRecord | undefined> {
+    return this.store.claimRunnable(owner, leaseMs);
+  }
+
+  /** Extends a lease; false when it was lost. */
+  async renew(lease: Lease, leaseMs: number): Promise<boolean> {
+    return this.store.renewLease(lease, leaseMs);
+  }
+
+  /** Gives a run back to the queue (another worker may take it at once). */
+  async release(lease: Lease): Promise<void> {
+    await this.store.releaseLease(lease);
+  }
+
+  /** Appends one model request, model response or note step. */
+  async appendStep(
+    lease: Lease,
+    step: Extract<NewStep, { kind: 'model_request' | 'model_response' | 'note' }>,
+  ): Promise<StepRecord> {
+    return this.store.appendStep(lease, step);
+  }
+
+  /**
+   * Persists an inbound message (in its conversation, a new one when `conversation` says so) and
+   * creates its run in the same transaction. Undefined when the existing conversation is not
+   * this agent's.
+   */
+  async receiveInbound(
+    input: InboundWrite,
+  ): Promise<
+    { conversation: ConversationRecord; message: MessageRecord; run: RunRecord } | undefined
+  > {
+    return this.store.receiveInbound(input);
+  }
+
+  /** Writes the reply as an outbound message and the run's reply step, together. */
+  async recordReply(
+    lease: Lease,
+    reply: { conversationId: string; actor: string; body: string },
+  ): Promise<MessageRecord> {
+    return this.store.recordReply(lease, { ...reply, messageId: randomUUID() });
   }
 
   /**
@@ -81,10 +110,10 @@ export class RunLedger {
     lease: Lease,
     call: ToolCall,
     definition: Pick<Definition, 'class' | 'replay'>,
-  ): Promise<StepRecord> {
+  ): Promise<ToolCallStep> {
     return toolEffect(definition).crossesCommitBoundary
       ? this.recordCommit(lease, call, definition)
-      : appendStep(this.db, lease, callStep(call, definition, false));
+      : asCall(await this.store.appendStep(lease, callStep(call, definition, false)));
   }
 
   /** The write-ahead commit stamp of an effectful call (see {@link recordToolCall}). */
@@ -92,8 +121,8 @@ export class RunLedger {
     lease: Lease,
     call: ToolCall,
     definition: Pick<Definition, 'class' | 'replay'>,
-  ): Promise<StepRecord> {
-    return appendStep(this.db, lease, callStep(call, definition, true), true);
+  ): Promise<ToolCallStep> {
+    return asCall(await this.store.appendStep(lease, callStep(call, definition, true)));
   }
 
   /**
@@ -105,29 +134,26 @@ export class RunLedger {
     call: ToolCall,
     definition: Pick<Definition, 'class' | 'replay'> | undefined,
     refusal: Observation,
-  ): Promise<{ call: StepRecord; observation: StepRecord }> {
-    const [first, second] = await appendStepPair(
-      this.db,
+  ): Promise<{ call: ToolCallStep; observation: StepRecord }> {
+    const [first, second] = await this.store.appendStepPair(
       lease,
       {
         kind: 'tool_call',
         status: 'refused',
         toolName: call.name,
         callId: call.id,
-        ...(definition ? { class: definition.class, replay: definition.replay } : {}),
+        effect: definition ? { class: definition.class, replay: definition.replay } : null,
         arguments: call.arguments,
-        finished: true,
+        committed: false,
       },
       {
         kind: 'observation',
-        status: 'completed',
         toolName: call.name,
         callId: call.id,
         observation: observationJson(refusal),
-        finished: true,
       },
     );
-    return { call: first, observation: second };
+    return { call: asCall(first), observation: second };
   }
 
   /**
@@ -137,64 +163,53 @@ export class RunLedger {
    */
   async recordObservation(
     lease: Lease,
-    callStep: Pick<StepRecord, 'seq' | 'callId' | 'toolName'>,
+    callStep: Pick<ToolCallStep, 'seq' | 'callId' | 'toolName'>,
     result: Observation,
-    callStatus: 'completed' | 'unknown' | 'failed' = 'completed',
+    callStatus: CallStatus = 'completed',
   ): Promise<{ step: StepRecord; observation: Observation }> {
-    const step = (o: Observation): NewStep => ({
-      kind: 'observation',
-      status: 'completed',
-      ...(callStep.toolName === null ? {} : { toolName: callStep.toolName }),
-      ...(callStep.callId === null ? {} : { callId: callStep.callId }),
+    const step = (o: Observation) => ({
+      kind: 'observation' as const,
+      toolName: callStep.toolName,
+      callId: callStep.callId,
       observation: observationJson(o),
-      finished: true,
     });
-    if (observationBytes(result) <= this.observationLimitBytes) {
-      return {
-        step: await appendObservation(this.db, lease, callStep.seq, callStatus, step(result)),
-        observation: result,
-      };
-    }
-    return this.db.transaction(async (tx) => {
-      const seq = await reserveSeq(tx, lease);
-      const stored = await this.storeLarge(tx, lease.runId, seq, result);
-      const recorded = await insertStep(tx, lease.runId, seq, step(stored));
-      await finishStep(tx, lease.runId, callStep.seq, callStatus);
-      return { step: recorded, observation: stored };
-    });
+    const large = this.largeObservation(result);
+    const stored = large?.observation ?? result;
+    const recorded = await this.store.appendObservation(
+      lease,
+      callStep.seq,
+      callStatus,
+      step(stored),
+      large?.artifact,
+    );
+    return { step: recorded, observation: stored };
   }
 
-  private async storeLarge(
-    tx: Queryable,
-    runId: string,
-    seq: number,
+  /** The artifact and the excerpted observation of a result over the limit, else undefined. */
+  private largeObservation(
     result: Observation,
-  ): Promise<Observation> {
-    const whole =
-      result.data === undefined
-        ? result.text
-        : JSON.stringify({ text: result.text, data: result.data });
-    const bytes = Buffer.from(whole, 'utf8');
-    if (bytes.length <= this.observationLimitBytes) return result;
+  ): { artifact: NewArtifact; observation: Observation } | undefined {
+    const bytes = Buffer.from(wholeText(result), 'utf8');
+    if (bytes.length <= this.observationLimitBytes) return undefined;
     const id = randomUUID();
-    await insertArtifact(tx, {
-      id,
-      runId,
-      stepSeq: seq,
-      mediaType: result.data === undefined ? 'text/plain; charset=utf-8' : 'application/json',
-      content: bytes,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
-    });
     const cut = excerpt(result.text, this.observationLimitBytes, id);
-    return makeObservation({
-      kind: result.kind,
-      text: cut.text,
-      truncated: {
-        artifactId: artifactId(id),
-        totalBytes: bytes.length,
-        shownBytes: cut.shownBytes,
+    return {
+      artifact: {
+        id,
+        mediaType: result.data === undefined ? 'text/plain; charset=utf-8' : 'application/json',
+        content: bytes,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
       },
-    });
+      observation: makeObservation({
+        kind: result.kind,
+        text: cut.text,
+        truncated: {
+          artifactId: artifactId(id),
+          totalBytes: bytes.length,
+          shownBytes: cut.shownBytes,
+        },
+      }),
+    };
   }
 
   /** Saves the run's usage counters and, optionally, its checkpoint. */
@@ -202,13 +217,19 @@ export class RunLedger {
     lease: Lease,
     progress: { usage?: JsonObject; checkpoint?: JsonObject },
   ): Promise<void> {
-    await updateProgress(this.db, lease, progress);
+    await this.store.updateProgress(lease, progress);
   }
 
   /** Ends the run with a status and a reason. */
   async finish(lease: Lease, status: RunStatus, reason: string | null): Promise<void> {
-    await finishRun(this.db, lease, status, reason);
+    await this.store.finishRun(lease, status, reason);
   }
+}
+
+/** The call step the store returned for a call write (the store answers with the kind written). */
+function asCall(step: StepRecord): ToolCallStep {
+  if (step.kind !== 'tool_call') throw new TypeError(`expected a tool_call step, got ${step.kind}`);
+  return step;
 }
 
 function callStep(
@@ -221,8 +242,7 @@ function callStep(
     status: 'started',
     toolName: call.name,
     callId: call.id,
-    class: definition.class,
-    replay: definition.replay,
+    effect: { class: definition.class, replay: definition.replay },
     arguments: call.arguments,
     committed,
   };
@@ -231,10 +251,6 @@ function callStep(
 /** What an artifact holds for an observation: its text, or text and data as JSON. */
 function wholeText(o: Observation): string {
   return o.data === undefined ? o.text : JSON.stringify({ text: o.text, data: o.data });
-}
-
-function observationBytes(o: Observation): number {
-  return Buffer.byteLength(wholeText(o), 'utf8');
 }
 
 /** The JSON form of an observation as stored in a step. */

@@ -2,10 +2,11 @@ import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import type { Registry } from '../tool/registry.ts';
-import type { StepRecord } from '../store/runs.ts';
-import { budgetFrom, exhaustion, usageFrom } from './budget.ts';
+import { systemClock, type Clock } from '../tool/clock.ts';
+import { budgetFrom, usageFrom } from './budget.ts';
+import { settleCalls } from './call-loop.ts';
 import type { DriveContext, RunDriver, RunEnd } from './driver.ts';
-import { performToolCall, resumeToolCall, type CallHooks } from './tool-step.ts';
+import type { CallHooks } from './tool-step.ts';
 
 /** A run whose program is a fixed list of tool calls: operator invocations, demos, crash tests. */
 export interface ScriptCheckpoint {
@@ -34,6 +35,8 @@ export interface ScriptEnvironment {
   registryFor(run: DriveContext['run']): Registry | Promise<Registry>;
   runtimeFor(run: DriveContext['run'], signal: AbortSignal): ToolRuntime | Promise<ToolRuntime>;
   readonly hooks?: CallHooks;
+  /** Where budgets read the time; the system clock when omitted. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -54,46 +57,26 @@ export function scriptDriver(env: ScriptEnvironment): RunDriver {
         runtime: await env.runtimeFor(run, ctx.signal),
         ...(env.hooks ? { hooks: env.hooks } : {}),
       };
-      const budget = budgetFrom(run.budget);
-      const startedAt = run.startedAt ?? run.createdAt;
       const steps = await ledger.steps(run.id);
-      const byCall = new Map<string, { call?: StepRecord; observed: boolean }>();
-      const unknown: string[] = [];
-      let recordedCalls = 0;
-      for (const step of steps) {
-        if (!step.callId) continue;
-        const entry = byCall.get(step.callId) ?? { observed: false };
-        if (step.kind === 'tool_call') {
-          entry.call = step;
-          recordedCalls++;
-        }
-        if (step.kind === 'observation') {
-          entry.observed = true;
-          if (step.observation?.['kind'] === 'unknown_outcome')
-            unknown.push(`${step.toolName ?? '?'} (${step.callId})`);
-        }
-        byCall.set(step.callId, entry);
-      }
       // The recorded steps are authoritative: a crash may have landed between a call and the
       // usage update that counted it.
       const stored = usageFrom(run.usage);
-      let usage = { ...stored, toolCalls: Math.max(stored.toolCalls, recordedCalls) };
-      for (const call of callsOf(run.checkpoint)) {
-        if (ctx.signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
-        const seen = byCall.get(call.id);
-        if (seen?.observed) continue;
-        if (seen?.call) {
-          const outcome = await resumeToolCall(stepCtx, seen.call);
-          if (outcome.kind === 'unknown_outcome') unknown.push(`${call.name} (${call.id})`);
-          continue;
-        }
-        const next = { ...usage, toolCalls: usage.toolCalls + 1 };
-        const out = exhaustion(budget, next, startedAt, new Date());
-        if (out) return { status: 'budget_exhausted', reason: out.reason };
-        await performToolCall(stepCtx, call);
-        usage = next;
-        await ledger.progress(lease, { usage: { ...usage } });
-      }
+      const recordedCalls = steps.filter((s) => s.kind === 'tool_call').length;
+      const settled = await settleCalls({
+        ctx: stepCtx,
+        calls: callsOf(run.checkpoint),
+        steps,
+        usage: { ...stored, toolCalls: Math.max(stored.toolCalls, recordedCalls) },
+        budget: budgetFrom(run.budget),
+        startedAt: run.startedAt ?? run.createdAt,
+        clock: env.clock ?? systemClock,
+        signal: ctx.signal,
+      });
+      if (settled.kind === 'interrupted')
+        return { status: 'interrupted', reason: 'the worker stopped' };
+      if (settled.kind === 'budget_exhausted')
+        return { status: 'budget_exhausted', reason: settled.reason };
+      const { unknown } = settled;
       return {
         status: 'succeeded',
         reason:

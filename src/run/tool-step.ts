@@ -5,7 +5,7 @@ import { hasCode, serializeError } from '../tool/errors.ts';
 import { FatalToolError, invoke, resolveCall, type ExecuteResult } from '../tool/executor.ts';
 import { observation, type Observation } from '../tool/observation.ts';
 import type { Registry } from '../tool/registry.ts';
-import type { Lease, StepRecord } from '../store/runs.ts';
+import type { Lease, ToolCallStep } from './records.ts';
 import type { RunLedger } from './ledger.ts';
 
 /** Points on a call's path where a test can inject a crash; production passes no hooks. */
@@ -28,7 +28,7 @@ export interface ToolStepContext {
 export interface ToolCallOutcome {
   readonly kind: ExecuteResult['kind'] | 'unknown_outcome';
   readonly observation: Observation;
-  readonly callStep: StepRecord;
+  readonly callStep: ToolCallStep;
 }
 
 /**
@@ -58,7 +58,7 @@ export async function performToolCall(
 async function complete(
   ctx: ToolStepContext,
   call: ToolCall,
-  callStep: StepRecord,
+  callStep: ToolCallStep,
   run: () => Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>>,
 ): Promise<ToolCallOutcome> {
   let result: Exclude<ExecuteResult, { kind: 'unknown_tool' }>;
@@ -94,17 +94,18 @@ async function complete(
  */
 export async function resumeToolCall(
   ctx: ToolStepContext,
-  callStep: StepRecord,
+  callStep: ToolCallStep,
 ): Promise<ToolCallOutcome> {
   const call: ToolCall = {
-    id: callStep.callId ?? '',
-    name: callStep.toolName ?? '',
-    arguments: callStep.arguments ?? '',
+    id: callStep.callId,
+    name: callStep.toolName,
+    arguments: callStep.arguments,
   };
-  const recorded = { class: callStep.class, replay: callStep.replay } as Parameters<
-    typeof toolEffect
-  >[0];
-  const reexecute = toolEffect(recorded).onResume === 'reexecute' && callStep.committedAt === null;
+  const recorded = callStep.effect;
+  const reexecute =
+    recorded !== null &&
+    toolEffect(recorded).onResume === 'reexecute' &&
+    callStep.committedAt === null;
   const definition = ctx.registry.get(call.name);
   if (
     !reexecute ||

@@ -1,22 +1,15 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { hasCode } from '../tool/errors.ts';
-import type { Db } from '../store/db.ts';
-import {
-  claimRunnable,
-  finishRun,
-  LeaseLostError,
-  releaseLease,
-  renewLease,
-  type Lease,
-  type RunRecord,
-} from '../store/runs.ts';
+import { hasCode, MeshError } from '../tool/errors.ts';
 import type { RunDriver } from './driver.ts';
 import type { RunLedger } from './ledger.ts';
+import type { Lease, RunRecord } from './records.ts';
 import { describeFailure } from './tool-step.ts';
 
+/** The code a fenced write rejects with once its lease is lost (src/store's `LeaseLostError`). */
+const LEASE_LOST = 'lease_lost';
+
 export interface WorkerOptions {
-  readonly db: Db;
   readonly ledger: RunLedger;
   readonly drivers: readonly RunDriver[];
   /** Identifies this worker in leases; defaults to host, pid and a random suffix. */
@@ -72,7 +65,7 @@ export class Worker {
 
   /** Claims and drives at most one run; resolves when it ends. Returns false when none was runnable. */
   async runOnce(): Promise<boolean> {
-    const run = await claimRunnable(this.options.db, this.owner, this.options.leaseMs);
+    const run = await this.options.ledger.claim(this.owner, this.options.leaseMs);
     if (!run) return false;
     await this.drive(run);
     return true;
@@ -86,7 +79,7 @@ export class Worker {
       }
       let run: RunRecord | undefined;
       try {
-        run = await claimRunnable(this.options.db, this.owner, this.options.leaseMs);
+        run = await this.options.ledger.claim(this.owner, this.options.leaseMs);
       } catch (error) {
         this.options.log?.(`worker ${this.owner}: could not claim work: ${describeFailure(error)}`);
       }
@@ -113,9 +106,9 @@ export class Worker {
     this.active.set(run.id, { controller, lease, done });
     const renewEvery = Math.max(50, Math.floor(this.options.leaseMs / 3));
     const renewal = setInterval(() => {
-      renewLease(this.options.db, lease, this.options.leaseMs).then(
+      this.options.ledger.renew(lease, this.options.leaseMs).then(
         (held) => {
-          if (!held) controller.abort(new LeaseLostError(lease));
+          if (!held) controller.abort(leaseLost(lease));
         },
         () => undefined,
       );
@@ -123,7 +116,7 @@ export class Worker {
     try {
       const driver = this.options.drivers.find((d) => d.kind === run.kind);
       if (!driver) {
-        await finishRun(this.options.db, lease, 'failed', `no driver for runs of kind ${run.kind}`);
+        await this.options.ledger.finish(lease, 'failed', `no driver for runs of kind ${run.kind}`);
         return;
       }
       const end = await driver.drive({
@@ -133,18 +126,18 @@ export class Worker {
         signal: controller.signal,
       });
       if (end.status === 'interrupted' || controller.signal.aborted) {
-        await releaseLease(this.options.db, lease).catch(() => undefined);
+        await this.options.ledger.release(lease).catch(() => undefined);
         return;
       }
-      await finishRun(this.options.db, lease, end.status, end.reason);
+      await this.options.ledger.finish(lease, end.status, end.reason);
     } catch (error) {
-      if (hasCode(error, LeaseLostError.code) || controller.signal.aborted) {
+      if (hasCode(error, LEASE_LOST) || controller.signal.aborted) {
         this.options.log?.(`worker ${this.owner}: lost run ${run.id}; another worker resumes it`);
         return;
       }
       const reason = `failed: ${describeFailure(error)}`;
       this.options.log?.(`worker ${this.owner}: run ${run.id} ${reason}`);
-      await finishRun(this.options.db, lease, 'failed', reason).catch((finishError: unknown) => {
+      await this.options.ledger.finish(lease, 'failed', reason).catch((finishError: unknown) => {
         this.options.log?.(
           `worker ${this.owner}: could not record the failure of ${run.id}: ${describeFailure(finishError)}`,
         );
@@ -155,4 +148,11 @@ export class Worker {
       resolveDone();
     }
   }
+}
+
+function leaseLost(lease: Lease): MeshError {
+  return new MeshError(
+    LEASE_LOST,
+    `run ${lease.runId} is no longer leased to ${lease.owner} (epoch ${lease.epoch})`,
+  );
 }

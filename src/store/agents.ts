@@ -1,13 +1,5 @@
+import type { AgentRecord } from '../run/records.ts';
 import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
-
-export interface AgentRecord {
-  readonly id: string;
-  readonly name: string;
-  readonly persona: string | null;
-  readonly modelProviderId: string | null;
-  readonly model: string | null;
-  readonly createdAt: Date;
-}
 
 const COLUMNS = `id, name, persona, model_provider_id as "modelProviderId", model, created_at as "createdAt"`;
 

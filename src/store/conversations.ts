@@ -1,23 +1,6 @@
+import type { Audience } from '../policy/audience.ts';
+import type { ConversationRecord, MessageRecord } from '../run/records.ts';
 import { StoreError, type Queryable } from './db.ts';
-
-export type Audience = 'direct' | 'shared';
-
-export interface ConversationRecord {
-  readonly id: string;
-  readonly agentId: string;
-  readonly audience: Audience;
-  readonly title: string | null;
-  readonly createdAt: Date;
-}
-
-export interface MessageRecord {
-  readonly id: string;
-  readonly conversationId: string;
-  readonly direction: 'inbound' | 'outbound';
-  readonly actor: string;
-  readonly body: string;
-  readonly createdAt: Date;
-}
 
 const CONVERSATION = `id, agent_id as "agentId", audience, title, created_at as "createdAt"`;
 const MESSAGE = `id, conversation_id as "conversationId", direction, actor, body, created_at as "createdAt"`;

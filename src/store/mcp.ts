@@ -1,5 +1,5 @@
 import type { JsonObject } from '../model/json.ts';
-import type { Audience } from './conversations.ts';
+import type { Audience } from '../policy/audience.ts';
 import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 
 /** A registered remote MCP server. */

@@ -1,44 +1,22 @@
-import type { JsonObject, JsonValue } from '../model/json.ts';
+import type { JsonObject } from '../model/json.ts';
+import type {
+  ArtifactRecord,
+  CallStatus,
+  Lease,
+  NewArtifact,
+  NewRun,
+  NewStep,
+  RunRecord,
+  RunStatus,
+  StepKind,
+  StepRecord,
+  StepStatus,
+} from '../run/records.ts';
+import { REPLAYS, TOOL_CLASSES, type Replay, type ToolClass } from '../tool/definition.ts';
 import { StoreError, type Queryable } from './db.ts';
 
-export type RunStatus =
-  | 'queued'
-  | 'running'
-  | 'awaiting_input'
-  | 'succeeded'
-  | 'failed'
-  | 'interrupted'
-  | 'budget_exhausted';
-export const TERMINAL_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'budget_exhausted'];
-
-export type StepKind =
-  'model_request' | 'model_response' | 'tool_call' | 'observation' | 'reply' | 'note';
-export type StepStatus = 'started' | 'completed' | 'refused' | 'failed' | 'unknown';
-
-/** A run as stored. JSON columns are returned as the driver parsed them. */
-export interface RunRecord {
-  readonly id: string;
-  readonly agentId: string;
-  readonly conversationId: string | null;
-  readonly inboundMessageId: string | null;
-  readonly kind: string;
-  readonly status: RunStatus;
-  readonly reason: string | null;
-  readonly provenance: JsonObject;
-  readonly budget: JsonObject;
-  readonly usage: JsonObject;
-  readonly checkpoint: JsonObject;
-  readonly leaseOwner: string | null;
-  readonly leaseEpoch: number;
-  readonly leaseExpiresAt: Date | null;
-  readonly committedAt: Date | null;
-  readonly createdAt: Date;
-  readonly startedAt: Date | null;
-  readonly finishedAt: Date | null;
-}
-
-/** One step of a run as stored. */
-export interface StepRecord {
+/** A run_steps row as selected: one column per field of every kind. */
+interface StepRow {
   readonly runId: string;
   readonly seq: number;
   readonly kind: StepKind;
@@ -55,11 +33,60 @@ export interface StepRecord {
   readonly finishedAt: Date | null;
 }
 
-/** Proof that a worker holds a run: every write is fenced by it. */
-export interface Lease {
-  readonly runId: string;
-  readonly owner: string;
-  readonly epoch: number;
+function effectOf(row: StepRow): { class: ToolClass; replay: Replay } | null {
+  const cls = TOOL_CLASSES.find((c) => c === row.class);
+  const replay = REPLAYS.find((r) => r === row.replay);
+  return cls && replay ? { class: cls, replay } : null;
+}
+
+/** A row as the step record of its kind, with only that kind's fields. */
+function stepFrom(row: StepRow): StepRecord {
+  const base = {
+    runId: row.runId,
+    seq: row.seq,
+    status: row.status,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+  };
+  switch (row.kind) {
+    case 'model_request':
+    case 'model_response':
+    case 'note':
+      return { ...base, kind: row.kind, data: row.data ?? {} };
+    case 'reply': {
+      const data = row.data ?? {};
+      return {
+        ...base,
+        kind: 'reply',
+        data: {
+          messageId: typeof data['messageId'] === 'string' ? data['messageId'] : '',
+          body: typeof data['body'] === 'string' ? data['body'] : '',
+        },
+      };
+    }
+    case 'tool_call':
+      return {
+        ...base,
+        kind: 'tool_call',
+        toolName: row.toolName ?? '',
+        callId: row.callId ?? '',
+        effect: effectOf(row),
+        arguments: row.arguments ?? '',
+        committedAt: row.committedAt,
+      };
+    case 'observation':
+      return {
+        ...base,
+        kind: 'observation',
+        toolName: row.toolName ?? '',
+        callId: row.callId ?? '',
+        observation: row.observation ?? {},
+      };
+    default: {
+      const never: never = row.kind;
+      throw new StoreError('database_error', `unknown step kind ${String(never)}`);
+    }
+  }
 }
 
 /** The lease was lost (expired and taken by another worker): the holder must stop writing. */
@@ -81,19 +108,6 @@ const RUN_COLUMNS = `id, agent_id as "agentId", conversation_id as "conversation
 const STEP_COLUMNS = `run_id as "runId", seq, kind, tool_name as "toolName", call_id as "callId", class, replay,
   arguments, observation, data, status, committed_at as "committedAt", started_at as "startedAt",
   finished_at as "finishedAt"`;
-
-export interface NewRun {
-  readonly id: string;
-  readonly agentId: string;
-  readonly conversationId?: string | null;
-  readonly inboundMessageId?: string | null;
-  readonly kind: string;
-  readonly provenance: JsonObject;
-  readonly budget: JsonObject;
-  readonly checkpoint?: JsonObject;
-  /** When given, the run is created running and leased to this owner. */
-  readonly lease?: { readonly owner: string; readonly leaseMs: number };
-}
 
 /** Inserts a run: queued for a worker, or running under the caller's lease. */
 export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
@@ -199,33 +213,84 @@ export async function reserveSeq(q: Queryable, lease: Lease, count = 1): Promise
   return row.seq;
 }
 
-export interface NewStep {
-  readonly kind: StepKind;
-  readonly status: StepStatus;
-  readonly toolName?: string;
-  readonly callId?: string;
-  readonly class?: string;
-  readonly replay?: string;
-  readonly arguments?: string;
-  readonly observation?: JsonValue;
-  readonly data?: JsonValue;
-  readonly committed?: boolean;
-  readonly finished?: boolean;
-}
-
+/** The column values of a new step, in the order of {@link STEP_INSERT_COLUMNS} after run and seq. */
 function stepParams(step: NewStep): unknown[] {
+  const none = { toolName: null, callId: null, class: null, replay: null, arguments: null };
+  const cols = ((): {
+    toolName: string | null;
+    callId: string | null;
+    class: string | null;
+    replay: string | null;
+    arguments: string | null;
+    observation: JsonObject | null;
+    data: JsonObject | null;
+    status: StepStatus;
+    committed: boolean;
+    finished: boolean;
+  } => {
+    switch (step.kind) {
+      case 'model_request':
+      case 'model_response':
+      case 'note':
+        return {
+          ...none,
+          observation: null,
+          data: step.data,
+          status: 'completed',
+          committed: false,
+          finished: true,
+        };
+      case 'reply':
+        return {
+          ...none,
+          observation: null,
+          data: { ...step.data },
+          status: 'completed',
+          committed: false,
+          finished: true,
+        };
+      case 'tool_call':
+        return {
+          toolName: step.toolName,
+          callId: step.callId,
+          class: step.effect?.class ?? null,
+          replay: step.effect?.replay ?? null,
+          arguments: step.arguments,
+          observation: null,
+          data: null,
+          status: step.status,
+          committed: step.committed,
+          finished: step.status === 'refused',
+        };
+      case 'observation':
+        return {
+          ...none,
+          toolName: step.toolName,
+          callId: step.callId,
+          observation: step.observation,
+          data: null,
+          status: 'completed',
+          committed: false,
+          finished: true,
+        };
+      default: {
+        const never: never = step;
+        throw new StoreError('database_error', `unknown step ${JSON.stringify(never)}`);
+      }
+    }
+  })();
   return [
     step.kind,
-    step.toolName ?? null,
-    step.callId ?? null,
-    step.class ?? null,
-    step.replay ?? null,
-    step.arguments ?? null,
-    step.observation === undefined ? null : JSON.stringify(step.observation),
-    step.data === undefined ? null : JSON.stringify(step.data),
-    step.status,
-    step.committed ?? false,
-    step.finished ?? false,
+    cols.toolName,
+    cols.callId,
+    cols.class,
+    cols.replay,
+    cols.arguments,
+    cols.observation === null ? null : JSON.stringify(cols.observation),
+    cols.data === null ? null : JSON.stringify(cols.data),
+    cols.status,
+    cols.committed,
+    cols.finished,
   ];
 }
 
@@ -251,25 +316,21 @@ export async function insertStep(
   seq: number,
   step: NewStep,
 ): Promise<StepRecord> {
-  const { rows } = await q.query<StepRecord>(
+  const { rows } = await q.query<StepRow>(
     `insert into run_steps ${STEP_INSERT_COLUMNS} values ($1, $2, ${stepValues(3)}) returning ${STEP_COLUMNS}`,
     [runId, seq, ...stepParams(step)],
   );
-  return rows[0] as StepRecord;
+  return stepFrom(rows[0] as StepRow);
 }
 
 /**
  * Appends a step under the lease in one statement (one round trip, one commit): the reservation
- * fences it, so a worker that lost the run writes nothing. With `commit`, the same statement
- * stamps the run's `committed_at`: the write-ahead stamp and the call step land together.
+ * fences it, so a worker that lost the run writes nothing. A committed `tool_call` stamps the
+ * run's `committed_at` in the same statement: the write-ahead stamp and the call step land together.
  */
-export async function appendStep(
-  q: Queryable,
-  lease: Lease,
-  step: NewStep,
-  commit = false,
-): Promise<StepRecord> {
-  const { rows } = await q.query<StepRecord>(
+export async function appendStep(q: Queryable, lease: Lease, step: NewStep): Promise<StepRecord> {
+  const commit = step.kind === 'tool_call' && step.committed;
+  const { rows } = await q.query<StepRow>(
     // One update of the run both reserves the number and stamps the commit: two updates of one
     // row in a statement would not see each other.
     `with reserved as (
@@ -284,7 +345,7 @@ export async function appendStep(
   );
   const row = rows[0];
   if (!row) throw new LeaseLostError(lease);
-  return row;
+  return stepFrom(row);
 }
 
 /**
@@ -296,7 +357,7 @@ export async function appendStepPair(
   first: NewStep,
   second: NewStep,
 ): Promise<[StepRecord, StepRecord]> {
-  const { rows } = await q.query<StepRecord>(
+  const { rows } = await q.query<StepRow>(
     `with ${RESERVE}
      insert into run_steps ${STEP_INSERT_COLUMNS}
      select $1, reserved.seq, ${stepValues(5)} from reserved
@@ -307,7 +368,7 @@ export async function appendStepPair(
   );
   const sorted = rows.sort((a, b) => a.seq - b.seq);
   if (sorted.length !== 2) throw new LeaseLostError(lease);
-  return [sorted[0] as StepRecord, sorted[1] as StepRecord];
+  return [stepFrom(sorted[0] as StepRow), stepFrom(sorted[1] as StepRow)];
 }
 
 /**
@@ -320,7 +381,7 @@ export async function appendObservation(
   callStatus: StepStatus,
   step: NewStep,
 ): Promise<StepRecord> {
-  const { rows } = await q.query<StepRecord>(
+  const { rows } = await q.query<StepRow>(
     `with ${RESERVE},
      finished as (
        update run_steps set status = $6, finished_at = now()
@@ -332,7 +393,7 @@ export async function appendObservation(
   );
   const row = rows[0];
   if (!row) throw new LeaseLostError(lease);
-  return row;
+  return stepFrom(row);
 }
 
 /** Marks a step finished with a status. */
@@ -356,11 +417,30 @@ export async function markCommitted(q: Queryable, runId: string): Promise<void> 
 }
 
 export async function listSteps(q: Queryable, runId: string): Promise<StepRecord[]> {
-  const { rows } = await q.query<StepRecord>(
+  const { rows } = await q.query<StepRow>(
     `select ${STEP_COLUMNS} from run_steps where run_id = $1 order by seq`,
     [runId],
   );
-  return rows;
+  return rows.map(stepFrom);
+}
+
+/**
+ * Appends an observation too large for its step: the whole of it goes to an artifact numbered
+ * with the step, the step keeps its excerpt, and the call step is finished, in one transaction.
+ */
+export async function appendObservationWithArtifact(
+  tx: Queryable,
+  lease: Lease,
+  callSeq: number,
+  callStatus: CallStatus,
+  step: NewStep,
+  artifact: NewArtifact,
+): Promise<StepRecord> {
+  const seq = await reserveSeq(tx, lease);
+  await insertArtifact(tx, { ...artifact, runId: lease.runId, stepSeq: seq });
+  const recorded = await insertStep(tx, lease.runId, seq, step);
+  await finishStep(tx, lease.runId, callSeq, callStatus);
+  return recorded;
 }
 
 /** Replaces the run's usage counters (the ledger computes them) and, optionally, its checkpoint. */
@@ -399,16 +479,10 @@ export async function finishRun(
   if (rowCount !== 1) throw new LeaseLostError(lease);
 }
 
-export interface NewArtifact {
-  readonly id: string;
-  readonly runId: string;
-  readonly stepSeq: number | null;
-  readonly mediaType: string;
-  readonly content: Uint8Array;
-  readonly sha256: string;
-}
-
-export async function insertArtifact(q: Queryable, artifact: NewArtifact): Promise<void> {
+export async function insertArtifact(
+  q: Queryable,
+  artifact: NewArtifact & { readonly runId: string; readonly stepSeq: number | null },
+): Promise<void> {
   await q.query(
     `insert into artifacts (id, run_id, step_seq, media_type, size_bytes, sha256, content) values ($1, $2, $3, $4, $5, $6, $7)`,
     [
@@ -421,16 +495,6 @@ export async function insertArtifact(q: Queryable, artifact: NewArtifact): Promi
       artifact.content,
     ],
   );
-}
-
-export interface ArtifactRecord {
-  readonly id: string;
-  readonly runId: string;
-  readonly stepSeq: number | null;
-  readonly mediaType: string;
-  readonly sizeBytes: number;
-  readonly sha256: string;
-  readonly content: Uint8Array;
 }
 
 export async function getArtifact(q: Queryable, id: string): Promise<ArtifactRecord | undefined> {

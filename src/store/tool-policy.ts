@@ -1,5 +1,5 @@
 import type { JsonValue } from '../model/json.ts';
-import type { Audience } from './conversations.ts';
+import type { Audience } from '../policy/audience.ts';
 import type { Queryable } from './db.ts';
 
 /** Tools an agent opted out of (enabled = false rows). */

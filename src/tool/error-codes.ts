@@ -101,6 +101,10 @@ export const ERROR_CODES = Object.freeze({
   tool_provider_not_found: NOT_FOUND,
   turn_incomplete: INTERNAL,
 
+  // The CLI's socket to a running server.
+  cli_socket_closed: UNAVAILABLE,
+  cli_socket_unsafe: INTERNAL,
+
   // The HTTP faces' own refusals (requests that never reached a use case).
   body_too_large: TOO_LARGE,
   csrf_refused: FORBIDDEN,

@@ -3,24 +3,24 @@ import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { AssistantMessage, Message, ModelResponse, ToolCall } from '../model/wire.ts';
 import type { ToolPackage } from '../manifest/package-manifest.ts';
 import { budgetFrom, exhaustion, usageFrom, type RunUsage } from '../run/budget.ts';
+import { settleCalls } from '../run/call-loop.ts';
 import type { DriveContext, RunDriver, RunEnd } from '../run/driver.ts';
-import {
-  performToolCall,
-  resumeToolCall,
-  type CallHooks,
-  type ToolStepContext,
-} from '../run/tool-step.ts';
-import type { AgentRecord } from '../store/agents.ts';
-import type { ConversationRecord, MessageRecord } from '../store/conversations.ts';
-import type { Db } from '../store/db.ts';
-import type { RunRecord, StepRecord } from '../store/runs.ts';
+import type {
+  AgentRecord,
+  ConversationRecord,
+  MessageRecord,
+  ModelResponseStep,
+  RunRecord,
+  StepRecord,
+} from '../run/records.ts';
+import type { CallHooks, ToolStepContext } from '../run/tool-step.ts';
+import { systemClock, type Clock } from '../tool/clock.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import { hasCode, serializeError } from '../tool/errors.ts';
 import type { Registry } from '../tool/registry.ts';
 import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
 import { renderMemory, renderSystemPrompt } from './prompt.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
-import { recordReply } from './reply.ts';
 
 /** The spec's cap: enough for recall → amend → answer, short of an autonomous loop. */
 export const MAX_ROUNDS = 3;
@@ -43,7 +43,6 @@ export interface TurnModel {
 
 /** Everything a turn reads, wired by the composition root. */
 export interface TurnEnvironment {
-  readonly db: Db;
   readonly packages: readonly ToolPackage[];
   loadTurn(run: RunRecord): Promise<{
     agent: AgentRecord;
@@ -61,6 +60,8 @@ export interface TurnEnvironment {
   runtimeFor(run: RunRecord, signal: AbortSignal, configFor: ToolRuntime['configFor']): ToolRuntime;
   modelFor(agent: AgentRecord, run: RunRecord): Promise<TurnModel>;
   readonly hooks?: CallHooks;
+  /** Where budgets read the time; the system clock when omitted. */
+  readonly clock?: Clock;
 }
 
 function historyMessages(history: readonly MessageRecord[]): Message[] {
@@ -75,8 +76,8 @@ function text(value: JsonValue | undefined): string {
   return typeof value === 'string' ? value : '';
 }
 
-function responseFrom(step: StepRecord): AssistantMessage {
-  const data = step.data ?? {};
+function responseFrom(step: ModelResponseStep): AssistantMessage {
+  const data = step.data;
   const calls = Array.isArray(data['toolCalls']) ? (data['toolCalls'] as JsonObject[]) : [];
   return {
     role: 'assistant',
@@ -97,7 +98,7 @@ function roundMessages(steps: readonly StepRecord[]): Message[] {
       const message = responseFrom(step);
       if (message.toolCalls.length > 0) out.push(message);
     } else if (step.kind === 'observation' && step.callId) {
-      const text = step.observation?.['text'];
+      const text = step.observation['text'];
       out.push({
         role: 'tool',
         toolCallId: step.callId,
@@ -141,6 +142,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
       const budget = budgetFrom(run.budget);
       const maxRounds = Math.min(MAX_ROUNDS, budget.maxRounds);
       const startedAt = run.startedAt ?? run.createdAt;
+      const clock = env.clock ?? systemClock;
       let steps = await ledger.steps(run.id);
       if (steps.some((s) => s.kind === 'reply')) return { status: 'succeeded', reason: null };
       const stored = usageFrom(run.usage);
@@ -158,21 +160,21 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
         if (last) {
           const pending = responseFrom(last).toolCalls;
           if (pending.length > 0 && responses.length <= maxRounds) {
-            for (const call of pending) {
-              const recorded = steps.find((s) => s.kind === 'tool_call' && s.callId === call.id);
-              const observed = steps.some((s) => s.kind === 'observation' && s.callId === call.id);
-              if (observed) continue;
-              if (recorded) {
-                await resumeToolCall(stepCtx, recorded);
-                continue;
-              }
-              const next = { ...usage, toolCalls: usage.toolCalls + 1 };
-              const out = exhaustion(budget, next, startedAt, new Date());
-              if (out) return { status: 'budget_exhausted', reason: out.reason };
-              await performToolCall(stepCtx, call);
-              usage = next;
-              await ledger.progress(lease, { usage: usageJson(usage) });
-            }
+            const settled = await settleCalls({
+              ctx: stepCtx,
+              calls: pending,
+              steps,
+              usage,
+              budget,
+              startedAt,
+              clock,
+              signal,
+            });
+            if (settled.kind === 'interrupted')
+              return { status: 'interrupted', reason: 'the worker stopped' };
+            if (settled.kind === 'budget_exhausted')
+              return { status: 'budget_exhausted', reason: settled.reason };
+            usage = settled.usage;
             steps = await ledger.steps(run.id);
           }
         }
@@ -184,7 +186,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
             reason: `the model did not answer within ${maxRounds} rounds`,
           };
         }
-        const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, new Date());
+        const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, clock.now());
         if (out) return { status: 'budget_exhausted', reason: out.reason };
 
         const offered = round < maxRounds ? registry.tools() : [];
@@ -212,8 +214,6 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
         );
         await ledger.appendStep(lease, {
           kind: 'model_request',
-          status: 'completed',
-          finished: true,
           data: {
             round,
             model: model.model,
@@ -264,8 +264,6 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
         const calls = offered.length === 0 ? [] : response.message.toolCalls;
         await ledger.appendStep(lease, {
           kind: 'model_response',
-          status: 'completed',
-          finished: true,
           data: {
             round,
             content: response.message.content,
@@ -284,7 +282,11 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
             response.message.content.trim() !== ''
               ? response.message.content
               : 'I could not finish this within the tool rounds I am allowed.';
-          await recordReply(env.db, lease, turn.conversation.id, turn.agent.name, body);
+          await ledger.recordReply(lease, {
+            conversationId: turn.conversation.id,
+            actor: turn.agent.name,
+            body,
+          });
           return { status: 'succeeded', reason: null };
         }
         steps = await ledger.steps(run.id);

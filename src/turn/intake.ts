@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '../model/json.ts';
+import type { Audience } from '../policy/audience.ts';
 import { DEFAULT_BUDGET, type Budget } from '../run/budget.ts';
 import type { RunLedger } from '../run/ledger.ts';
-import {
-  getConversation,
-  insertConversation,
-  insertMessage,
-  type Audience,
-  type ConversationRecord,
-  type MessageRecord,
-} from '../store/conversations.ts';
-import type { RunRecord } from '../store/runs.ts';
+import type { ConversationRecord, MessageRecord, RunRecord } from '../run/records.ts';
 import { MeshError } from '../tool/errors.ts';
 
 /** A message arriving for an agent. */
@@ -38,38 +31,20 @@ export async function receiveMessage(
 ): Promise<{ conversation: ConversationRecord; message: MessageRecord; run: RunRecord }> {
   if (input.body.trim() === '') throw new MeshError('empty_message', 'a message needs a body');
   if (input.actor.trim() === '') throw new MeshError('missing_actor', 'a message needs an actor');
-  return ledger.db.transaction(async (tx) => {
-    let conversation: ConversationRecord;
-    if (input.conversationId) {
-      const found = await getConversation(tx, input.conversationId);
-      if (!found || found.agentId !== input.agentId) {
-        throw new MeshError(
-          'conversation_not_found',
-          'no conversation with that id for this agent',
-        );
-      }
-      conversation = found;
-    } else {
-      conversation = await insertConversation(tx, {
+  const received = await ledger.receiveInbound({
+    agentId: input.agentId,
+    conversation: input.conversationId
+      ? { kind: 'existing', id: input.conversationId }
+      : { kind: 'new', id: randomUUID(), audience: input.audience ?? 'direct' },
+    message: { id: randomUUID(), actor: input.actor, body: input.body },
+    run: (conversation, message) => {
+      const provenance: JsonObject = {
+        kind: 'inbound_message',
+        messageId: message.id,
+        actor: input.actor,
+      };
+      return {
         id: randomUUID(),
-        agentId: input.agentId,
-        audience: input.audience ?? 'direct',
-      });
-    }
-    const message = await insertMessage(tx, {
-      id: randomUUID(),
-      conversationId: conversation.id,
-      direction: 'inbound',
-      actor: input.actor,
-      body: input.body,
-    });
-    const provenance: JsonObject = {
-      kind: 'inbound_message',
-      messageId: message.id,
-      actor: input.actor,
-    };
-    const run = await ledger.createRun(
-      {
         agentId: input.agentId,
         conversationId: conversation.id,
         inboundMessageId: message.id,
@@ -78,9 +53,10 @@ export async function receiveMessage(
         budget: { ...DEFAULT_BUDGET, ...input.budget },
         checkpoint: { kind: 'turn' },
         ...(input.lease ? { lease: input.lease } : {}),
-      },
-      tx,
-    );
-    return { conversation, message, run };
+      };
+    },
   });
+  if (!received)
+    throw new MeshError('conversation_not_found', 'no conversation with that id for this agent');
+  return received;
 }

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../model/json.ts';
-import type { StepRecord } from '../store/runs.ts';
+import type { StepRecord, ToolCallStep } from '../run/records.ts';
 
 /** One line of the ledger: what a call actually came to, from the store's own records. */
 export interface LedgerEntry {
@@ -32,14 +32,14 @@ function memoryLine(data: JsonObject): string | undefined {
  * observation — what the store returned — never the arguments the model asked with.
  */
 export function ledgerEntries(steps: readonly StepRecord[]): LedgerEntry[] {
-  const calls = new Map<string, StepRecord>();
+  const calls = new Map<string, ToolCallStep>();
   const entries: LedgerEntry[] = [];
   for (const step of steps) {
     if (step.kind === 'tool_call' && step.callId) calls.set(step.callId, step);
     if (step.kind !== 'observation' || !step.callId) continue;
     const call = calls.get(step.callId);
-    const tool = step.toolName ?? call?.toolName ?? '?';
-    const observation = step.observation ?? {};
+    const tool = step.toolName || call?.toolName || '?';
+    const observation = step.observation;
     const kind = observation['kind'];
     const base = { callId: step.callId, tool };
     if (call?.status === 'failed') {
@@ -71,7 +71,7 @@ export function ledgerEntries(steps: readonly StepRecord[]): LedgerEntry[] {
           ? memoryLine(data as JsonObject)
           : undefined;
       const effect = call?.committedAt
-        ? `effect recorded at the commit boundary (${call.class ?? 'effect'})`
+        ? `effect recorded at the commit boundary (${call.effect?.class ?? 'effect'})`
         : undefined;
       entries.push({ ...base, outcome: 'committed', detail: memory ?? effect ?? 'completed' });
     }

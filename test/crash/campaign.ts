@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunLedger } from '../../src/run/ledger.ts';
+import { runStore } from '../../src/store/run-store.ts';
 import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import type { CallPoint } from '../../src/run/tool-step.ts';
 import { insertAgent } from '../../src/store/agents.ts';
@@ -146,7 +147,7 @@ function runChild(
 }
 
 async function createRuns(db: Db, agentId: string, from: number, count: number): Promise<void> {
-  const ledger = new RunLedger(db);
+  const ledger = new RunLedger(runStore(db));
   for (let i = from; i < from + count; i++) {
     await ledger.createRun({
       agentId,

@@ -5,6 +5,7 @@
 import { writeSync } from 'node:fs';
 import { connect } from '../../src/store/connect.ts';
 import { RunLedger } from '../../src/run/ledger.ts';
+import { runStore } from '../../src/store/run-store.ts';
 import { scriptDriver } from '../../src/run/script-driver.ts';
 import type { CallPoint } from '../../src/run/tool-step.ts';
 import { Worker } from '../../src/run/worker.ts';
@@ -23,10 +24,9 @@ const db = await connect({
   poolSize: 6,
 });
 const registry = crashRegistry(counterUrl);
-const ledger = new RunLedger(db);
+const ledger = new RunLedger(runStore(db));
 let seen = 0;
 const worker = new Worker({
-  db,
   ledger,
   leaseMs,
   concurrency: 3,

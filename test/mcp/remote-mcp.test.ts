@@ -14,7 +14,7 @@ import { callToolAsOperator } from '../../src/app/operator-call.ts';
 import { requireAgent } from '../../src/app/operator.ts';
 import { agentRegistry } from '../../src/app/policy.ts';
 import { chat } from '../../src/app/turns.ts';
-import type { AgentRecord } from '../../src/store/agents.ts';
+import type { AgentRecord } from '../../src/run/records.ts';
 import { listRuns } from '../../src/store/runs.ts';
 import { testDatabases } from '../support/db.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
@@ -191,7 +191,7 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
     await reviewCatalog(mesh, ada, 'alpha');
     const first = await chat(mesh, { agentId: ada.id, actor: 'u', body: 'use alpha__lookup one' });
     const firstCall = first.steps.find((s) => s.kind === 'tool_call');
-    expect(firstCall).toMatchObject({ toolName: 'alpha__lookup', class: 'query' });
+    expect(firstCall).toMatchObject({ toolName: 'alpha__lookup', effect: { class: 'query' } });
 
     // The server changes the definition between turns (its annotations, even a "read-only" one).
     const index = alpha.state.tools.findIndex((t) => t.name === 'lookup');
@@ -200,7 +200,7 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
     });
     const second = await chat(mesh, { agentId: ada.id, actor: 'u', body: 'use alpha__lookup two' });
     const secondCall = second.steps.find((s) => s.kind === 'tool_call');
-    expect(secondCall).toMatchObject({ toolName: 'alpha__lookup', class: 'effect' });
+    expect(secondCall).toMatchObject({ toolName: 'alpha__lookup', effect: { class: 'effect' } });
     expect(secondCall?.committedAt).not.toBeNull();
 
     const view = await catalogView(mesh, ada, 'alpha');

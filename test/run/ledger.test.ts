@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunLedger } from '../../src/run/ledger.ts';
+import { runStore } from '../../src/store/run-store.ts';
 import { scriptCheckpoint, scriptDriver } from '../../src/run/script-driver.ts';
 import { Worker } from '../../src/run/worker.ts';
 import type { Db } from '../../src/store/db.ts';
-import { claimRunnable, getArtifact, LeaseLostError, type Lease } from '../../src/store/runs.ts';
+import type { Lease } from '../../src/run/records.ts';
+import { claimRunnable, getArtifact, LeaseLostError } from '../../src/store/runs.ts';
 import type { Definition } from '../../src/tool/definition.ts';
 import { hasCode } from '../../src/tool/errors.ts';
 import { observation } from '../../src/tool/observation.ts';
 import { createRegistry } from '../../src/tool/registry.ts';
 import { testDatabases } from '../support/db.ts';
-import { makeAgent, runtimeFor } from '../support/run.ts';
+import { callIdOf, makeAgent, observationOf, runtimeFor } from '../support/run.ts';
 import { testDefinition } from '../support/tool.ts';
 
 const call = (id: string, name: string, args = '{}') => ({ id, name, arguments: args });
@@ -48,7 +50,7 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
     const opened = await database.open();
     db = opened.db;
     dispose = () => opened.dispose();
-    ledger = new RunLedger(db);
+    ledger = new RunLedger(runStore(db));
     agentId = await makeAgent(db);
   });
   afterAll(() => dispose());
@@ -116,7 +118,7 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
       ['tool_call', 'completed'],
       ['observation', 'completed'],
     ]);
-    expect(steps[1]?.observation?.['truncated']).toMatchObject({
+    expect(observationOf(steps[1])?.['truncated']).toMatchObject({
       artifactId: stored.truncated?.artifactId,
     });
   });
@@ -165,11 +167,11 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
         call('s4', 'lookup', '{"x":1}'),
       ]),
     });
-    const worker = new Worker({ db, ledger, drivers: [driver], owner: 'w1' });
+    const worker = new Worker({ ledger, drivers: [driver], owner: 'w1' });
     while ((await ledger.run(run.id))?.status !== 'succeeded')
       expect(await worker.runOnce()).toBe(true);
     const steps = await ledger.steps(run.id);
-    expect(steps.map((s) => `${s.seq}:${s.kind}:${s.callId}:${s.status}`)).toEqual([
+    expect(steps.map((s) => `${s.seq}:${s.kind}:${callIdOf(s)}:${s.status}`)).toEqual([
       '1:tool_call:s1:completed',
       '2:observation:s1:completed',
       '3:tool_call:s2:completed',
@@ -179,8 +181,8 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
       '7:tool_call:s4:refused',
       '8:observation:s4:completed',
     ]);
-    expect(steps[5]?.observation?.['kind']).toBe('unknown_tool');
-    expect(steps[7]?.observation?.['kind']).toBe('invalid_input');
+    expect(observationOf(steps[5])?.['kind']).toBe('unknown_tool');
+    expect(observationOf(steps[7])?.['kind']).toBe('invalid_input');
     expect((await ledger.run(run.id))?.usage).toMatchObject({ toolCalls: 4 });
   });
 
@@ -196,7 +198,7 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
         call('b3', 'post'),
       ]),
     });
-    const worker = new Worker({ db, ledger, drivers: [driver], owner: 'w2' });
+    const worker = new Worker({ ledger, drivers: [driver], owner: 'w2' });
     await worker.runOnce();
     const finished = await ledger.run(run.id);
     expect(finished?.status).toBe('budget_exhausted');
@@ -216,7 +218,7 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
     await db.query(`update runs set started_at = now() - interval '1 minute' where id = $1`, [
       run.id,
     ]);
-    await new Worker({ db, ledger, drivers: [driver], owner: 'w3' }).runOnce();
+    await new Worker({ ledger, drivers: [driver], owner: 'w3' }).runOnce();
     expect((await ledger.run(run.id))?.reason).toContain('wall clock');
   });
 
@@ -252,17 +254,17 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
       run.id,
     ]);
 
-    await new Worker({ db, ledger, drivers: [driver], owner: 'resumer' }).runOnce();
+    await new Worker({ ledger, drivers: [driver], owner: 'resumer' }).runOnce();
     expect(executed).toEqual(['lookup:r3', 'post:r4']);
     const finished = await ledger.run(run.id);
     expect(finished?.status).toBe('succeeded');
     expect(finished?.reason).toContain('outcome unknown for post (r2)');
     const steps = await ledger.steps(run.id);
-    const r2 = steps.filter((s) => s.callId === 'r2');
+    const r2 = steps.filter((s) => callIdOf(s) === 'r2');
     expect(r2.map((s) => s.status)).toEqual(['unknown', 'completed']);
-    expect(r2[1]?.observation?.['kind']).toBe('unknown_outcome');
-    expect(steps.filter((s) => s.callId === 'r1')).toHaveLength(2);
-    expect(steps.filter((s) => s.callId === 'r3').map((s) => s.kind)).toEqual([
+    expect(observationOf(r2[1])?.['kind']).toBe('unknown_outcome');
+    expect(steps.filter((s) => callIdOf(s) === 'r1')).toHaveLength(2);
+    expect(steps.filter((s) => callIdOf(s) === 'r3').map((s) => s.kind)).toEqual([
       'tool_call',
       'observation',
     ]);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { RunLedger } from '../../src/run/ledger.ts';
+import { runStore } from '../../src/store/run-store.ts';
 import { scriptCheckpoint, scriptDriver } from '../../src/run/script-driver.ts';
 import { Worker } from '../../src/run/worker.ts';
 import type { Db } from '../../src/store/db.ts';
@@ -22,7 +23,7 @@ describe.each(testDatabases())('workers on $name', (database) => {
     db = opened.db;
     url = opened.url;
     dispose = () => opened.dispose();
-    ledger = new RunLedger(db);
+    ledger = new RunLedger(runStore(db));
     agentId = await makeAgent(db);
   });
   afterAll(() => dispose());
@@ -61,7 +62,6 @@ describe.each(testDatabases())('workers on $name', (database) => {
   it('a background worker drives queued runs to the end and stops cleanly', async () => {
     const registry = createRegistry([testDefinition('lookup')]);
     const worker = new Worker({
-      db,
       ledger,
       drivers: [scriptDriver({ registryFor: () => registry, runtimeFor })],
       pollMs: 10,
@@ -105,7 +105,6 @@ describe.each(testDatabases())('workers on $name', (database) => {
       ]);
       const logs: string[] = [];
       const worker = new Worker({
-        db,
         ledger,
         drivers: [scriptDriver({ registryFor: () => registry, runtimeFor })],
         pollMs: 10,

@@ -63,7 +63,6 @@ describe.each(testDatabases())('an interrupted turn on $name', (database) => {
     );
 
     const worker = new Worker({
-      db: mesh.db,
       ledger: mesh.ledger,
       drivers: [turnDriver(turnEnvironment(mesh))],
     });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataOf } from '../support/run.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { chat } from '../../src/app/turns.ts';
 import { listMemories } from '../../src/store/memories.ts';
@@ -43,13 +44,13 @@ describe.each(testDatabases())('a turn with a scripted model on $name', (databas
       'model_response',
       'reply',
     ]);
-    const firstRequest = result.steps[0]?.data;
+    const firstRequest = dataOf(result.steps[0]);
     expect(firstRequest?.['offered']).toEqual(['remember', 'recall', 'amend', 'forget']);
     expect(firstRequest?.['estimate']).toMatchObject({
       tools: expect.any(Number) as number,
       current: expect.any(Number) as number,
     });
-    const secondRequest = result.steps[4]?.data;
+    const secondRequest = dataOf(result.steps[4]);
     expect(JSON.stringify(secondRequest?.['ledger'])).toContain('remembered memory');
     const [memory] = await listMemories(mesh.db, agentId);
     expect(memory?.content).toBe('the deploy window is Friday');

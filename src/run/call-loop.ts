@@ -1,0 +1,71 @@
+import type { ToolCall } from '../model/wire.ts';
+import type { Clock } from '../tool/clock.ts';
+import { exhaustion, type Budget, type RunUsage } from './budget.ts';
+import type { StepRecord, ToolCallStep } from './records.ts';
+import { performToolCall, resumeToolCall, type ToolStepContext } from './tool-step.ts';
+
+/** What settling a list of calls came to. */
+export type CallsSettled =
+  | {
+      readonly kind: 'settled';
+      readonly usage: RunUsage;
+      /** `name (id)` of every call whose outcome is unknown (observed so, or resumed so). */
+      readonly unknown: readonly string[];
+    }
+  | { readonly kind: 'budget_exhausted'; readonly reason: string }
+  | { readonly kind: 'interrupted' };
+
+/** The calls to settle and what the run has recorded and spent so far. */
+export interface CallsInput {
+  readonly ctx: ToolStepContext;
+  readonly calls: readonly ToolCall[];
+  /** The run's steps as recorded: they say which calls started and which were observed. */
+  readonly steps: readonly StepRecord[];
+  readonly usage: RunUsage;
+  readonly budget: Budget;
+  readonly startedAt: Date;
+  readonly clock: Clock;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The one resume-or-perform loop, shared by every driver that runs tool calls. In order, each
+ * call that was observed is skipped; one that was recorded but never observed is resumed by the
+ * commit-boundary rule (never re-executed once it crossed it); one never recorded is performed
+ * after the budget is checked, and counted in the run's usage before the next.
+ */
+export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
+  const { ctx, budget } = input;
+  const recorded = new Map<string, ToolCallStep>();
+  const observed = new Map<string, string>();
+  for (const step of input.steps) {
+    if (step.kind === 'tool_call' && !recorded.has(step.callId)) recorded.set(step.callId, step);
+    if (step.kind === 'observation') {
+      const kind = step.observation['kind'];
+      observed.set(step.callId, typeof kind === 'string' ? kind : '');
+    }
+  }
+  const unknown: string[] = [];
+  let usage = input.usage;
+  for (const call of input.calls) {
+    if (input.signal.aborted) return { kind: 'interrupted' };
+    const seen = observed.get(call.id);
+    if (seen !== undefined) {
+      if (seen === 'unknown_outcome') unknown.push(`${call.name} (${call.id})`);
+      continue;
+    }
+    const started = recorded.get(call.id);
+    if (started) {
+      const outcome = await resumeToolCall(ctx, started);
+      if (outcome.kind === 'unknown_outcome') unknown.push(`${call.name} (${call.id})`);
+      continue;
+    }
+    const next = { ...usage, toolCalls: usage.toolCalls + 1 };
+    const out = exhaustion(budget, next, input.startedAt, input.clock.now());
+    if (out) return { kind: 'budget_exhausted', reason: out.reason };
+    await performToolCall(ctx, call);
+    usage = next;
+    await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
+  }
+  return { kind: 'settled', usage, unknown };
+}

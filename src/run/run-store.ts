@@ -1,0 +1,85 @@
+import type { JsonObject } from '../model/json.ts';
+import type { Audience } from '../policy/audience.ts';
+import type {
+  CallStatus,
+  ConversationRecord,
+  Lease,
+  MessageRecord,
+  NewArtifact,
+  NewRun,
+  NewStep,
+  RunRecord,
+  RunStatus,
+  StepRecord,
+} from './records.ts';
+
+/** Which conversation an inbound message joins: an existing one, or a new one it starts. */
+export type ConversationTarget =
+  | { readonly kind: 'existing'; readonly id: string }
+  | { readonly kind: 'new'; readonly id: string; readonly audience: Audience };
+
+/** An inbound message, its conversation and the run it starts, written together. */
+export interface InboundWrite {
+  readonly agentId: string;
+  readonly conversation: ConversationTarget;
+  readonly message: { readonly id: string; readonly actor: string; readonly body: string };
+  /** Builds the run once the conversation and message exist (inside the same transaction). */
+  run(conversation: ConversationRecord, message: MessageRecord): NewRun;
+}
+
+/**
+ * What the run layer needs from storage. Declared here, implemented by src/store (`runStore`), so
+ * the ledger, the worker and the turn engine never see SQL or a driver. Every write that takes a
+ * lease is fenced by it and rejects with `lease_lost` when the lease is no longer held.
+ */
+export interface RunStore {
+  insertRun(run: NewRun): Promise<RunRecord>;
+  getRun(id: string): Promise<RunRecord | undefined>;
+  listSteps(runId: string): Promise<StepRecord[]>;
+  /** Claims the oldest runnable run (queued, or running with an expired lease) for `owner`. */
+  claimRunnable(owner: string, leaseMs: number): Promise<RunRecord | undefined>;
+  /** Extends a lease; false when it was lost. */
+  renewLease(lease: Lease, leaseMs: number): Promise<boolean>;
+  /** Gives a run back to the queue at once (graceful shutdown). */
+  releaseLease(lease: Lease): Promise<void>;
+  /** Appends one step; a `tool_call` with `committed` also stamps the run's `committed_at`. */
+  appendStep(lease: Lease, step: NewStep): Promise<StepRecord>;
+  /** Appends two steps in order in one write (a refused call and its observation). */
+  appendStepPair(lease: Lease, first: NewStep, second: NewStep): Promise<[StepRecord, StepRecord]>;
+  /**
+   * Appends a call's observation and finishes the call step with `callStatus`, in one write. With
+   * `artifact`, the whole observation is stored beside the step in the same transaction.
+   */
+  appendObservation(
+    lease: Lease,
+    callSeq: number,
+    callStatus: CallStatus,
+    step: Extract<NewStep, { kind: 'observation' }>,
+    artifact?: NewArtifact,
+  ): Promise<StepRecord>;
+  updateProgress(
+    lease: Lease,
+    progress: { usage?: JsonObject; checkpoint?: JsonObject },
+  ): Promise<void>;
+  /** Ends a run with a status and a reason and clears its lease. */
+  finishRun(lease: Lease, status: RunStatus, reason: string | null): Promise<void>;
+  /**
+   * Writes an inbound message (in an existing conversation or a new one) and its run in one
+   * transaction. Undefined when the existing conversation is not this agent's.
+   */
+  receiveInbound(
+    input: InboundWrite,
+  ): Promise<
+    { conversation: ConversationRecord; message: MessageRecord; run: RunRecord } | undefined
+  >;
+  /** Writes the reply as an outbound message and the run's reply step, in one transaction. */
+  recordReply(
+    lease: Lease,
+    reply: {
+      readonly messageId: string;
+      readonly conversationId: string;
+      readonly actor: string;
+      readonly body: string;
+    },
+  ): Promise<MessageRecord>;
+}

@@ -1,0 +1,77 @@
+import type { RunStore } from '../run/run-store.ts';
+import type { ConversationRecord } from '../run/records.ts';
+import { getConversation, insertConversation, insertMessage } from './conversations.ts';
+import type { Db } from './db.ts';
+import {
+  appendObservation,
+  appendObservationWithArtifact,
+  appendStep,
+  appendStepPair,
+  claimRunnable,
+  finishRun,
+  getRun,
+  insertRun,
+  listSteps,
+  releaseLease,
+  renewLease,
+  updateProgress,
+} from './runs.ts';
+
+/** The run layer's {@link RunStore}, on a database. */
+export function runStore(db: Db): RunStore {
+  return {
+    insertRun: (run) => insertRun(db, run),
+    getRun: (id) => getRun(db, id),
+    listSteps: (runId) => listSteps(db, runId),
+    claimRunnable: (owner, leaseMs) => claimRunnable(db, owner, leaseMs),
+    renewLease: (lease, leaseMs) => renewLease(db, lease, leaseMs),
+    releaseLease: (lease) => releaseLease(db, lease),
+    appendStep: (lease, step) => appendStep(db, lease, step),
+    appendStepPair: (lease, first, second) => appendStepPair(db, lease, first, second),
+    appendObservation: (lease, callSeq, callStatus, step, artifact) =>
+      artifact
+        ? db.transaction((tx) =>
+            appendObservationWithArtifact(tx, lease, callSeq, callStatus, step, artifact),
+          )
+        : appendObservation(db, lease, callSeq, callStatus, step),
+    updateProgress: (lease, progress) => updateProgress(db, lease, progress),
+    finishRun: (lease, status, reason) => finishRun(db, lease, status, reason),
+    receiveInbound: (input) =>
+      db.transaction(async (tx) => {
+        let conversation: ConversationRecord;
+        if (input.conversation.kind === 'existing') {
+          const found = await getConversation(tx, input.conversation.id);
+          if (!found || found.agentId !== input.agentId) return undefined;
+          conversation = found;
+        } else {
+          conversation = await insertConversation(tx, {
+            id: input.conversation.id,
+            agentId: input.agentId,
+            audience: input.conversation.audience,
+          });
+        }
+        const message = await insertMessage(tx, {
+          ...input.message,
+          conversationId: conversation.id,
+          direction: 'inbound',
+        });
+        const run = await insertRun(tx, input.run(conversation, message));
+        return { conversation, message, run };
+      }),
+    recordReply: (lease, reply) =>
+      db.transaction(async (tx) => {
+        const message = await insertMessage(tx, {
+          id: reply.messageId,
+          conversationId: reply.conversationId,
+          direction: 'outbound',
+          actor: reply.actor,
+          body: reply.body,
+        });
+        await appendStep(tx, lease, {
+          kind: 'reply',
+          data: { messageId: message.id, body: reply.body },
+        });
+        return message;
+      }),
+  };
+}
