@@ -3,7 +3,7 @@ import type { AgentRecord, ModelProviderRecord } from '../../app/records.ts';
 import type { JsonValue } from '../../model/json.ts';
 import { audienceForm, secretStatus, toggle } from './controls.ts';
 import { html, type Html } from './html.ts';
-import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
+import { agentHeader, csrfField, layout, listTable, time, type PageSession } from './layout.ts';
 import { manifestToolTable, packageHeading } from './tool-table.ts';
 
 /** The agents, and the form that creates one. */
@@ -17,31 +17,19 @@ export function agentsPage(
     'Agents',
     session,
     html`<h1>Agents</h1>
-      ${
-        agents.length === 0
-          ? html`<p class="muted">No agents yet.</p>`
-          : html`<table class="list">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Model</th>
-                  <th>Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${agents.map(
-                  (a) =>
-                    html`<tr>
-                      <td><a href="/agents/${encodeURIComponent(a.name)}/tools">${a.name}</a></td>
-                      <td>
-                        ${a.model ? html`${byId.get(a.modelProviderId ?? '') ?? '?'} / ${a.model}` : html`<span class="muted">none</span>`}
-                      </td>
-                      <td>${time(a.createdAt)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
+      ${listTable(
+        agents,
+        'No agents yet.',
+        ['Name', 'Model', 'Created'],
+        (a) =>
+          html`<tr>
+            <td><a href="/agents/${encodeURIComponent(a.name)}/tools">${a.name}</a></td>
+            <td>
+              ${a.model ? html`${byId.get(a.modelProviderId ?? '') ?? '?'} / ${a.model}` : html`<span class="muted">none</span>`}
+            </td>
+            <td>${time(a.createdAt)}</td>
+          </tr>`,
+      )}
       <h2>New agent</h2>
       <form method="post" action="/agents" class="stack">
         ${csrfField(session)}

@@ -67,3 +67,24 @@ export function agentHeader(agent: AgentRecord, tab: AgentTab): Html {
       ${link('tools', 'Tools')}${link('mcp', 'MCP')}${link('chat', 'Chat')}${link('runs', 'Runs')}
     </div>`;
 }
+
+/** A list of records as a table, or a line saying there are none. */
+export function listTable<T>(
+  rows: readonly T[],
+  empty: string,
+  headings: readonly string[],
+  row: (r: T) => Html,
+): Html {
+  return rows.length === 0
+    ? html`<p class="muted">${empty}</p>`
+    : html`<table class="list">
+        <thead>
+          <tr>
+            ${headings.map((h) => html`<th>${h}</th>`)}
+          </tr>
+        </thead>
+        <tbody>
+          ${rows.map(row)}
+        </tbody>
+      </table>`;
+}

@@ -2,7 +2,7 @@ import type { ConnectionView } from '../../app/mcp.ts';
 import type { AgentRecord, ToolProviderRecord } from '../../app/records.ts';
 import { html, type Html } from './html.ts';
 import { audienceForm, toggle } from './controls.ts';
-import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
+import { agentHeader, csrfField, layout, listTable, time, type PageSession } from './layout.ts';
 import { toolTable } from './tool-table.ts';
 
 function connectionSection(session: PageSession, agent: AgentRecord, c: ConnectionView): Html {
@@ -172,31 +172,19 @@ export function mcpProvidersSection(
   providers: readonly ToolProviderRecord[],
 ): Html {
   return html`<h2>Remote MCP servers</h2>
-    ${
-      providers.length === 0
-        ? html`<p class="muted">None registered.</p>`
-        : html`<table class="list">
-            <thead>
-              <tr>
-                <th>Slug</th>
-                <th>URL</th>
-                <th>Registered</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${providers.map(
-                (p) =>
-                  html`<tr data-mcp-provider="${p.slug}">
-                    <td><code>${p.slug}</code></td>
-                    <td>
-                      ${p.url}${p.allowLoopbackHttp ? html` <span class="badge effect">loopback http (development)</span>` : ''}
-                    </td>
-                    <td>${time(p.createdAt)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-    }
+    ${listTable(
+      providers,
+      'None registered.',
+      ['Slug', 'URL', 'Registered'],
+      (p) =>
+        html`<tr data-mcp-provider="${p.slug}">
+          <td><code>${p.slug}</code></td>
+          <td>
+            ${p.url}${p.allowLoopbackHttp ? html` <span class="badge effect">loopback http (development)</span>` : ''}
+          </td>
+          <td>${time(p.createdAt)}</td>
+        </tr>`,
+    )}
     <form method="post" action="/mcp/providers" class="stack">
       ${csrfField(session)}
       <label

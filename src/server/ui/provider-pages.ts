@@ -2,7 +2,7 @@ import type { PackageView, SecretSlotView } from '../../app/operator.ts';
 import type { ModelProviderRecord } from '../../app/records.ts';
 import { secretStatus } from './controls.ts';
 import { html, type Html } from './html.ts';
-import { csrfField, layout, type PageSession } from './layout.ts';
+import { csrfField, layout, listTable, type PageSession } from './layout.ts';
 import { manifestToolTable, packageHeading } from './tool-table.ts';
 
 /** The model providers with their key's presence, the forms to add one, and `more` below. */
@@ -15,52 +15,38 @@ export function providersPage(
     'Model providers',
     session,
     html`<h1>Model providers</h1>
-      ${
-        providers.length === 0
-          ? html`<p class="muted">No providers yet.</p>`
-          : html`<table class="list">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Kind</th>
-                  <th>Endpoint</th>
-                  <th>Context</th>
-                  <th>API key</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${providers.map(
-                  (p) =>
-                    html`<tr data-provider="${p.name}">
-                      <td>${p.name}</td>
-                      <td>${p.kind}</td>
-                      <td>${p.baseUrl ?? html`<span class="muted">—</span>`}</td>
-                      <td>${p.contextTokens}</td>
-                      <td>
-                        ${
-                          p.apiKey
-                            ? html`${secretStatus(p.apiKey)}
-                                <form
-                                  method="post"
-                                  action="/providers/${encodeURIComponent(p.name)}/api-key"
-                                  class="inline"
-                                >
-                                  ${csrfField(session)}<input
-                                    type="password"
-                                    name="value"
-                                    autocomplete="off"
-                                    placeholder="new key"
-                                    required
-                                  /><button>Replace</button>
-                                </form>`
-                            : html`<span class="muted">scripted</span>`
-                        }
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
+      ${listTable(
+        providers,
+        'No providers yet.',
+        ['Name', 'Kind', 'Endpoint', 'Context', 'API key'],
+        (p) =>
+          html`<tr data-provider="${p.name}">
+            <td>${p.name}</td>
+            <td>${p.kind}</td>
+            <td>${p.baseUrl ?? html`<span class="muted">—</span>`}</td>
+            <td>${p.contextTokens}</td>
+            <td>
+              ${
+                p.apiKey
+                  ? html`${secretStatus(p.apiKey)}
+                      <form
+                        method="post"
+                        action="/providers/${encodeURIComponent(p.name)}/api-key"
+                        class="inline"
+                      >
+                        ${csrfField(session)}<input
+                          type="password"
+                          name="value"
+                          autocomplete="off"
+                          placeholder="new key"
+                          required
+                        /><button>Replace</button>
+                      </form>`
+                  : html`<span class="muted">scripted</span>`
+              }
+            </td>
+          </tr>`,
+      )}
       <h2>Add an OpenAI-compatible endpoint</h2>
       <form method="post" action="/providers" class="stack">
         ${csrfField(session)}<input type="hidden" name="kind" value="openai_compatible" />

@@ -6,7 +6,7 @@ import type {
   StepRecord,
 } from '../../app/records.ts';
 import { html, type Html } from './html.ts';
-import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
+import { agentHeader, csrfField, layout, listTable, time, type PageSession } from './layout.ts';
 
 /** The Chat tab: the agent's conversations, the open one's messages with their runs, the send form. */
 export function chatPage(
@@ -92,36 +92,22 @@ export function runsPage(
     `${agent.name} · Runs`,
     session,
     html`${agentHeader(agent, 'runs')}
-    ${
-      runs.length === 0
-        ? html`<p class="muted">No runs yet.</p>`
-        : html`<table class="list">
-            <thead>
-              <tr>
-                <th>Run</th>
-                <th>Kind</th>
-                <th>Status</th>
-                <th>Started</th>
-                <th>Finished</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${runs.map(
-                (r) =>
-                  html`<tr>
-                    <td><a href="/runs/${r.id}">${r.id.slice(0, 8)}</a></td>
-                    <td>${r.kind}</td>
-                    <td>
-                      <span class="status ${r.status}">${r.status}</span
-                      >${r.reason ? html` <span class="muted">${r.reason}</span>` : ''}
-                    </td>
-                    <td>${time(r.createdAt)}</td>
-                    <td>${time(r.finishedAt)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-    }`,
+    ${listTable(
+      runs,
+      'No runs yet.',
+      ['Run', 'Kind', 'Status', 'Started', 'Finished'],
+      (r) =>
+        html`<tr>
+          <td><a href="/runs/${r.id}">${r.id.slice(0, 8)}</a></td>
+          <td>${r.kind}</td>
+          <td>
+            <span class="status ${r.status}">${r.status}</span
+            >${r.reason ? html` <span class="muted">${r.reason}</span>` : ''}
+          </td>
+          <td>${time(r.createdAt)}</td>
+          <td>${time(r.finishedAt)}</td>
+        </tr>`,
+    )}`,
   );
 }
 
@@ -173,7 +159,8 @@ function stepBody(step: StepRecord): Html {
     case 'tool_call':
       return html`<p>
           <code class="tool">${step.toolName ?? '?'}</code>
-          <span class="badge ${step.effect?.class ?? ''}">${step.effect?.class ?? ''}</span> ${step.effect?.replay ?? ''}
+          <span class="badge ${step.effect?.class ?? ''}">${step.effect?.class ?? ''}</span>
+          ${step.effect?.replay ?? ''}
           <span class="muted">call ${step.callId ?? '?'}</span>
         </p>
         ${step.committedAt ? html`<p class="commit">Commit stamp ${time(step.committedAt)}</p>` : ''}
