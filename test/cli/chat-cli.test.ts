@@ -1,14 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { meshIn } from '../support/cli.ts';
+import { freshMeshHome, meshIn } from '../support/cli.ts';
 import {
   startFakeChatCompletions,
   type FakeChatCompletions,
 } from '../support/fake-chat-completions.ts';
 
-const home = mkdtempSync(join(tmpdir(), 'mesh-chat-cli-'));
+const home = freshMeshHome('mesh-chat-cli-');
 const mesh = meshIn(home);
 const KEY = 'sk-cli-canary-0123456789';
 

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { meshIn } from '../support/cli.ts';
+import { freshMeshHome, meshIn } from '../support/cli.ts';
 
-const home = mkdtempSync(join(tmpdir(), 'mesh-cli-'));
+const home = freshMeshHome('mesh-cli-');
 const mesh = meshIn(home);
 
 describe('the mesh command on a fresh embedded database', () => {

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
+import { freshMeshHome } from '../support/cli.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 
-const home = mkdtempSync(join(tmpdir(), 'mesh-mcp-cli-'));
+const home = freshMeshHome('mesh-mcp-cli-');
 const TOKEN = 'mcp-cli-token-canary-42';
 
 /** Runs `mesh` in this process on the embedded database in `home`. */

@@ -1,63 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { meshIn } from '../support/cli.ts';
+import { freshMeshHome, meshIn, serveIn } from '../support/cli.ts';
 
-const home = mkdtempSync(join(tmpdir(), 'mesh-serve-'));
+const home = freshMeshHome('mesh-serve-');
 const mesh = meshIn(home);
-
-/** `mesh serve` as `npm start` runs it, on the embedded database in `home`. */
-function serve(...args: string[]): {
-  child: ChildProcess;
-  lines: string[];
-  waitFor(pattern: RegExp): Promise<string>;
-  exited: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, [join(process.cwd(), 'bin', 'mesh.js'), 'serve', ...args], {
-    env: { ...process.env, MESH_HOME: home, DATABASE_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let buffer = '';
-  const onData = (chunk: Buffer) => {
-    buffer += chunk.toString('utf8');
-    let nl;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      lines.push(line);
-      for (const w of waiters.filter((x) => x.pattern.test(line))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return {
-    child,
-    lines,
-    exited,
-    waitFor(pattern) {
-      const seen = lines.find((l) => pattern.test(l));
-      if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        waiters.push({ pattern, resolve });
-        void exited.then((code) =>
-          reject(
-            new Error(
-              `mesh serve exited (${String(code)}) before ${String(pattern)}:\n${lines.join('\n')}`,
-            ),
-          ),
-        );
-      });
-    },
-  };
-}
+const serve = (...args: string[]) => serveIn(home, ...args);
 
 describe('mesh serve on the embedded database', () => {
   afterAll(() => rmSync(home, { recursive: true, force: true }));

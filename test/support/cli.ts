@@ -1,9 +1,32 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { inject } from 'vitest';
 
 const run = promisify(execFile);
-const bin = join(process.cwd(), 'bin', 'mesh.js');
+
+/** The real `mesh` binary. */
+export const meshBin = join(process.cwd(), 'bin', 'mesh.js');
+
+/**
+ * The environment the binary runs in for a test: the embedded database in `home`, and the
+ * compiled dist/ the test set-up built (even if a source changes while the tests run).
+ */
+export function meshEnv(home: string): NodeJS.ProcessEnv {
+  return { ...process.env, MESH_HOME: home, DATABASE_URL: '', MESH_DIST: '1' };
+}
+
+/**
+ * A fresh MESH_HOME copied from the run's template: an embedded database already migrated and an
+ * instance key. Copying takes a fraction of a second; initdb and the migrations take many.
+ */
+export function freshMeshHome(prefix = 'mesh-cli-'): string {
+  const home = mkdtempSync(join(tmpdir(), prefix));
+  cpSync(inject('meshHomeTemplate'), home, { recursive: true });
+  return home;
+}
 
 /** What one run of the real `mesh` binary printed and returned. */
 export interface MeshInvocation {
@@ -16,13 +39,67 @@ export interface MeshInvocation {
 export function meshIn(home: string): (...args: string[]) => Promise<MeshInvocation> {
   return async (...args) => {
     try {
-      const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-        env: { ...process.env, MESH_HOME: home, DATABASE_URL: '' },
+      const { stdout, stderr } = await run(process.execPath, [meshBin, ...args], {
+        env: meshEnv(home),
       });
       return { code: 0, stdout, stderr };
     } catch (error) {
       const e = error as { code: number; stdout: string; stderr: string };
       return { code: e.code, stdout: e.stdout, stderr: e.stderr };
     }
+  };
+}
+
+/** A running `mesh serve`: its process, every line it printed, and a way to wait for one. */
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  waitFor(pattern: RegExp): Promise<string>;
+  readonly exited: Promise<number | null>;
+}
+
+/** `mesh serve` as `npm start` runs it, on the embedded database in `home`. */
+export function serveIn(home: string, ...args: string[]): ServeProcess {
+  const child = spawn(process.execPath, [meshBin, 'serve', ...args], {
+    env: meshEnv(home),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  let buffer = '';
+  const onData = (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      lines.push(line);
+      for (const w of waiters.filter((x) => x.pattern.test(line))) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return {
+    child,
+    lines,
+    exited,
+    waitFor(pattern) {
+      const seen = lines.find((l) => pattern.test(l));
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        waiters.push({ pattern, resolve });
+        void exited.then((code) =>
+          reject(
+            new Error(
+              `mesh serve exited (${String(code)}) before ${String(pattern)}:\n${lines.join('\n')}`,
+            ),
+          ),
+        );
+      });
+    },
   };
 }
