@@ -1,21 +1,81 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Packages the pure core may import: schema validation only. */
-const ALLOWED_PACKAGES = new Set(['ajv', 'ajv-formats']);
-/** Node built-ins that do no I/O. */
-const ALLOWED_BUILTINS = new Set(['node:crypto']);
-/** Which other src/ folders each pure folder may import. */
+/*
+ * ARCHITECTURE.md's "Layers": each folder of src/ may import only the folders listed for it, so
+ * dependencies point downward toward tool/ and model/. Folders that do not exist yet have their
+ * entries so that the rule is there when they arrive.
+ */
 const ALLOWED_FOLDERS: Record<string, readonly string[]> = {
-  model: ['model'],
-  tool: ['tool', 'model'],
+  model: [],
+  tool: ['model'],
+  providers: ['model', 'tool'],
+  manifest: ['model', 'tool'],
+  policy: ['model', 'tool', 'manifest'],
+  secrets: ['model', 'tool', 'manifest'],
+  run: ['model', 'tool', 'policy'],
+  lifecycle: ['model', 'tool', 'manifest', 'policy', 'secrets', 'run'],
+  turn: ['model', 'tool', 'manifest', 'policy', 'run'],
+  mcp: ['model', 'tool', 'policy'],
+  web: ['model', 'tool'],
+  exec: ['model', 'tool'],
+  browser: ['model', 'tool'],
+  outbound: ['model', 'tool', 'run'],
+  // The edge: implements the contracts of the layers below it.
+  store: ['model', 'tool', 'manifest', 'policy', 'secrets', 'run', 'lifecycle', 'mcp', 'outbound'],
+  generated: ['tool', 'manifest', 'model'],
+  // The composition root: everything but the faces.
+  app: [
+    'model',
+    'tool',
+    'providers',
+    'manifest',
+    'policy',
+    'secrets',
+    'run',
+    'lifecycle',
+    'turn',
+    'mcp',
+    'web',
+    'exec',
+    'browser',
+    'outbound',
+    'store',
+    'generated',
+  ],
+  // The faces: app and the pure contract types, never the store.
+  server: ['app', 'model', 'tool'],
+  cli: ['app', 'model', 'tool'],
 };
+
+/** Folders outside src/ that a src/ folder may reach: the generated catalog loads tools/. */
+const ALLOWED_OUTSIDE: Record<string, readonly string[]> = {
+  generated: ['tools'],
+  app: ['tools'],
+};
+
+/** Folders that must stay pure: no I/O built-ins, only the packages listed. */
+const PURE: Record<string, ReadonlySet<string>> = {
+  model: new Set(),
+  tool: new Set(['ajv', 'ajv-formats']),
+  policy: new Set(),
+};
+/** Node built-ins that do no I/O. */
+const PURE_BUILTINS = new Set(['node:crypto']);
+
+/** Packages only one place may import (a driver, a process spawner, a browser). */
+const OWNED_PACKAGES: readonly { pattern: RegExp; owner: string }[] = [
+  { pattern: /^pg$|^pg\//, owner: 'src/store/' },
+  { pattern: /^@electric-sql\/pglite/, owner: 'src/store/' },
+  { pattern: /^(node:)?child_process$/, owner: 'src/exec/backends/' },
+  { pattern: /^playwright-core/, owner: 'src/browser/backends/' },
+];
 
 function sources(folder: string): string[] {
   return readdirSync(folder, { recursive: true, withFileTypes: true })
@@ -28,55 +88,127 @@ function importsOf(file: string): string[] {
   return info.importedFiles.map((f) => f.fileName);
 }
 
+function isBuiltin(specifier: string): boolean {
+  const bare = specifier.replace(/^node:/, '');
+  return builtinModules.includes(bare) || builtinModules.includes(bare.split('/')[0] ?? '');
+}
+
+function packageOf(specifier: string): string {
+  return specifier.startsWith('@')
+    ? specifier.split('/').slice(0, 2).join('/')
+    : (specifier.split('/')[0] ?? '');
+}
+
+/** Why `file` (in src/`folder`) may not import `specifier`, or undefined when it may. */
 function violation(file: string, specifier: string, folder: string): string | undefined {
+  const where = relative(root, file).split(sep).join('/');
+  for (const { pattern, owner } of OWNED_PACKAGES) {
+    if (pattern.test(specifier) && !where.startsWith(owner))
+      return `${specifier} is imported only under ${owner}`;
+  }
   if (specifier.startsWith('.')) {
-    const target = relative(join(root, 'src'), resolve(dirname(file), specifier));
-    const top = target.split('/')[0] ?? '';
-    if (target.startsWith('..')) return `${specifier} leaves src/`;
+    const target = relative(root, resolve(dirname(file), specifier)).split(sep);
+    if (target[0] !== 'src') {
+      return ALLOWED_OUTSIDE[folder]?.includes(target[0] ?? '')
+        ? undefined
+        : `${specifier} leaves src/`;
+    }
+    const top = target[1] ?? '';
+    if (top === folder) return undefined;
     return ALLOWED_FOLDERS[folder]?.includes(top)
       ? undefined
       : `${specifier} reaches into src/${top}`;
   }
-  const bare = specifier.replace(/^node:/, '');
-  if (builtinModules.includes(bare) || builtinModules.includes(bare.split('/')[0] ?? '')) {
-    return ALLOWED_BUILTINS.has(`node:${bare}`)
+  const pure = PURE[folder];
+  if (!pure) return undefined;
+  if (isBuiltin(specifier)) {
+    return PURE_BUILTINS.has(`node:${specifier.replace(/^node:/, '')}`)
       ? undefined
       : `${specifier} is an I/O-capable built-in`;
   }
-  const pkg = specifier.startsWith('@')
-    ? specifier.split('/').slice(0, 2).join('/')
-    : (specifier.split('/')[0] ?? '');
-  if (folder === 'model') return `${specifier}: src/model takes no runtime dependency`;
-  return ALLOWED_PACKAGES.has(pkg)
+  return pure.has(packageOf(specifier))
     ? undefined
-    : `${specifier} is not an allowed dependency of the pure core`;
+    : `${specifier} is not an allowed dependency of src/${folder}`;
 }
 
-describe('the pure core', () => {
-  for (const folder of ['model', 'tool']) {
-    it(`src/${folder} imports no I/O, no database driver and nothing from other layers`, () => {
+/** Why a file of a tools/ package may not import `specifier`: only the contract and itself. */
+function toolViolation(file: string, specifier: string): string | undefined {
+  const where = relative(root, file).split(sep);
+  if (specifier.startsWith('.')) {
+    const target = relative(root, resolve(dirname(file), specifier)).split(sep);
+    if (target[0] === 'tools' && target[1] === where[1]) return undefined;
+    if (target[0] === 'src' && (target[1] === 'tool' || target[1] === 'model')) return undefined;
+    return `${specifier}: a package reaches only src/tool, src/model and its own folder`;
+  }
+  if (isBuiltin(specifier)) {
+    return PURE_BUILTINS.has(`node:${specifier.replace(/^node:/, '')}`)
+      ? undefined
+      : `${specifier}: a package reaches the world only through ctx`;
+  }
+  return `${specifier}: a package takes no dependency of its own here`;
+}
+
+function problemsOf(
+  files: readonly string[],
+  check: (file: string, s: string) => string | undefined,
+) {
+  return files.flatMap((file) =>
+    importsOf(file)
+      .map((s) => check(file, s))
+      .filter((v): v is string => v !== undefined)
+      .map((v) => `${relative(root, file)}: ${v}`),
+  );
+}
+
+const srcFolders = readdirSync(join(root, 'src'), { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name);
+
+describe('the layers', () => {
+  it('every folder of src/ has an allow-list', () => {
+    expect(srcFolders.filter((f) => !(f in ALLOWED_FOLDERS))).toEqual([]);
+  });
+
+  for (const folder of srcFolders) {
+    it(`src/${folder} imports only the folders below it`, () => {
       const files = sources(join(root, 'src', folder));
       expect(files.length).toBeGreaterThan(0);
-      const problems = files.flatMap((file) =>
-        importsOf(file)
-          .map((s) => violation(file, s, folder))
-          .filter((v): v is string => v !== undefined)
-          .map((v) => `${relative(root, file)}: ${v}`),
-      );
-      expect(problems).toEqual([]);
+      expect(problemsOf(files, (file, s) => violation(file, s, folder))).toEqual([]);
     });
   }
 
+  it('tools/ packages reach only the contract, their own folder and ctx', () => {
+    const files = sources(join(root, 'tools'));
+    expect(files.length).toBeGreaterThan(0);
+    expect(problemsOf(files, toolViolation)).toEqual([]);
+  });
+
   it('the checker catches what it is meant to catch', () => {
-    const file = join(root, 'src/tool/x.ts');
-    expect(violation(file, 'node:fs', 'tool')).toBeDefined();
-    expect(violation(file, 'fs/promises', 'tool')).toBeDefined();
-    expect(violation(file, 'node:child_process', 'tool')).toBeDefined();
-    expect(violation(file, 'pg', 'tool')).toBeDefined();
-    expect(violation(file, '@electric-sql/pglite', 'tool')).toBeDefined();
-    expect(violation(file, '../store/db.ts', 'tool')).toBeDefined();
-    expect(violation(file, '../model/wire.ts', 'tool')).toBeUndefined();
+    const tool = join(root, 'src/tool/x.ts');
+    expect(violation(tool, 'node:fs', 'tool')).toBeDefined();
+    expect(violation(tool, 'fs/promises', 'tool')).toBeDefined();
+    expect(violation(tool, 'node:child_process', 'tool')).toBeDefined();
+    expect(violation(tool, 'pg', 'tool')).toBeDefined();
+    expect(violation(tool, '@electric-sql/pglite', 'tool')).toBeDefined();
+    expect(violation(tool, '../store/db.ts', 'tool')).toBeDefined();
+    expect(violation(tool, '../model/wire.ts', 'tool')).toBeUndefined();
     expect(violation(join(root, 'src/model/x.ts'), '../tool/registry.ts', 'model')).toBeDefined();
     expect(violation(join(root, 'src/model/x.ts'), 'ajv', 'model')).toBeDefined();
+    const run = join(root, 'src/run/x.ts');
+    expect(violation(run, '../store/runs.ts', 'run')).toBeDefined();
+    expect(violation(run, '../turn/engine.ts', 'run')).toBeDefined();
+    expect(violation(run, './records.ts', 'run')).toBeUndefined();
+    const server = join(root, 'src/server/ui/x.ts');
+    expect(violation(server, '../../store/db.ts', 'server')).toBeDefined();
+    expect(violation(server, '../../app/records.ts', 'server')).toBeUndefined();
+    expect(violation(server, '../http.ts', 'server')).toBeUndefined();
+    expect(violation(join(root, 'src/app/x.ts'), 'pg', 'app')).toBeDefined();
+    expect(violation(join(root, 'src/store/x.ts'), 'pg', 'store')).toBeUndefined();
+    expect(violation(join(root, 'src/store/x.ts'), '../app/mesh.ts', 'store')).toBeDefined();
+    const handler = join(root, 'tools/memory/handlers.ts');
+    expect(toolViolation(handler, '../../src/store/db.ts')).toBeDefined();
+    expect(toolViolation(handler, 'node:fs')).toBeDefined();
+    expect(toolViolation(handler, './memory-store.ts')).toBeUndefined();
+    expect(toolViolation(handler, '../../src/tool/context.ts')).toBeUndefined();
   });
 });

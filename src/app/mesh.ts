@@ -2,6 +2,7 @@ import { catalog } from '../generated/catalog.ts';
 import { loadCatalog, type LoadedCatalog } from '../manifest/verify-catalog.ts';
 import { RunLedger } from '../run/ledger.ts';
 import { runStore } from '../store/run-store.ts';
+import { secretRows } from '../store/secrets.ts';
 import {
   connect,
   connectOptionsFromEnv,
@@ -84,7 +85,7 @@ export function assembleMesh(
   options: AssembleOptions = {},
 ): Mesh {
   const loaded = options.catalog ?? loadCatalog(catalog);
-  const secrets = createSecretStore(db, instanceKey);
+  const secrets = createSecretStore(secretRows(db), instanceKey);
   return {
     secrets,
     db,

@@ -29,4 +29,5 @@ export {
   type SecretMetadata,
   type SecretStore,
 } from './secret-store.ts';
-export { SECRET_OWNER_TYPES, type SecretOwnerType } from '../store/secrets.ts';
+export { SECRET_OWNER_TYPES } from './secret-records.ts';
+export type { SecretOwnerType, SecretRows } from './secret-records.ts';

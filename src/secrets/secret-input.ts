@@ -1,5 +1,5 @@
 import { PACKAGE_ID_PATTERN, SECRET_KIND_PATTERN } from '../manifest/versioning.ts';
-import { SECRET_OWNER_TYPES, type SecretOwnerType } from '../store/secrets.ts';
+import { SECRET_OWNER_TYPES, type SecretOwnerType } from './secret-records.ts';
 import { SECRET_ERROR_CODES, SecretInputError } from './errors.ts';
 
 /** The largest secret value accepted, in UTF-8 bytes: credentials, not documents. */

@@ -1,14 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../store/db.ts';
-import {
-  findLiveSealedSecret,
-  findLiveSecret,
-  insertSecretVersion,
-  listLiveSecrets,
-  retireSecretVersions,
-  type SecretOwnerType,
-  type SecretVersionRecord,
-} from '../store/secrets.ts';
+import type { SecretOwnerType, SecretRows, SecretVersionRecord } from './secret-records.ts';
 import { openSecret, sealSecret } from './envelope.ts';
 import type { InstanceKey } from './instance-key.ts';
 import {
@@ -78,7 +69,7 @@ function metadataOf(record: SecretVersionRecord): SecretMetadata {
  * The secret store over a database and the instance key. Every input is checked before the
  * database is touched; refusals are `SecretInputError`s naming the field.
  */
-export function createSecretStore(db: Db, instanceKey: InstanceKey): SecretStore {
+export function createSecretStore(rows: SecretRows, instanceKey: InstanceKey): SecretStore {
   const slotOf = (owner: SecretOwner, kind: string) => ({
     ...checkSecretOwner(owner),
     kind: checkSecretKind(kind),
@@ -88,30 +79,30 @@ export function createSecretStore(db: Db, instanceKey: InstanceKey): SecretStore
     async capture(input: SecretCapture): Promise<SecretMetadata> {
       const slot = slotOf(input, input.kind);
       const value = checkSecretValue(input.value);
-      const record = await insertSecretVersion(db, randomUUID(), slot, (version) =>
+      const record = await rows.insertVersion(randomUUID(), slot, (version) =>
         sealSecret(instanceKey, { ...slot, version }, value),
       );
       return metadataOf(record);
     },
 
     async describe(owner: SecretOwner): Promise<SecretMetadata[]> {
-      const records = await listLiveSecrets(db, checkSecretOwner(owner));
+      const records = await rows.listLive(checkSecretOwner(owner));
       return records.map(metadataOf);
     },
 
     async describeOne(owner: SecretOwner, kind: string): Promise<SecretMetadata | undefined> {
-      const record = await findLiveSecret(db, slotOf(owner, kind));
+      const record = await rows.findLive(slotOf(owner, kind));
       return record && metadataOf(record);
     },
 
     async reveal(address: SecretAddress): Promise<string | undefined> {
-      const record = await findLiveSealedSecret(db, slotOf(address, address.kind));
+      const record = await rows.findLiveSealed(slotOf(address, address.kind));
       if (record === undefined) return undefined;
       return openSecret(instanceKey, record, record);
     },
 
     async retire(owner: SecretOwner, kind: string): Promise<boolean> {
-      return (await retireSecretVersions(db, slotOf(owner, kind))) > 0;
+      return (await rows.retire(slotOf(owner, kind))) > 0;
     },
 
     /** A store serializes as the id of the key it holds, never the key. */

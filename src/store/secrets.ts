@@ -1,52 +1,12 @@
+import type {
+  SealedSecretColumns,
+  SealedSecretRecord,
+  SecretOwnerType,
+  SecretRows,
+  SecretSlot,
+  SecretVersionRecord,
+} from '../secrets/secret-records.ts';
 import type { Db, Queryable } from './db.ts';
-
-/**
- * Who may own a secret: a closed set, checked again by the table. `agent_tool` is an agent's
- * installation of a package (owner id `<agent id>:<package id>`); `agent_tool_provider` is an
- * agent's binding to a tool provider (an MCP server).
- */
-export const SECRET_OWNER_TYPES = Object.freeze([
-  'agent',
-  'agent_tool',
-  'model_provider',
-  'agent_tool_provider',
-] as const);
-
-/** One of {@link SECRET_OWNER_TYPES}. */
-export type SecretOwnerType = (typeof SECRET_OWNER_TYPES)[number];
-
-/** One secret slot: an owner and the kind of credential it holds there. */
-export interface SecretSlot {
-  readonly ownerType: SecretOwnerType;
-  readonly ownerId: string;
-  readonly kind: string;
-}
-
-/** A stored version without its sealed material: what may be listed. */
-export interface SecretVersionRecord extends SecretSlot {
-  readonly id: string;
-  readonly version: number;
-  readonly keyId: string;
-  readonly createdAt: Date;
-  readonly retiredAt: Date | null;
-}
-
-/** The sealed material of one version, as the envelope produced it. */
-export interface SealedSecretColumns {
-  readonly keyId: string;
-  readonly wrappedKey: Uint8Array;
-  readonly keyNonce: Uint8Array;
-  readonly nonce: Uint8Array;
-  readonly ciphertext: Uint8Array;
-}
-
-/** A stored version with its sealed material (null once retired). */
-export interface SealedSecretRecord extends SecretVersionRecord {
-  readonly wrappedKey: Uint8Array | null;
-  readonly keyNonce: Uint8Array | null;
-  readonly nonce: Uint8Array | null;
-  readonly ciphertext: Uint8Array | null;
-}
 
 const METADATA = `id, owner_type as "ownerType", owner_id as "ownerId", kind, version,
   key_id as "keyId", created_at as "createdAt", retired_at as "retiredAt"`;
@@ -153,4 +113,15 @@ export async function retireSecretVersions(q: Queryable, slot: SecretSlot): Prom
     [slot.ownerType, slot.ownerId, slot.kind],
   );
   return rowCount;
+}
+
+/** The secrets layer's {@link SecretRows}, on a database. */
+export function secretRows(db: Db): SecretRows {
+  return {
+    insertVersion: (id, slot, seal) => insertSecretVersion(db, id, slot, seal),
+    listLive: (owner) => listLiveSecrets(db, owner),
+    findLive: (slot) => findLiveSecret(db, slot),
+    findLiveSealed: (slot) => findLiveSealedSecret(db, slot),
+    retire: (slot) => retireSecretVersions(db, slot),
+  };
 }

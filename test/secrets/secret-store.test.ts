@@ -5,6 +5,7 @@ import { SECRET_ERROR_CODES } from '../../src/secrets/errors.ts';
 import { InstanceKey } from '../../src/secrets/instance-key.ts';
 import { agentToolOwnerId, type SecretOwner } from '../../src/secrets/secret-input.ts';
 import { createSecretStore, type SecretStore } from '../../src/secrets/secret-store.ts';
+import { secretRows } from '../../src/store/secrets.ts';
 import type { Db } from '../../src/store/db.ts';
 import { hasCode, serializeError } from '../../src/tool/errors.ts';
 import { testDatabases } from '../support/db.ts';
@@ -51,7 +52,7 @@ describe.each(testDatabases())('the secret store on $name', (database) => {
     db = opened.db;
     dispose = () => opened.dispose();
     key = new InstanceKey(randomBytes(32));
-    store = createSecretStore(db, key);
+    store = createSecretStore(secretRows(db), key);
   });
   afterAll(() => dispose());
 
@@ -259,7 +260,7 @@ describe.each(testDatabases())('the secret store on $name', (database) => {
     const value = canary();
     await store.capture({ ...owner, kind: KIND, value });
     const other = new InstanceKey(randomBytes(32));
-    const elsewhere = createSecretStore(db, other);
+    const elsewhere = createSecretStore(secretRows(db), other);
     const message = await expectRefusal(
       elsewhere.reveal({ ...owner, kind: KIND }),
       SECRET_ERROR_CODES.keyMismatch,

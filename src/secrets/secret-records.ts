@@ -1,0 +1,68 @@
+/*
+ * The secrets layer's records and the rows it needs from storage. Declared here, implemented by
+ * src/store (`secretRows`), so sealing and revealing never see SQL.
+ */
+
+/**
+ * Who may own a secret: a closed set, checked again by the table. `agent_tool` is an agent's
+ * installation of a package (owner id `<agent id>:<package id>`); `agent_tool_provider` is an
+ * agent's binding to a tool provider (an MCP server).
+ */
+export const SECRET_OWNER_TYPES = Object.freeze([
+  'agent',
+  'agent_tool',
+  'model_provider',
+  'agent_tool_provider',
+] as const);
+
+/** One of {@link SECRET_OWNER_TYPES}. */
+export type SecretOwnerType = (typeof SECRET_OWNER_TYPES)[number];
+
+/** One secret slot: an owner and the kind of credential it holds there. */
+export interface SecretSlot {
+  readonly ownerType: SecretOwnerType;
+  readonly ownerId: string;
+  readonly kind: string;
+}
+
+/** A stored version without its sealed material: what may be listed. */
+export interface SecretVersionRecord extends SecretSlot {
+  readonly id: string;
+  readonly version: number;
+  readonly keyId: string;
+  readonly createdAt: Date;
+  readonly retiredAt: Date | null;
+}
+
+/** The sealed material of one version, as the envelope produced it. */
+export interface SealedSecretColumns {
+  readonly keyId: string;
+  readonly wrappedKey: Uint8Array;
+  readonly keyNonce: Uint8Array;
+  readonly nonce: Uint8Array;
+  readonly ciphertext: Uint8Array;
+}
+
+/** A stored version with its sealed material (null once retired). */
+export interface SealedSecretRecord extends SecretVersionRecord {
+  readonly wrappedKey: Uint8Array | null;
+  readonly keyNonce: Uint8Array | null;
+  readonly nonce: Uint8Array | null;
+  readonly ciphertext: Uint8Array | null;
+}
+
+/** The storage of sealed secret versions: what `createSecretStore` is built on. */
+export interface SecretRows {
+  /** Writes the slot's next version; `seal` is given the version the ciphertext is bound to. */
+  insertVersion(
+    id: string,
+    slot: SecretSlot,
+    seal: (version: number) => SealedSecretColumns,
+  ): Promise<SecretVersionRecord>;
+  /** The owner's live versions, newest of each kind, ordered by kind. */
+  listLive(owner: { ownerType: SecretOwnerType; ownerId: string }): Promise<SecretVersionRecord[]>;
+  findLive(slot: SecretSlot): Promise<SecretVersionRecord | undefined>;
+  findLiveSealed(slot: SecretSlot): Promise<SealedSecretRecord | undefined>;
+  /** Retires every version of the slot and erases its sealed material; how many were live. */
+  retire(slot: SecretSlot): Promise<number>;
+}
