@@ -21,6 +21,7 @@ import { openAiCompatibleClient, type AttemptListener } from '../providers/opena
 import type { RetryPolicy } from '../providers/retry-policy.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
+import { systemClock, type Clock } from '../tool/clock.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
 export interface Mesh {
@@ -29,6 +30,8 @@ export interface Mesh {
   readonly ledger: RunLedger;
   readonly services: Services;
   readonly secrets: SecretStore;
+  /** Where this Mesh reads the time: freshness, token expiry, retry deadlines. Tests move it. */
+  readonly clock: Clock;
   /**
    * A client for an OpenAI-compatible provider, its key decrypted from secrets at the moment of
    * use. `onAttempt` sees every HTTP attempt; throwing from it refuses the attempt (a run's cap).
@@ -72,12 +75,15 @@ export function meshOptionsFromEnv(
   };
 }
 
-/** Wires a Mesh over an open, migrated database (tests pass their own). */
 /** Tunables of an assembled Mesh that are not configuration (tests shorten the retry backoff). */
 export interface AssembleOptions {
   readonly catalog?: LoadedCatalog;
   readonly modelRetry?: Partial<RetryPolicy>;
+  /** The clock this Mesh reads; the system clock unless a test hands in a manual one. */
+  readonly clock?: Clock;
 }
+
+/** Wires a Mesh over an open, migrated database (tests pass their own). */
 
 export function assembleMesh(
   db: Db,
@@ -88,6 +94,7 @@ export function assembleMesh(
   const secrets = createSecretStore(secretRows(db), instanceKey);
   return {
     secrets,
+    clock: options.clock ?? systemClock,
     db,
     catalog: loaded,
     ledger: new RunLedger(runStore(db)),
