@@ -10,7 +10,13 @@ import {
   type MemoryWrite,
 } from '../store/memories.ts';
 import { getRun } from '../store/runs.ts';
-import type { Memory, MemoryCall, MemoryStore } from '../../tools/memory/memory-store.ts';
+import {
+  MEMORY_STORE,
+  type Memory,
+  type MemoryCall,
+  type MemoryStore,
+} from '../../tools/memory/memory-store.ts';
+import type { MeshServiceFactory } from './service-factories.ts';
 
 function toMemory(row: MemoryRow): Memory {
   return {
@@ -64,3 +70,9 @@ export function memoryStore(db: Db): MemoryStore {
     },
   };
 }
+
+/** The memory package's store, as the services seam builds it. */
+export const memoryStoreService: MeshServiceFactory<MemoryStore> = {
+  key: MEMORY_STORE,
+  create: ({ db }) => memoryStore(db),
+};

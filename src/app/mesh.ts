@@ -13,9 +13,8 @@ import { createSecretStore, type SecretStore } from '../secrets/secret-store.ts'
 import { loadInstanceKey, type InstanceKey } from '../secrets/instance-key.ts';
 import type { Db } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
-import { services, type Services } from '../tool/context.ts';
-import { MEMORY_STORE } from '../../tools/memory/memory-store.ts';
-import { memoryStore } from './memory-service.ts';
+import type { Services } from '../tool/context.ts';
+import { packageServices } from './service-factories.ts';
 import type { ModelClient } from '../model/client.ts';
 import { openAiCompatibleClient, type AttemptListener } from '../providers/openai-compatible.ts';
 import type { RetryPolicy } from '../providers/retry-policy.ts';
@@ -92,13 +91,14 @@ export function assembleMesh(
 ): Mesh {
   const loaded = options.catalog ?? loadCatalog(catalog);
   const secrets = createSecretStore(secretRows(db), instanceKey);
+  const clock = options.clock ?? systemClock;
   return {
     secrets,
-    clock: options.clock ?? systemClock,
+    clock,
     db,
     catalog: loaded,
     ledger: new RunLedger(runStore(db)),
-    services: services([[MEMORY_STORE, memoryStore(db)]]),
+    services: packageServices(loaded, { db, clock }),
     modelClientFor(provider, onAttempt) {
       if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {
         throw new MeshError(

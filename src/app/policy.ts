@@ -4,6 +4,7 @@ import { offerRegistry, type OfferFacts, type Withheld } from '../policy/offer.t
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
 import type { Audience } from '../policy/audience.ts';
 import { listConfigValues, listDisabledTools, listPackageAudiences } from '../store/tool-policy.ts';
+import { declaredServices, serviceKey } from '../tool/context.ts';
 import { createRegistry, type Registry } from '../tool/registry.ts';
 import { remoteOffer } from './mcp.ts';
 import type { Mesh } from './mesh.ts';
@@ -87,7 +88,17 @@ export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<Agen
     packageAudiences: audiences,
     secretKinds,
     backends: { workspace: false, browser: false },
+    services: providedServices(mesh),
   };
+}
+
+/** The services the catalog's tools declare that this Mesh provides. */
+function providedServices(mesh: Mesh): Set<string> {
+  const provided = new Set<string>();
+  for (const d of mesh.catalog.registry.definitions())
+    for (const id of declaredServices(d.needs))
+      if (mesh.services.has(serviceKey(id))) provided.add(id);
+  return provided;
 }
 
 /**

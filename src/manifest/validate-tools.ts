@@ -44,7 +44,11 @@ function readNeeds(r: TableReader, ctx: ValidationContext): Need[] | undefined {
   for (const { value, field } of r.strings('needs')) {
     if (!isNeed(value)) {
       ok = false;
-      ctx.sink.add('need_unknown', field, 'must be workspace, browser or secret:<kind>');
+      ctx.sink.add(
+        'need_unknown',
+        field,
+        'must be workspace, browser, secret:<kind> or service:<id>',
+      );
     } else if (needs.includes(value)) {
       ok = false;
       ctx.sink.add('need_duplicate', field, 'is declared twice');

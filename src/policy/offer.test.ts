@@ -20,6 +20,7 @@ const facts: OfferFacts = {
   secretKinds: new Map(),
   packageAudiences: new Map(),
   backends: { workspace: false, browser: false },
+  services: new Set(['mesh.memory.store']),
 };
 
 describe('offerRegistry', () => {
@@ -44,6 +45,18 @@ describe('offerRegistry', () => {
       secretKinds: new Map([['example.tracker', new Set(['tracker_api_token'])]]),
     });
     expect(offered.names()).toContain('tracker_search');
+  });
+
+  it('withholds a tool whose service this runtime does not provide, naming the service', () => {
+    const withService = createRegistry([
+      testDefinition('recall', { needs: ['service:mesh.memory.store'] }),
+      testDefinition('lookup', { needs: ['service:example.index'] }),
+    ]);
+    const { registry: offered, withheld } = offerRegistry(withService, facts);
+    expect(offered.names()).toEqual(['recall']);
+    expect(withheld).toEqual([
+      { name: 'lookup', reason: 'needs service example.index; this runtime does not provide it' },
+    ]);
   });
 
   it('honours per-agent opt-outs and audience limits per package', () => {

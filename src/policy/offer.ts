@@ -13,6 +13,8 @@ export interface OfferFacts {
   readonly packageAudiences: ReadonlyMap<string, readonly Audience[]>;
   /** Whether an execution backend / browser backend is configured for this agent. */
   readonly backends: { readonly workspace: boolean; readonly browser: boolean };
+  /** Ids of the services this runtime provides (a tool's `service:<id>` needs). */
+  readonly services: ReadonlySet<string>;
 }
 
 /** A tool that was not offered, and the short reason an operator reads in the run. */
@@ -36,6 +38,10 @@ export function withholdReason(d: Definition, facts: OfferFacts): string | undef
       const kind = need.slice('secret:'.length);
       if (!facts.secretKinds.get(d.origin.packageId)?.has(kind))
         return `needs secret ${kind}, not captured for this agent`;
+    }
+    if (need.startsWith('service:')) {
+      const id = need.slice('service:'.length);
+      if (!facts.services.has(id)) return `needs service ${id}; this runtime does not provide it`;
     }
   }
   return undefined;

@@ -40,6 +40,67 @@ export function services(
   });
 }
 
+/**
+ * How the runtime makes one service: the key a package's tools name in their `needs`
+ * (`service:<key id>`), and a factory over what the host offers. Factories run on first use, so
+ * a process that never calls a memory verb never builds the memory store.
+ */
+export interface ServiceFactory<T, Host> {
+  readonly key: ServiceKey<T>;
+  create(host: Host): T;
+}
+
+/** A services lookup over factories, each built once, on its first `get`. */
+export function lazyServices<Host>(
+  factories: ReadonlyArray<ServiceFactory<unknown, Host>>,
+  host: Host,
+): Services {
+  const byId = new Map<string, ServiceFactory<unknown, Host>>();
+  for (const factory of factories) {
+    if (byId.has(factory.key.id)) throw new Error(`service ${factory.key.id} is provided twice`);
+    byId.set(factory.key.id, factory);
+  }
+  const built = new Map<string, unknown>();
+  return Object.freeze({
+    get<T>(key: ServiceKey<T>): T {
+      if (!built.has(key.id)) {
+        const factory = byId.get(key.id);
+        if (!factory) throw new Error(`service ${key.id} is not available in this runtime`);
+        built.set(key.id, factory.create(host));
+      }
+      return built.get(key.id) as T;
+    },
+    has(key: ServiceKey<unknown>): boolean {
+      return byId.has(key.id);
+    },
+  });
+}
+
+/** The service ids a definition declares in its `needs` (`service:<id>`). */
+export function declaredServices(needs: readonly string[]): ReadonlySet<string> {
+  return new Set(
+    needs.filter((n) => n.startsWith('service:')).map((n) => n.slice('service:'.length)),
+  );
+}
+
+/**
+ * The runtime's services as one tool may see them: only those its `needs` declare. A handler
+ * that reaches for an undeclared service is a packaging bug, refused loudly, the way an
+ * undeclared secret kind is; the manifest stays the whole answer to "what could this reach".
+ */
+export function servicesDeclared(all: Services, declared: ReadonlySet<string>): Services {
+  return Object.freeze({
+    get<T>(key: ServiceKey<T>): T {
+      if (!declared.has(key.id))
+        throw new Error(`service ${key.id} is not declared in this tool's needs`);
+      return all.get(key);
+    },
+    has(key: ServiceKey<unknown>): boolean {
+      return declared.has(key.id) && all.has(key);
+    },
+  });
+}
+
 /** Where a call's authority and attribution come from: always persisted records, never arguments. */
 export type Provenance =
   | { readonly kind: 'inbound_message'; readonly messageId: string; readonly actor: string }

@@ -19,7 +19,7 @@ export type Replay = 'replayable' | 'effectful' | 'internal';
 export const REPLAYS: readonly Replay[] = Object.freeze(['replayable', 'effectful', 'internal']);
 
 /** A requirement that must be provisioned or captured before the tool may be offered. */
-export type Need = 'workspace' | 'browser' | `secret:${string}`;
+export type Need = 'workspace' | 'browser' | `secret:${string}` | `service:${string}`;
 
 /** Where a definition came from. Grants and audit records pin to (packageId, version, digest). */
 export interface Origin {
@@ -54,6 +54,9 @@ export interface Definition {
 /** Whether a string is a well-formed need. */
 export function isNeed(value: string): value is Need {
   return (
-    value === 'workspace' || value === 'browser' || /^secret:[a-z][a-z0-9_]{0,63}$/.test(value)
+    value === 'workspace' ||
+    value === 'browser' ||
+    /^secret:[a-z][a-z0-9_]{0,63}$/.test(value) ||
+    /^service:[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/.test(value)
   );
 }

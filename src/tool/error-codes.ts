@@ -41,6 +41,7 @@ export const ERROR_CODES = Object.freeze({
   config_invalid: BAD_REQUEST,
   manifest_invalid: INTERNAL,
   model_call_failed: UPSTREAM,
+  service_unprovided: INTERNAL,
 
   // Secrets and the instance key.
   instance_key_exposed: INTERNAL,

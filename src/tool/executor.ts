@@ -1,6 +1,6 @@
 import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
-import type { ToolRuntime } from './context.ts';
+import { declaredServices, servicesDeclared, type ToolRuntime } from './context.ts';
 import { decodeArguments, prepareDecoder } from './decode-arguments.ts';
 import type { Definition, ToolOutput } from './definition.ts';
 import {
@@ -162,7 +162,7 @@ export async function invoke(
         toolName: definition.tool.name,
         provenance: runtime.provenance,
         signal: runtime.signal,
-        services: runtime.services,
+        services: servicesDeclared(runtime.services, declaredServices(definition.needs)),
         config: runtime.configFor(definition.origin.packageId),
         secret: (kind: string) => grantedSecret(definition, runtime, kind),
       }),

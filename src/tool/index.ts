@@ -1,6 +1,12 @@
 export { compileShape } from './argument-shape.ts';
 export type { ArgumentShape, JsonKind } from './argument-shape.ts';
-export { serviceKey, services } from './context.ts';
+export {
+  declaredServices,
+  lazyServices,
+  serviceKey,
+  services,
+  servicesDeclared,
+} from './context.ts';
 export type { Provenance, ServiceKey, Services, ToolContext, ToolRuntime } from './context.ts';
 export { ARGUMENT_LIMITS, decodeArguments, prepareDecoder } from './decode-arguments.ts';
 export type { ArgumentDecoder } from './decode-arguments.ts';

@@ -1,0 +1,51 @@
+import type { Db } from '../store/db.ts';
+import type { Clock } from '../tool/clock.ts';
+import {
+  declaredServices,
+  lazyServices,
+  serviceKey,
+  type ServiceFactory,
+  type Services,
+} from '../tool/context.ts';
+import { MeshError } from '../tool/errors.ts';
+import type { Registry } from '../tool/registry.ts';
+import { memoryStoreService } from './memory-service.ts';
+
+/** What a service factory may build on: the platform's own parts, never a face. */
+export interface ServiceHost {
+  readonly db: Db;
+  readonly clock: Clock;
+}
+
+/** A factory for one of the services Mesh provides to packages. */
+export type MeshServiceFactory<T = unknown> = ServiceFactory<T, ServiceHost>;
+
+/**
+ * Every service Mesh provides to packages. A package names what it uses in its tools' `needs`
+ * (`service:<id>`), so adding a package that uses an existing service edits nothing here or in
+ * the composition root; adding a new kind of service is one row in this list.
+ */
+export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [memoryStoreService];
+
+/**
+ * The services handlers get, each built on first use. Refuses to start when a compiled-in tool
+ * declares a service no factory provides: that is a build mistake, better found at start-up than
+ * as a withheld tool.
+ */
+export function packageServices(
+  catalog: { readonly registry: Registry },
+  host: ServiceHost,
+  factories: readonly MeshServiceFactory[] = SERVICE_FACTORIES,
+): Services {
+  const provided = lazyServices(factories, host);
+  for (const d of catalog.registry.definitions()) {
+    for (const id of declaredServices(d.needs)) {
+      if (!provided.has(serviceKey(id)))
+        throw new MeshError(
+          'service_unprovided',
+          `tool ${d.tool.name} of package ${d.origin.packageId} needs service ${id}, which this Mesh does not provide`,
+        );
+    }
+  }
+  return provided;
+}
