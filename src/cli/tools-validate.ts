@@ -1,16 +1,11 @@
 import { statSync } from 'node:fs';
-import { crawlPackages } from '../manifest/crawl.ts';
-import { formatDiagnostic, sortDiagnostics } from '../manifest/diagnostic.ts';
-import { loadExportDiscovery } from '../manifest/export-discovery.ts';
+import { checkPackages } from '../app/package-check.ts';
 import { UsageError, type CliIo, type Subcommand } from './command.ts';
 
 /*
- * Checks the tool packages under DIR (default: tools/) as the build and start-up will: every
- * manifest.toml against schema v1, the schema files and SKILL.md it references, secret need
- * mapping, package ids and tool names across packages, and the 1:1 match between each manifest and
- * the named exports of its handlers.ts and hooks.ts. Reads files only; runs no package code.
- *
- * Prints one problem per line (file: field: message) and exits 1 when there is any.
+ * `mesh tools validate`: checks the tool packages under DIR (default: tools/) as the build and
+ * start-up will (src/app/package-check.ts). Prints one problem per line (file: field: message)
+ * and exits 1 when there is any.
  */
 
 function isDirectory(path: string): boolean {
@@ -30,26 +25,21 @@ async function validate(dir: string, io: CliIo): Promise<number> {
     io.err(`mesh tools validate: ${dir} is not a directory`);
     return 1;
   }
-  const discover = await loadExportDiscovery();
-  const crawl = crawlPackages(dir, discover ? { discover } : {});
-  for (const folder of crawl.skipped)
+  const check = await checkPackages(dir);
+  for (const folder of check.skipped)
     io.err(`note: ${dir}/${folder} has no manifest.toml; skipped`);
-  if (!crawl.bindingsChecked) {
+  if (!check.bindingsChecked) {
     io.err('note: the typescript package is not installed; handler bindings were not checked');
   }
-  if (crawl.diagnostics.length > 0) {
-    for (const d of sortDiagnostics(crawl.diagnostics)) io.out(formatDiagnostic(d));
-    io.err(`mesh tools validate: ${plural(crawl.diagnostics.length, 'problem')} in ${dir}`);
+  if (check.problems.length > 0) {
+    for (const line of check.problems) io.out(line);
+    io.err(`mesh tools validate: ${plural(check.problems.length, 'problem')} in ${dir}`);
     return 1;
   }
-  const packages = crawl.packages.flatMap((p) => (p.package ? [p.package] : []));
-  const tools = packages.reduce((n, p) => n + p.manifest.tools.length, 0);
-  const hooks = packages.reduce((n, p) => n + Object.keys(p.manifest.hooks).length, 0);
-  const skills = packages.filter((p) => p.skill).length;
   io.out(
-    `ok: ${plural(packages.length, 'package')}, ${plural(tools, 'tool')}, ${plural(hooks, 'hook')}, ` +
-      `${plural(skills, 'skill')} in ${dir}` +
-      (crawl.bindingsChecked ? '; handler and hook bindings match' : ''),
+    `ok: ${plural(check.packages, 'package')}, ${plural(check.tools, 'tool')}, ${plural(check.hooks, 'hook')}, ` +
+      `${plural(check.skills, 'skill')} in ${dir}` +
+      (check.bindingsChecked ? '; handler and hook bindings match' : ''),
   );
   return 0;
 }

@@ -1,13 +1,11 @@
 import { parseArgs } from 'node:util';
-import { catalog } from '../generated/catalog.ts';
-import { loadCatalog } from '../manifest/verify-catalog.ts';
+import { installedTool, installedTools, type ToolListing } from '../app/tool-catalog.ts';
 import { withUseCases } from '../app/use-case-client.ts';
-import type { Definition } from '../tool/definition.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 import { toolSwitch } from './policy.ts';
 
-function origin(d: Definition): string {
-  return `${d.origin.packageId}@${d.origin.version}`;
+function origin(t: { readonly package: string; readonly version: string }): string {
+  return `${t.package}@${t.version}`;
 }
 
 function table(rows: string[][]): string {
@@ -27,34 +25,15 @@ function list(args: readonly string[], io: CliIo): number {
     args: [...args],
     options: { json: { type: 'boolean', default: false } },
   });
-  const definitions = loadCatalog(catalog).registry.definitions();
+  const tools: ToolListing[] = installedTools();
   if (values.json) {
-    io.out(
-      JSON.stringify(
-        definitions.map((d) => ({
-          name: d.tool.name,
-          class: d.class,
-          replay: d.replay,
-          needs: d.needs,
-          package: d.origin.packageId,
-          version: d.origin.version,
-        })),
-        null,
-        2,
-      ),
-    );
+    io.out(JSON.stringify(tools, null, 2));
     return 0;
   }
   io.out(
     table([
       ['NAME', 'CLASS', 'REPLAY', 'NEEDS', 'PACKAGE'],
-      ...definitions.map((d) => [
-        d.tool.name,
-        d.class,
-        d.replay,
-        d.needs.join(',') || '-',
-        origin(d),
-      ]),
+      ...tools.map((t) => [t.name, t.class, t.replay, t.needs.join(',') || '-', origin(t)]),
     ]),
   );
   return 0;
@@ -68,40 +47,23 @@ function show(args: readonly string[], io: CliIo): number {
   });
   const name = positionals[0];
   if (!name || positionals.length > 1) throw new UsageError('name exactly one tool');
-  const loaded = loadCatalog(catalog);
-  const d = loaded.registry.get(name);
-  if (!d) {
+  const detail = installedTool(name);
+  if (!detail) {
     io.err(`mesh tools show: no tool named ${JSON.stringify(name)}; see mesh tools list`);
     return 1;
   }
-  const pkg = loaded.packages.find((p) => p.manifest.package.id === d.origin.packageId);
-  const detail = {
-    name: d.tool.name,
-    description: d.tool.description,
-    class: d.class,
-    replay: d.replay,
-    needs: d.needs,
-    package: { id: d.origin.packageId, version: d.origin.version, digest: d.origin.digest },
-    parameters: d.tool.parameters,
-    ...(d.outputSchema ? { outputSchema: d.outputSchema } : {}),
-    config: (pkg?.manifest.config ?? []).map((f) => ({
-      key: f.key,
-      disposition: f.disposition,
-      type: f.type,
-    })),
-  };
   if (values.json) {
     io.out(JSON.stringify(detail, null, 2));
     return 0;
   }
   io.out(
     [
-      `${d.tool.name} (${origin(d)})`,
-      `  ${d.tool.description}`,
-      `  class: ${d.class}   replay: ${d.replay}   needs: ${d.needs.join(', ') || 'nothing'}`,
-      `  digest: ${d.origin.digest}`,
+      `${detail.name} (${detail.package.id}@${detail.package.version})`,
+      `  ${detail.description}`,
+      `  class: ${detail.class}   replay: ${detail.replay}   needs: ${detail.needs.join(', ') || 'nothing'}`,
+      `  digest: ${detail.package.digest}`,
       '  parameters:',
-      ...JSON.stringify(d.tool.parameters, null, 2)
+      ...JSON.stringify(detail.parameters, null, 2)
         .split('\n')
         .map((l) => `    ${l}`),
     ].join('\n'),
