@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from '../run/worker.ts';
-import { startServer } from '../server/server.ts';
 import { recordServing } from '../store/home-lock.ts';
 import { turnDriver } from '../turn/engine.ts';
 import { CLI_SOCKET_NAME, listenForCli, type CliSocketServer } from './cli-socket.ts';
@@ -44,8 +43,21 @@ export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
   });
 }
 
+/** The HTTP face as the wiring starts it: the API and the UI over a Mesh, listening. */
+export type StartHttp = (
+  mesh: Mesh,
+  options: {
+    readonly host: string;
+    readonly port: number;
+    readonly log: (line: string) => void;
+    readonly version: string;
+  },
+) => Promise<{ readonly url: string; close(): Promise<void> }>;
+
 /** What `mesh serve` runs, and how. */
 export interface ServeOptions {
+  /** Starts the HTTP face (`startServer` of src/server): handed in, since app sits below it. */
+  readonly http: StartHttp;
   readonly host: string;
   readonly port: number;
   /** Create the demo agent with a scripted model when it is missing. */
@@ -80,7 +92,7 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
   if (options.demo && (await ensureDemo(mesh))) log('Created the demo agent (scripted model).');
   const first = await ensureFirstOperatorToken(mesh.db);
   const minted = options.newToken ? await createOperatorToken(mesh.db, 'mesh serve') : undefined;
-  const server = await startServer(mesh, {
+  const server = await options.http(mesh, {
     host: options.host,
     port: options.port,
     log,

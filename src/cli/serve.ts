@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { meshOptionsFromEnv, openMesh } from '../app/mesh.ts';
 import { serveMesh, type Serving } from '../app/serve.ts';
+import { startServer } from '../server/server.ts';
 import { UsageError, type CommandBody } from './command.ts';
 import { DEFAULT_PORT } from './commands.ts';
 
@@ -25,6 +26,7 @@ export const serveCommand: CommandBody = async (args, io) => {
   let serving: Serving;
   try {
     serving = await serveMesh(mesh, {
+      http: startServer,
       host: values.host,
       port,
       demo: values.demo,

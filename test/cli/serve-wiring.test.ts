@@ -6,6 +6,7 @@ import { connectToServer } from '../../src/app/cli-socket.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { ensureDemo, serveMesh } from '../../src/app/serve.ts';
 import { findAgent } from '../../src/app/queries.ts';
+import { startServer } from '../../src/server/server.ts';
 import { receiveMessage } from '../../src/turn/intake.ts';
 import { freshPglite } from '../support/db.ts';
 import { testInstanceKey } from '../support/turn.ts';
@@ -40,6 +41,7 @@ describe('serveMesh, the wiring mesh serve runs', () => {
 
     const lines: string[] = [];
     const serving = await serveMesh(mesh, {
+      http: startServer,
       host: '127.0.0.1',
       port: 0,
       demo: true,
