@@ -17,15 +17,25 @@ export interface WorkerOptions {
   readonly leaseMs?: number;
   /** How many runs this worker drives at once. */
   readonly concurrency?: number;
-  /** How long an idle worker waits before looking for work again. */
+  /** How long a worker whose last look found nothing waits before looking again (unless woken). */
   readonly pollMs?: number;
   readonly log?: (line: string) => void;
+}
+
+/** A caller of {@link Worker.idle}: resolved by the first empty look that began after it asked. */
+interface IdleWaiter {
+  readonly afterPoll: number;
+  readonly resolve: () => void;
 }
 
 /**
  * Claims runnable runs (queued, or running with an expired lease) and drives them, renewing each
  * lease while it works. A failure in one run — a dropped connection included — ends that run as
  * failed with the reason (when the database lets us write it) and never stops the worker.
+ *
+ * Callers await events instead of polling the ledger: {@link Worker.idle} resolves once the worker
+ * has looked for work, found none and holds no run; {@link Worker.wake} ends the wait between
+ * looks, so new work is claimed (and `stop()` returns) without waiting out `pollMs`.
  */
 export class Worker {
   readonly owner: string;
@@ -37,7 +47,12 @@ export class Worker {
   >();
   private stopping = false;
   private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private endPause: (() => void) | undefined;
+  /** Set by wake() while the loop is not pausing, so the next pause is skipped. */
+  private woken = false;
+  /** How many looks for work have begun. */
+  private pollsStarted = 0;
+  private idleWaiters: IdleWaiter[] = [];
 
   constructor(options: WorkerOptions) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -57,10 +72,31 @@ export class Worker {
   /** Stops claiming, aborts runs in flight and gives their leases back. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake?.();
+    this.wake();
     for (const { controller } of this.active.values()) controller.abort();
     await Promise.allSettled([...this.active.values()].map((a) => a.done));
     await this.loop;
+    this.settleIdleWaiters(Number.POSITIVE_INFINITY);
+  }
+
+  /** Looks for work now instead of at the end of the current wait (e.g. after queueing a run). */
+  wake(): void {
+    this.woken = true;
+    this.endPause?.();
+  }
+
+  /**
+   * Resolves when a look for work that began after this call found nothing runnable and the
+   * worker holds no run: everything runnable when it was called has been driven (or is leased
+   * elsewhere). It does not hurry the worker: the next look comes on its own schedule (call
+   * {@link wake} for sooner). A stopped worker is idle at once; one not yet started is idle only
+   * after `start()`.
+   */
+  idle(): Promise<void> {
+    if (this.stopping && this.active.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.push({ afterPoll: this.pollsStarted, resolve });
+    });
   }
 
   /** Claims and drives at most one run; resolves when it ends. Returns false when none was runnable. */
@@ -78,8 +114,12 @@ export class Worker {
         continue;
       }
       let run: RunRecord | undefined;
+      let claimed = false;
+      const poll = ++this.pollsStarted;
+      this.woken = false;
       try {
         run = await this.options.ledger.claim(this.owner, this.options.leaseMs);
+        claimed = true;
       } catch (error) {
         this.options.log?.(`worker ${this.owner}: could not claim work: ${describeFailure(error)}`);
       }
@@ -88,14 +128,31 @@ export class Worker {
         void this.drive(run);
         continue;
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.pollMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      // A failed look is not an empty one: idle() waits for the database to answer.
+      if (claimed && this.active.size === 0) this.settleIdleWaiters(poll);
+      await this.pause();
     }
+  }
+
+  /** Waits `pollMs`, or less when woken (by stop(), wake() or a run ending). */
+  private async pause(): Promise<void> {
+    if (this.stopping || this.woken) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.options.pollMs);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.endPause = done;
+    });
+    this.endPause = undefined;
+  }
+
+  /** Resolves every idle() caller whose call came before look number `poll` began. */
+  private settleIdleWaiters(poll: number): void {
+    const waiting = this.idleWaiters;
+    this.idleWaiters = waiting.filter((w) => w.afterPoll >= poll);
+    for (const w of waiting) if (w.afterPoll < poll) w.resolve();
   }
 
   private async drive(run: RunRecord): Promise<void> {
@@ -146,6 +203,8 @@ export class Worker {
       clearInterval(renewal);
       this.active.delete(run.id);
       resolveDone();
+      // A freed slot, and the chance to report idle, should not wait out a poll.
+      this.wake();
     }
   }
 }

@@ -79,14 +79,37 @@ describe.each(testDatabases())('workers on $name', (database) => {
       ),
     );
     worker.start();
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      const statuses = await Promise.all(runs.map(async (r) => (await ledger.run(r.id))?.status));
-      if (statuses.every((s) => s === 'succeeded')) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await worker.idle();
     await worker.stop();
     for (const r of runs) expect((await ledger.run(r.id))?.status).toBe('succeeded');
+  });
+
+  it('idle() resolves only after a look that began after it was called, and wake() brings that look forward', async () => {
+    const registry = createRegistry([testDefinition('lookup')]);
+    // A poll this long would time the test out: every look here is brought forward by wake().
+    const worker = new Worker({
+      ledger,
+      drivers: [scriptDriver({ registryFor: () => registry, runtimeFor })],
+      pollMs: 600_000,
+    });
+    worker.start();
+    // The first look is already under way; idle() waits for one that begins after it.
+    const first = worker.idle();
+    worker.wake();
+    await first;
+    const queued = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: {},
+      checkpoint: script(3, 'late-'),
+    });
+    const idle = worker.idle();
+    worker.wake();
+    await idle;
+    expect((await ledger.run(queued.id))?.status).toBe('succeeded');
+    await worker.stop();
+    await worker.idle();
   });
 
   it.skipIf(database.name !== 'postgres')(
@@ -94,10 +117,14 @@ describe.each(testDatabases())('workers on $name', (database) => {
     async () => {
       // The handler holds a query on a pooled connection; the test kills that backend, as a
       // network drop or a server restart would.
+      let probeSent!: () => void;
+      const probing = new Promise<void>((resolve) => (probeSent = resolve));
       const registry = createRegistry([
         testDefinition('slow_query', {
           execute: async () => {
-            await db.query("select pg_sleep(10), 'mesh-drop-probe'");
+            const query = db.query("select pg_sleep(10), 'mesh-drop-probe'");
+            probeSent();
+            await query;
             return { text: 'unreachable' };
           },
         }),
@@ -121,14 +148,20 @@ describe.each(testDatabases())('workers on $name', (database) => {
       worker.start();
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
-      for (let killed = 0; killed === 0;) {
-        await new Promise((r) => setTimeout(r, 50));
-        const { rows } = await admin.query<{ n: number }>(
-          `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
-           where query like '%mesh-drop-probe%' and pid <> pg_backend_pid()`,
-        );
-        killed = rows[0]?.n ?? 0;
-      }
+      await probing;
+      // The probe was sent; the server may take a moment to show it as running. One statement
+      // waits for it there (bounded), kills its backend, and fails loudly if it never appears.
+      await admin.query(`do $$
+        declare killed int := 0;
+        begin
+          for attempt in 1..2000 loop
+            select count(pg_terminate_backend(pid)) into killed from pg_stat_activity
+             where query like '%mesh-drop-probe%' and pid <> pg_backend_pid();
+            exit when killed > 0;
+            perform pg_sleep(0.005);
+          end loop;
+          if killed = 0 then raise exception 'the probe query never ran'; end if;
+        end $$`);
       await admin.end();
       const healthy = await ledger.createRun({
         agentId,
@@ -137,10 +170,8 @@ describe.each(testDatabases())('workers on $name', (database) => {
         budget: {},
         checkpoint: script(2, 'after-drop-'),
       });
-      const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && (await ledger.run(healthy.id))?.status !== 'succeeded') {
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      worker.wake();
+      await worker.idle();
       await worker.stop();
       const failed = await ledger.run(doomed.id);
       expect(failed?.status).toBe('failed');
