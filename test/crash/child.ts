@@ -57,15 +57,20 @@ const worker = new Worker({
   ],
 });
 
-worker.start();
-writeSync(1, 'READY\n');
-for (;;) {
-  await new Promise((r) => setTimeout(r, 50));
+async function unfinishedRuns(): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `select count(*)::int as n from runs where status not in ('succeeded', 'failed', 'budget_exhausted')`,
   );
-  if ((rows[0]?.n ?? 1) === 0) break;
+  return rows[0]?.n ?? 1;
 }
+
+worker.start();
+writeSync(1, 'READY\n');
+// Idle means nothing was claimable; a run may still be leased by a sibling (or by a killed
+// predecessor until its lease expires), so the child leaves only when every run has ended.
+do {
+  await worker.idle();
+} while ((await unfinishedRuns()) > 0);
 await worker.stop();
 await db.close();
 writeSync(1, 'DONE\n');

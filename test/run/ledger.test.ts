@@ -8,6 +8,7 @@ import type { Db } from '../../src/store/db.ts';
 import type { Lease } from '../../src/run/records.ts';
 import { claimRunnable, getArtifact, LeaseLostError } from '../../src/store/runs.ts';
 import type { Definition } from '../../src/tool/definition.ts';
+import { manualClock } from '../../src/tool/clock.ts';
 import { hasCode } from '../../src/tool/errors.ts';
 import { observation } from '../../src/tool/observation.ts';
 import { createRegistry } from '../../src/tool/registry.ts';
@@ -211,15 +212,33 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
       agentId,
       kind: 'script',
       provenance: { kind: 'operator', operator: 'test' },
-      budget: { wallClockMs: 1 },
+      budget: { wallClockMs: 1_000 },
       checkpoint: scriptCheckpoint([call('t1', 'lookup')]),
     });
-    await new Promise((r) => setTimeout(r, 20));
-    await db.query(`update runs set started_at = now() - interval '1 minute' where id = $1`, [
-      run.id,
-    ]);
-    await new Worker({ ledger, drivers: [driver], owner: 'w3' }).runOnce();
-    expect((await ledger.run(run.id))?.reason).toContain('wall clock');
+    // The budget reads this clock: a minute after the run was created (by the database's time),
+    // so its second of wall clock is long gone without the test waiting for it.
+    const clock = manualClock(new Date(run.createdAt.getTime() + 60_000));
+    const late = scriptDriver({ registryFor: () => registry, runtimeFor, clock });
+    await new Worker({ ledger, drivers: [late], owner: 'w3' }).runOnce();
+    const finished = await ledger.run(run.id);
+    expect(finished?.status).toBe('budget_exhausted');
+    expect(finished?.reason).toContain('wall clock (1000 ms)');
+    expect(executed.filter((e) => e === 'lookup:t1')).toEqual([]);
+  });
+
+  it('runs a call while the wall clock lasts, by the same clock', async () => {
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: { wallClockMs: 1_000 },
+      checkpoint: scriptCheckpoint([call('t2', 'lookup')]),
+    });
+    const clock = manualClock(run.createdAt);
+    const onTime = scriptDriver({ registryFor: () => registry, runtimeFor, clock });
+    await new Worker({ ledger, drivers: [onTime], owner: 'w4' }).runOnce();
+    expect((await ledger.run(run.id))?.status).toBe('succeeded');
+    expect(executed).toContain('lookup:t2');
   });
 
   it('resumes truthfully: no completed step repeated, a replayable call re-run, a committed effect reported unknown', async () => {
