@@ -16,7 +16,7 @@ import { migrate } from '../store/migrate.ts';
 import type { Services } from '../tool/context.ts';
 import { packageServices } from './service-factories.ts';
 import type { ModelClient } from '../model/client.ts';
-import { openAiCompatibleClient, type AttemptListener } from '../providers/openai-compatible.ts';
+import type { AttemptListener, OpenAiCompatibleOptions } from '../providers/openai-compatible.ts';
 import type { RetryPolicy } from '../providers/retry-policy.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
@@ -106,7 +106,7 @@ export function assembleMesh(
           `model provider ${provider.name} is not an OpenAI-compatible endpoint`,
         );
       }
-      return openAiCompatibleClient({
+      return lazyOpenAiClient({
         baseUrl: provider.baseUrl,
         async apiKey() {
           const key = await secrets.reveal({
@@ -128,6 +128,24 @@ export function assembleMesh(
     },
     close: () => db.close(),
   };
+}
+
+/**
+ * An OpenAI-compatible client whose SDK is imported on its first completion: the `openai` package
+ * is a few hundred modules, and most processes (every CLI command but chat) never call a model.
+ */
+function lazyOpenAiClient(options: OpenAiCompatibleOptions): ModelClient {
+  let client: Promise<ModelClient> | undefined;
+  const lazy: ModelClient = {
+    kind: 'openai_compatible',
+    async complete(request, callOptions) {
+      client ??= import('../providers/openai-compatible.ts').then((m) =>
+        m.openAiCompatibleClient(options),
+      );
+      return (await client).complete(request, callOptions);
+    },
+  };
+  return Object.freeze(lazy);
 }
 
 /** Opens Mesh for one piece of work and closes it afterwards, whatever happens. */
