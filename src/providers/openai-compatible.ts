@@ -8,6 +8,7 @@ import {
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ModelClient, ModelFailure } from '../model/client.ts';
 import type { ModelRequest, ModelResponse } from '../model/wire.ts';
+import { systemClock, type Clock } from '../tool/clock.ts';
 import { fromChatCompletion, toChatCompletionsBody } from './chat-completions-wire.ts';
 import { ModelCallError, redactCredentials } from './errors.ts';
 import {
@@ -55,6 +56,8 @@ export interface OpenAiCompatibleOptions {
   readonly fetch?: typeof globalThis.fetch;
   /** Sees every attempt of every call made through this client. */
   readonly onAttempt?: AttemptListener;
+  /** What a Retry-After HTTP date is measured against; the system clock when omitted. */
+  readonly clock?: Clock;
 }
 
 /** Per-call options: the seam's `signal`, plus a listener for this call's attempts only. */
@@ -91,6 +94,7 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
   const policy = retryPolicy(options.retry);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const send = options.fetch ?? globalThis.fetch;
+  const clock = options.clock ?? systemClock;
   // Every option the SDK would otherwise read from OPENAI_* environment variables is explicit.
   const sdk = new OpenAI({
     baseURL: options.baseUrl,
@@ -127,7 +131,7 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
       return { kind: 'body', json };
     } catch (error) {
       signal.throwIfAborted();
-      return classify(error, timeoutMs, (text) => redactCredentials(text, [key]));
+      return classify(error, { timeoutMs, clock }, (text) => redactCredentials(text, [key]));
     }
   }
 
@@ -196,7 +200,11 @@ function previousOf(previous: Failed | undefined): Pick<AttemptInfo, 'status' | 
 }
 
 /** Turns whatever the SDK threw into a failure value; only our own bugs are rethrown. */
-function classify(error: unknown, timeoutMs: number, redact: (text: string) => string): Failed {
+function classify(
+  error: unknown,
+  { timeoutMs, clock }: { readonly timeoutMs: number; readonly clock: Clock },
+  redact: (text: string) => string,
+): Failed {
   if (error instanceof APIUserAbortError) {
     // Aborted by something other than the caller's signal: treat it as a lost connection.
     return failed({ code: 'connection', message: 'the request was aborted', retryable: true });
@@ -212,7 +220,7 @@ function classify(error: unknown, timeoutMs: number, redact: (text: string) => s
   if (error instanceof APIError && typeof error.status === 'number') {
     const apiError = error as APIError<number, Headers | undefined>;
     const message = redact(providerMessage(apiError)).slice(0, MAX_MESSAGE_CHARS);
-    const after = retryAfterMs(apiError.headers);
+    const after = retryAfterMs(apiError.headers, clock);
     const failure = statusFailure(apiError.status, message);
     return after === undefined || !failure.retryable
       ? failed(failure)

@@ -1,12 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { manualClock } from '../tool/clock.ts';
 import { hasCode } from '../tool/errors.ts';
 import { backoffDelayMs, retryAfterMs, retryPolicy, sleep } from './retry-policy.ts';
 
 const headers = (entries: Record<string, string>) => new Headers(entries);
 
 describe('retryAfterMs', () => {
-  const now = Date.parse('2026-01-01T00:00:00Z');
+  const now = manualClock(new Date('2026-01-01T00:00:00Z'));
 
   it('reads delta-seconds, HTTP dates and retry-after-ms', () => {
     expect(retryAfterMs(headers({ 'retry-after': '7' }), now)).toBe(7_000);
@@ -22,6 +23,20 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs(headers({ 'retry-after': '-5' }), now)).toBeUndefined();
     expect(retryAfterMs(headers({}), now)).toBeUndefined();
     expect(retryAfterMs(undefined, now)).toBeUndefined();
+  });
+
+  it('measures an HTTP date from the clock it is given: the wait shrinks as the clock moves', () => {
+    const clock = manualClock(new Date('2026-01-01T00:00:00Z'));
+    const until = headers({ 'retry-after': 'Thu, 01 Jan 2026 00:01:00 GMT' });
+    expect(retryAfterMs(until, clock)).toBe(60_000);
+    clock.advance(45_000);
+    expect(retryAfterMs(until, clock)).toBe(15_000);
+    clock.advance(15_000);
+    expect(retryAfterMs(until, clock)).toBe(0);
+    clock.advance(60_000);
+    expect(retryAfterMs(until, clock)).toBe(0);
+    // Delta-seconds are relative already: the clock does not move them.
+    expect(retryAfterMs(headers({ 'retry-after': '7' }), clock)).toBe(7_000);
   });
 
   it('never throws and never returns a negative wait', () => {

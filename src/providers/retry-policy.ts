@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../tool/clock.ts';
 import { MeshError } from '../tool/errors.ts';
 
 /** How often, and how patiently, one model call is retried. */
@@ -54,12 +55,12 @@ export function backoffDelayMs(
 
 /**
  * The wait a server asked for, in milliseconds, or undefined when it asked for none we can read.
- * Reads `retry-after-ms` (OpenAI's) and `Retry-After` as delta-seconds or an HTTP date; a date in
- * the past means "now".
+ * Reads `retry-after-ms` (OpenAI's) and `Retry-After` as delta-seconds or an HTTP date; an HTTP
+ * date is measured from `clock`'s now, and one in the past means "now".
  */
 export function retryAfterMs(
   headers: Headers | undefined,
-  now: number = Date.now(),
+  clock: Clock = systemClock,
 ): number | undefined {
   const ms = headers?.get('retry-after-ms')?.trim();
   if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
@@ -68,7 +69,7 @@ export function retryAfterMs(
   if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
   // Date.parse accepts almost anything ("-5" is 5 BC); an HTTP date always names its month.
   const date = /[A-Za-z]{3}/.test(value) ? Date.parse(value) : Number.NaN;
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - clock.now().getTime());
 }
 
 /** Waits `ms`, or rejects with the signal's reason (as `fetch` does) as soon as it aborts. */

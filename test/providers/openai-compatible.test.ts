@@ -8,6 +8,7 @@ import {
   type AttemptInfo,
   type OpenAiCompatibleOptions,
 } from '../../src/providers/openai-compatible.ts';
+import { manualClock } from '../../src/tool/clock.ts';
 import { hasCode } from '../../src/tool/errors.ts';
 import {
   startFakeChatCompletions,
@@ -287,6 +288,40 @@ describe('retries', () => {
     });
     await client.complete(ask(), call());
     expect(attempts.map((a) => a.delayMs)).toEqual([0, 25]);
+  });
+
+  it('measures a Retry-After HTTP date against its clock, and the wait shrinks as the clock moves', async () => {
+    const clock = manualClock(new Date('2030-01-01T00:00:00Z'));
+    const retryAt = new Date(clock.now().getTime() + 45_000).toUTCString();
+    const { client, attempts } = clientFor({
+      clock,
+      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 60_000 },
+    });
+    // Refusing the retry in the attempt listener (which runs before the wait) reads the decided
+    // delay without waiting it out.
+    const refused = new Error('refused by the test');
+    const refuseRetry = {
+      onAttempt: (info: AttemptInfo) => {
+        if (info.attempt > 1) throw refused;
+      },
+    };
+    const askOnce = async (): Promise<unknown> => {
+      server.enqueue({ kind: 'error', status: 429, message: 'slow down', retryAfter: retryAt });
+      return client.complete(ask(), { ...call(), ...refuseRetry }).catch((e: unknown) => e);
+    };
+    expect(await askOnce()).toBe(refused);
+    clock.advance(40_000);
+    expect(await askOnce()).toBe(refused);
+    clock.advance(10_000);
+    server.enqueue(
+      { kind: 'error', status: 429, message: 'slow down', retryAfter: retryAt },
+      { kind: 'completion', content: 'ok' },
+    );
+    const response = await client.complete(ask(), call());
+    expect(response.message.content).toBe('ok');
+    expect(attempts.filter((a) => a.attempt === 2).map((a) => a.delayMs)).toEqual([
+      45_000, 5_000, 0,
+    ]);
   });
 
   it('gives up after maxAttempts 5xx answers with server_error and the provider message', async () => {
