@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ModelClient } from '../model/client.ts';
 import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { Message, ModelRequest, ModelResponse, ToolCall } from '../model/wire.ts';
@@ -92,8 +93,13 @@ function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-/** The scripted client. Its usage figures are rough (four characters a token). */
+/**
+ * The scripted client. Its usage figures are rough (four characters a token). Call ids count up
+ * per client under a random prefix: readable in a transcript, and unique even across clients (a
+ * run resumed by another process gets a new client whose count starts again).
+ */
 export function scriptedClient(script: Script): ModelClient {
+  const idPrefix = randomUUID().slice(0, 8);
   let callCounter = 0;
   return {
     kind: 'scripted',
@@ -114,7 +120,7 @@ export function scriptedClient(script: Script): ModelClient {
       reply ??= script.responses?.[round] ?? script.fallback ?? { content: '' };
       const toolCalls: ToolCall[] = (request.tools.length === 0 ? [] : (reply.toolCalls ?? [])).map(
         (c) => ({
-          id: `call_${++callCounter}_${Date.now().toString(36)}`,
+          id: `call_${++callCounter}_${idPrefix}`,
           name: substitute(c.name, groups, (s) => s),
           arguments:
             typeof c.arguments === 'string'
