@@ -1,0 +1,165 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { connectToServer, listenForCli, type CliSocketServer } from '../../src/app/cli-socket.ts';
+import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import { useCaseTarget, withUseCases } from '../../src/app/use-case-client.ts';
+import { runUseCase } from '../../src/app/use-cases.ts';
+import { freshPglite } from '../support/db.ts';
+import { testInstanceKey } from '../support/turn.ts';
+
+/*
+ * The CLI's socket beside a running server, at its edges: a socket a dead server left behind, a
+ * socket or home others could use, the same refusal whether a use case runs here or in the
+ * server, and a secret the CLI sends that the server never writes to its log.
+ */
+
+const CANARY = 'sk-canary-7f3a9d0e5b1c';
+
+/** An owner-only socket file with nobody listening: what a SIGKILLed server leaves behind. */
+function staleSocket(path: string): void {
+  const script = `process.umask(0o177); require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`;
+  spawnSync(process.execPath, ['-e', script]);
+  if (!lstatSync(path).isSocket()) throw new Error('no stale socket was left behind');
+}
+
+async function failure(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    const e = error as { code?: string; message: string };
+    return { ...(e.code === undefined ? {} : { code: e.code }), message: e.message };
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('the CLI socket at its edges', () => {
+  let mesh: Mesh;
+  let home: string;
+  let listening: CliSocketServer | undefined;
+  const log: string[] = [];
+  beforeAll(async () => {
+    mesh = assembleMesh(await freshPglite(), testInstanceKey());
+  });
+  afterAll(async () => {
+    await mesh.close();
+  });
+  afterEach(async () => {
+    await listening?.close();
+    listening = undefined;
+    rmSync(home, { recursive: true, force: true });
+  });
+  const fresh = () => {
+    home = mkdtempSync(join(tmpdir(), 'mesh-socket-'));
+    return join(home, 'mesh.sock');
+  };
+
+  it('takes over a socket a dead server left behind, and a CLI reaches the new server on it', async () => {
+    const path = fresh();
+    staleSocket(path);
+    expect((await failure(connectToServer(path))).code).toBe('ECONNREFUSED');
+    listening = await listenForCli(mesh, path, (line) => log.push(line));
+    expect(lstatSync(path).mode & 0o777).toBe(0o600);
+    const client = await connectToServer(path);
+    try {
+      expect(await client.call('agents.list', {})).toEqual([]);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('never removes a file that is not a socket, and listens in no home others can write', async () => {
+    const path = fresh();
+    writeFileSync(path, 'not a socket');
+    expect(await failure(listenForCli(mesh, path, () => {}))).toEqual({
+      code: 'cli_socket_unsafe',
+      message: `${path} exists and is not a socket; remove it`,
+    });
+    expect(readFileSync(path, 'utf8')).toBe('not a socket');
+    rmSync(path);
+    chmodSync(home, 0o777);
+    expect(await failure(listenForCli(mesh, path, () => {}))).toEqual({
+      code: 'cli_socket_unsafe',
+      message: `${home} is writable by others (mode 777)`,
+    });
+  });
+
+  it('refuses to send anything over a socket that is not owner-only', async () => {
+    const path = fresh();
+    listening = await listenForCli(mesh, path, () => {});
+    chmodSync(path, 0o660);
+    expect(await failure(connectToServer(path))).toEqual({
+      code: 'cli_socket_unsafe',
+      message: `a server holds this home, but its socket is not safe to use: ${path} is not owner-only (mode 660)`,
+    });
+  });
+
+  it('names a live holder that does not answer on its socket, instead of opening its database', async () => {
+    const path = fresh();
+    staleSocket(path);
+    const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const pid = holder.pid ?? 0;
+      writeFileSync(
+        join(home, 'mesh.lock'),
+        JSON.stringify({ pid, url: 'http://127.0.0.1:1/', socket: 'mesh.sock' }),
+      );
+      const env = { MESH_HOME: home };
+      expect(useCaseTarget(env)).toMatchObject({ kind: 'server', socket: path });
+      expect(await failure(withUseCases((call) => call('agents.list', {}), env))).toEqual({
+        code: 'home_locked',
+        message: `the embedded database is in use by process ${pid} (serving http://127.0.0.1:1/), which is not answering on its socket; try again, or stop it first`,
+      });
+    } finally {
+      holder.kill('SIGKILL');
+    }
+    // Once the holder is gone its lock no longer counts: the work would run in this process.
+    await new Promise((resolve) => holder.once('exit', resolve));
+    expect(useCaseTarget({ MESH_HOME: home })).toEqual({ kind: 'local' });
+  });
+
+  it('refuses with the same code and words in the server as in this process, secrets unlogged', async () => {
+    const path = fresh();
+    log.length = 0;
+    listening = await listenForCli(mesh, path, (line) => log.push(line));
+    const client = await connectToServer(path);
+    const refusals: [string, unknown][] = [
+      ['agents.packages', { agent: 'ghost' }],
+      ['secrets.set', { agent: 'ghost', packageId: 'mesh.memory', key: 'k', value: CANARY }],
+      [
+        'providers.add',
+        { name: 'Bad Name', kind: 'openai_compatible', baseUrl: 'https://x.test/', apiKey: CANARY },
+      ],
+      [
+        'providers.add',
+        {
+          name: 'ok',
+          kind: 'openai_compatible',
+          baseUrl: `https://${CANARY}@x.test/`,
+          apiKey: 'k',
+        },
+      ],
+      // Not a MeshError: the server logs that the use case failed, never its input.
+      [
+        'providers.add',
+        { name: 'ok', kind: 'openai_compatible', baseUrl: 'https://x.test/', apiKey: { CANARY } },
+      ],
+    ];
+    try {
+      for (const [name, input] of refusals) {
+        const local = await failure(runUseCase(mesh, name as never, input as never));
+        const remote = await failure(client.call(name as never, input));
+        if (local.code === undefined)
+          expect(remote.message).toBe(`the server failed: ${local.message}`);
+        else expect(remote).toEqual(local);
+        expect(JSON.stringify(remote)).not.toContain(CANARY);
+      }
+    } finally {
+      client.close();
+    }
+    expect(log).toEqual(['cli: providers.add failed (TypeError)']);
+    expect(log.join('\n')).not.toContain(CANARY);
+  });
+});
