@@ -39,7 +39,8 @@ const CHAT_USAGE = `Usage:
 
 Sends a message to an agent and prints its reply. The message is persisted first, with its actor
 (default: you, as user@host), and its run is created in the same transaction; the turn runs in
-this process. With --json, prints run_id, status, reply and steps.`;
+this process, or in the \`mesh serve\` that holds this home when one does. With --json, prints
+run_id, status, reply and steps.`;
 
 const RUNS_USAGE = `Usage:
   mesh runs show ID [--json]    a run and every step in it, in order`;
