@@ -57,7 +57,7 @@ describe('servicesDeclared', () => {
       testDefinition(`reach_${key.id.replace('.', '_')}`, {
         needs: ['service:example.index'],
         execute: async (ctx) => {
-          ctx.services.get(key);
+          ctx.services.get<unknown>(key);
           return { text: 'reached' };
         },
       });
