@@ -139,8 +139,16 @@ describe('web UI in a browser (pglite)', () => {
       (await page.locator(`tr[data-tool="${tool}"] > td`).allTextContents())
         .slice(1, 4)
         .map((c) => c.replace(/\s+/g, ' ').trim());
-    await expect(cells('remember')).resolves.toEqual(['query', 'internal', 'none']);
-    await expect(cells('recall')).resolves.toEqual(['query', 'replayable', 'none']);
+    await expect(cells('remember')).resolves.toEqual([
+      'query',
+      'internal',
+      'service:mesh.memory.store',
+    ]);
+    await expect(cells('recall')).resolves.toEqual([
+      'query',
+      'replayable',
+      'service:mesh.memory.store',
+    ]);
     await expect(cells('tracker_search_issues')).resolves.toEqual([
       'query',
       'replayable',
