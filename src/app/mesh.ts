@@ -21,6 +21,7 @@ import type { RetryPolicy } from '../providers/retry-policy.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
+import { createMcpRuntime, type McpRuntime } from './mcp-runtime.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
 export interface Mesh {
@@ -31,6 +32,8 @@ export interface Mesh {
   readonly secrets: SecretStore;
   /** Where this Mesh reads the time: freshness, token expiry, retry deadlines. Tests move it. */
   readonly clock: Clock;
+  /** Remote MCP's in-memory state: OAuth stores and checked definitions, per Mesh. */
+  readonly mcp: McpRuntime;
   /**
    * A client for an OpenAI-compatible provider, its key decrypted from secrets at the moment of
    * use. `onAttempt` sees every HTTP attempt; throwing from it refuses the attempt (a run's cap).
@@ -96,6 +99,7 @@ export function assembleMesh(
     secrets,
     clock,
     db,
+    mcp: createMcpRuntime(),
     catalog: loaded,
     ledger: new RunLedger(runStore(db)),
     services: packageServices(loaded, { db, clock }),

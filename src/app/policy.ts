@@ -6,7 +6,7 @@ import type { Audience } from '../policy/audience.ts';
 import { listConfigValues, listDisabledTools, listPackageAudiences } from '../store/tool-policy.ts';
 import { declaredServices, serviceKey } from '../tool/context.ts';
 import { createRegistry, type Registry } from '../tool/registry.ts';
-import { remoteOffer } from './mcp.ts';
+import { remoteOffer } from './mcp-offer.ts';
 import type { Mesh } from './mesh.ts';
 
 /** What a turn may offer and what its handlers are handed, read once per turn. */

@@ -137,27 +137,30 @@ export const useCases = {
     (await import('./operator-auth.ts')).revokeOperatorToken(mesh.db, input.id),
 
   'mcp.add': async (mesh: Mesh, input: { slug: string; url: string; allowLoopbackHttp: boolean }) =>
-    (await import('./mcp.ts')).addToolProvider(mesh, input),
+    (await import('./mcp-providers.ts')).addToolProvider(mesh, input),
 
   'mcp.providers': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./queries.ts')).listToolProviders(mesh),
 
   'mcp.connections': async (mesh: Mesh, input: { agent: string }) => {
     const agent = await agentNamed(mesh, input.agent);
-    return { agent, connections: await (await import('./mcp.ts')).agentConnections(mesh, agent) };
+    return {
+      agent,
+      connections: await (await import('./mcp-connections.ts')).agentConnections(mesh, agent),
+    };
   },
 
   /** Connects with the agent's own bearer token, read by the caller from its file. */
   'mcp.connect': async (mesh: Mesh, input: BindingInput & { token: string }) => {
     const agent = await agentNamed(mesh, input.agent);
     const { check } = await (
-      await import('./mcp.ts')
+      await import('./mcp-connections.ts')
     ).connectAgent(mesh, agent, input.provider, input.token);
     return { agent, check };
   },
 
   'mcp.catalog': async (mesh: Mesh, input: BindingInput & { refresh: boolean }) => {
-    const mcp = await import('./mcp.ts');
+    const mcp = await import('./mcp-catalog.ts');
     const agent = await agentNamed(mesh, input.agent);
     if (input.refresh) await mcp.recheckCatalog(mesh, agent, input.provider);
     return mcp.catalogView(mesh, agent, input.provider);
@@ -165,14 +168,14 @@ export const useCases = {
 
   'mcp.review': async (mesh: Mesh, input: BindingInput) => {
     const agent = await agentNamed(mesh, input.agent);
-    await (await import('./mcp.ts')).reviewCatalog(mesh, agent, input.provider);
+    await (await import('./mcp-catalog.ts')).reviewCatalog(mesh, agent, input.provider);
     return { agent };
   },
 
   'mcp.exclude': async (mesh: Mesh, input: BindingInput & { tool: string; excluded: boolean }) => {
     const agent = await agentNamed(mesh, input.agent);
     await (
-      await import('./mcp.ts')
+      await import('./mcp-catalog.ts')
     ).excludeTool(mesh, agent, input.provider, input.tool, input.excluded);
     return { agent };
   },
@@ -180,7 +183,7 @@ export const useCases = {
   'mcp.legacyQuery': async (mesh: Mesh, input: BindingInput & { tool: string; on: boolean }) => {
     const agent = await agentNamed(mesh, input.agent);
     await (
-      await import('./mcp.ts')
+      await import('./mcp-catalog.ts')
     ).markLegacyQuery(mesh, agent, input.provider, input.tool, input.on);
     return { agent };
   },
@@ -195,7 +198,7 @@ export const useCases = {
   ) => {
     const agent = await agentNamed(mesh, input.agent);
     await (
-      await import('./mcp.ts')
+      await import('./mcp-catalog.ts')
     ).setScopes(mesh, agent, input.provider, {
       ...(input.audiences === undefined ? {} : { audiences: input.audiences }),
       ...(input.conversationIds === undefined ? {} : { conversationIds: input.conversationIds }),
@@ -207,7 +210,9 @@ export const useCases = {
     const agent = await agentNamed(mesh, input.agent);
     return {
       agent,
-      removed: await (await import('./mcp.ts')).disconnectAgent(mesh, agent, input.provider),
+      removed: await (
+        await import('./mcp-connections.ts')
+      ).disconnectAgent(mesh, agent, input.provider),
     };
   },
 };

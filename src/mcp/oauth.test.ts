@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { manualClock } from '../tool/clock.ts';
 import { startFakeOAuth, type FakeOAuth } from '../../test/support/fake-oauth.ts';
 import { hasCode, isMeshError } from '../tool/errors.ts';
 import { createGuardedFetch, type GuardedFetch } from './guarded-fetch.ts';
@@ -23,7 +24,7 @@ afterEach(async () => {
 });
 
 async function fake(config: Parameters<typeof startFakeOAuth>[0] = {}): Promise<FakeOAuth> {
-  const f = await startFakeOAuth(config);
+  const f = await startFakeOAuth({ clock, ...config });
   fakes.push(f);
   return f;
 }
@@ -67,19 +68,22 @@ async function follow(authorizationUrl: URL, fetch: GuardedFetch) {
 
 /** Begins, follows and finishes an authorization. */
 async function authorize(f: FakeOAuth, store: OAuthStateStore, fetch: GuardedFetch) {
-  const flow = { serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch };
+  const flow = { serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch, clock };
   const { authorizationUrl } = await beginAuthorization(flow);
   const { code, state } = await follow(authorizationUrl, fetch);
   await finishAuthorization({ ...flow, code, state });
   return flow;
 }
 
-const realNow = Date.now.bind(Date);
+/** The clock both sides read: the client's token lifetimes and the fake server's expiry. */
+let clock = manualClock(new Date());
+beforeEach(() => {
+  clock = manualClock(new Date());
+});
 
-/** Moves the clock both sides read (`Date.now`) forward by `ms`. */
+/** Moves the clock both sides read forward by `ms`. */
 function advanceClock(ms: number): void {
-  const offset = Date.now() - realNow() + ms;
-  vi.spyOn(Date, 'now').mockImplementation(() => realNow() + offset);
+  clock.advance(ms);
 }
 
 /** What a promise rejected with. */
@@ -117,7 +121,7 @@ describe('OAuth for remote MCP', () => {
     const store = memoryStore();
     const { fetch, seen } = recordingFetch();
 
-    const flow = { serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch };
+    const flow = { serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch, clock };
     const { authorizationUrl } = await beginAuthorization(flow);
     expect(authorizationUrl.origin).toBe(f.issuer);
     const pending = await store.load();
@@ -149,8 +153,8 @@ describe('OAuth for remote MCP', () => {
     expect(saved.codeVerifier).toBeUndefined();
     expect(saved.pendingState).toBeUndefined();
     expect(saved.tokens?.refresh_token).toEqual(expect.any(String));
-    expect(saved.tokens?.expires_at).toBeGreaterThan(Date.now() + 3590_000);
-    expect(saved.tokens?.expires_at).toBeLessThanOrEqual(Date.now() + 3600_000);
+    expect(saved.tokens?.expires_at).toBeGreaterThan(clock.now().getTime() + 3590_000);
+    expect(saved.tokens?.expires_at).toBeLessThanOrEqual(clock.now().getTime() + 3600_000);
 
     const session = await openMcpSession({
       url: f.mcpUrl,
@@ -197,7 +201,7 @@ describe('OAuth for remote MCP', () => {
     const f = await fake();
     const store = memoryStore();
     const { fetch } = recordingFetch();
-    const flow = { serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch };
+    const flow = { serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch, clock };
     const { authorizationUrl } = await beginAuthorization(flow);
     const { code, state } = await follow(authorizationUrl, fetch);
 
@@ -223,7 +227,7 @@ describe('OAuth for remote MCP', () => {
     const store = memoryStore();
     const { fetch } = recordingFetch();
     const error = await failure(
-      beginAuthorization({ serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch }),
+      beginAuthorization({ serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch, clock }),
     );
     expect(error.reason).toBe('pkce_unsupported');
     expect(error.message).toContain('S256');
@@ -237,7 +241,7 @@ describe('OAuth for remote MCP', () => {
     const store = memoryStore();
     const { fetch } = recordingFetch();
     const error = await failure(
-      beginAuthorization({ serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch }),
+      beginAuthorization({ serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch, clock }),
     );
     expect(error.reason).toBe('resource_mismatch');
     expect(f.registrations).toEqual([]);
@@ -271,12 +275,12 @@ describe('OAuth for remote MCP', () => {
       expect(f.tokenRequests).toHaveLength(1);
 
       // Just outside the margin: the token is still used as it is.
-      advanceClock(expiresAt - Date.now() - REFRESH_MARGIN_MS - 5_000);
+      advanceClock(expiresAt - clock.now().getTime() - REFRESH_MARGIN_MS - 5_000);
       expect(await accessToken(flow)).toBe(firstToken);
       expect(f.tokenRequests).toHaveLength(1);
 
       // Past its expiry the server no longer takes it; the next request refreshes first.
-      advanceClock(expiresAt - Date.now() + 1_000);
+      advanceClock(expiresAt - clock.now().getTime() + 1_000);
       await session.listTools();
       const refreshRequest = f.tokenRequests[1];
       expect(refreshRequest?.params.get('grant_type')).toBe('refresh_token');
@@ -363,7 +367,7 @@ describe('OAuth for remote MCP', () => {
     const f = await fake({ leakyErrors: true });
     const store = memoryStore();
     const { fetch } = recordingFetch();
-    const flow = { serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch };
+    const flow = { serverUrl: f.mcpUrl, store, redirectUrl: REDIRECT_URL, fetch, clock };
 
     // A verifier that does not match the challenge.
     const { authorizationUrl } = await beginAuthorization(flow);
@@ -391,7 +395,13 @@ describe('OAuth for remote MCP', () => {
   it('has no token to give before any authorization', async () => {
     const f = await fake();
     const { fetch } = recordingFetch();
-    const flow = { serverUrl: f.mcpUrl, store: memoryStore(), redirectUrl: REDIRECT_URL, fetch };
+    const flow = {
+      serverUrl: f.mcpUrl,
+      store: memoryStore(),
+      redirectUrl: REDIRECT_URL,
+      fetch,
+      clock,
+    };
     expect(await accessToken(flow)).toBeUndefined();
     expect(f.tokenRequests).toEqual([]);
   });

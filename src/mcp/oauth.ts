@@ -14,6 +14,7 @@ import {
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import { isMeshError, MeshError } from '../tool/errors.ts';
+import { systemClock, type Clock } from '../tool/clock.ts';
 
 /**
  * OAuth 2.1 for remote MCP servers: authorization code with PKCE S256, protected-resource metadata
@@ -91,6 +92,8 @@ export interface OAuthClientOptions {
   readonly clientMetadataUrl?: string;
   /** Credentials registered with the authorization server out of band (no registration then). */
   readonly preRegistered?: { client_id: string; client_secret?: string };
+  /** Where token lifetimes are measured: the system clock unless a test moves time. */
+  readonly clock?: Clock;
 }
 
 export interface OAuthProviderOptions extends OAuthClientOptions {
@@ -178,6 +181,7 @@ function makeProvider(
   watch: Watch = { tokensInvalidated: false },
 ): OAuthClientProvider {
   const { store, redirectUrl, preRegistered, onRedirect } = options;
+  const clock = options.clock ?? systemClock;
   let state: string | undefined;
   let discovery: OAuthDiscoveryState | undefined;
 
@@ -230,7 +234,7 @@ function makeProvider(
         ...(tokens.refresh_token === undefined ? {} : { refresh_token: tokens.refresh_token }),
         ...(tokens.expires_in === undefined
           ? {}
-          : { expires_at: Date.now() + tokens.expires_in * 1000 }),
+          : { expires_at: clock.now().getTime() + tokens.expires_in * 1000 }),
         ...(tokens.scope === undefined ? {} : { scope: tokens.scope }),
         ...(tokens.issuer === undefined ? {} : { issuer: tokens.issuer }),
       };
@@ -469,8 +473,9 @@ async function refresh(options: OAuthFlowOptions): Promise<string | undefined> {
   const current = (await options.store.load()).tokens;
   // Another caller may have refreshed while this one waited.
   if (current === undefined) return undefined;
-  if (!expiring(current)) return current.access_token;
-  const stillValid = current.expires_at !== undefined && current.expires_at > Date.now();
+  const now = (options.clock ?? systemClock).now().getTime();
+  if (!expiring(current, now)) return current.access_token;
+  const stillValid = current.expires_at !== undefined && current.expires_at > now;
   if (current.refresh_token === undefined) {
     if (stillValid) return current.access_token;
     throw new McpOAuthError(
@@ -494,8 +499,8 @@ async function refresh(options: OAuthFlowOptions): Promise<string | undefined> {
   return (await options.store.load()).tokens?.access_token;
 }
 
-function expiring(tokens: OAuthTokenState): boolean {
-  return tokens.expires_at !== undefined && tokens.expires_at - Date.now() <= REFRESH_MARGIN_MS;
+function expiring(tokens: OAuthTokenState, now: number): boolean {
+  return tokens.expires_at !== undefined && tokens.expires_at - now <= REFRESH_MARGIN_MS;
 }
 
 /**
@@ -506,7 +511,7 @@ function expiring(tokens: OAuthTokenState): boolean {
 export async function accessToken(options: OAuthFlowOptions): Promise<string | undefined> {
   const tokens = (await options.store.load()).tokens;
   if (tokens === undefined) return undefined;
-  if (!expiring(tokens)) return tokens.access_token;
+  if (!expiring(tokens, (options.clock ?? systemClock).now().getTime())) return tokens.access_token;
   let pending = refreshing.get(options.store);
   if (pending === undefined) {
     pending = refresh(options).finally(() => refreshing.delete(options.store));

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import { manualClock } from '../../src/tool/clock.ts';
 import {
-  addToolProvider,
   catalogView,
-  connectAgent,
-  disconnectAgent,
   excludeTool,
   markLegacyQuery,
   reviewCatalog,
   setScopes,
-} from '../../src/app/mcp.ts';
+} from '../../src/app/mcp-catalog.ts';
+import { connectAgent, disconnectAgent } from '../../src/app/mcp-connections.ts';
+import { addToolProvider } from '../../src/app/mcp-providers.ts';
 import { callToolAsOperator } from '../../src/app/operator-call.ts';
 import { requireAgent } from '../../src/app/operator.ts';
 import { agentRegistry } from '../../src/app/policy.ts';
@@ -336,28 +336,36 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
 
   it('re-lists before a turn, unless the server said how long its listing stays fresh', async () => {
     const cached = await startFakeMcpServer({ tools: [textTool('peek', 'Peeks')] });
+    // Freshness is read from the Mesh's clock: this one moves only when the test says.
+    const clock = manualClock(new Date('2026-06-01T00:00:00Z'));
+    const timed = assembleMesh(mesh.db, testInstanceKey(), { clock });
     try {
-      await addToolProvider(mesh, { slug: 'cached', url: cached.url, allowLoopbackHttp: true });
+      await addToolProvider(timed, { slug: 'cached', url: cached.url, allowLoopbackHttp: true });
       const carol = await requireAgent(
-        mesh,
-        await scriptedAgent(mesh, { fallback: { content: 'ok' } }, 'carol-ttl'),
+        timed,
+        await scriptedAgent(timed, { fallback: { content: 'ok' } }, 'carol-ttl'),
       );
-      await connectAgent(mesh, carol, 'cached', 'tok');
+      await connectAgent(timed, carol, 'cached', 'tok');
       const lists = () => cached.received.filter((r) => r.rpc === 'tools/list').length;
       let before = lists();
-      await chat(mesh, { agentId: carol.id, actor: 'u', body: 'hi' });
+      await chat(timed, { agentId: carol.id, actor: 'u', body: 'hi' });
       expect(lists()).toBe(before + 1);
 
       cached.state.ttlMs = 60_000;
-      await catalogView(mesh, carol, 'cached');
+      await catalogView(timed, carol, 'cached');
       before = lists();
-      await chat(mesh, { agentId: carol.id, actor: 'u', body: 'hi' });
+      await chat(timed, { agentId: carol.id, actor: 'u', body: 'hi' });
       expect(lists()).toBe(before + 1);
       // That listing said 60 s: the next turns do not ask again.
       before = lists();
-      await chat(mesh, { agentId: carol.id, actor: 'u', body: 'hi' });
-      await chat(mesh, { agentId: carol.id, actor: 'u', body: 'hi' });
+      await chat(timed, { agentId: carol.id, actor: 'u', body: 'hi' });
+      clock.advance(59_000);
+      await chat(timed, { agentId: carol.id, actor: 'u', body: 'hi' });
       expect(lists()).toBe(before);
+      // Past its lifetime the catalog is read again, once.
+      clock.advance(2_000);
+      await chat(timed, { agentId: carol.id, actor: 'u', body: 'hi' });
+      expect(lists()).toBe(before + 1);
     } finally {
       await cached.close();
     }

@@ -8,6 +8,7 @@ import {
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { createMcpHandler, Server } from '@modelcontextprotocol/server';
+import { systemClock, type Clock } from '../../src/tool/clock.ts';
 
 /** What the fake authorization server does; tests change it between requests. */
 export interface FakeOAuthConfig {
@@ -28,6 +29,8 @@ export interface FakeOAuthConfig {
   protectedResourceMetadata: boolean;
   /** A careless server: every error description repeats the secrets of the request. */
   leakyErrors: boolean;
+  /** Where token lifetimes are measured; a test shares one manual clock with the client. */
+  clock: Clock;
 }
 
 /** One request to `/token`, as received. */
@@ -110,6 +113,7 @@ function close(server: HttpServer): Promise<void> {
 export async function startFakeOAuth(initial: Partial<FakeOAuthConfig> = {}): Promise<FakeOAuth> {
   const config: FakeOAuthConfig = {
     accessTokenTtl: 3600,
+    clock: systemClock,
     codeChallengeMethods: ['S256'],
     refuseRefresh: false,
     protectedResourceMetadata: true,
@@ -139,7 +143,7 @@ export async function startFakeOAuth(initial: Partial<FakeOAuthConfig> = {}): Pr
     const access = secret();
     const refresh = secret();
     issuedSecrets.add(access).add(refresh);
-    accessTokens.set(access, Date.now() + config.accessTokenTtl * 1000);
+    accessTokens.set(access, config.clock.now().getTime() + config.accessTokenTtl * 1000);
     refreshTokens.set(refresh, { clientId, scope });
     return {
       access_token: access,
@@ -251,7 +255,7 @@ export async function startFakeOAuth(initial: Partial<FakeOAuthConfig> = {}): Pr
       ...body,
       client_id: clientId,
       client_secret: clientSecret,
-      client_id_issued_at: Math.floor(Date.now() / 1000),
+      client_id_issued_at: Math.floor(config.clock.now().getTime() / 1000),
       token_endpoint_auth_method: 'client_secret_basic',
     });
   }
@@ -337,7 +341,7 @@ export async function startFakeOAuth(initial: Partial<FakeOAuthConfig> = {}): Pr
     }
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const expiry = token === undefined ? undefined : accessTokens.get(token);
-    if (expiry === undefined || expiry <= Date.now()) {
+    if (expiry === undefined || expiry <= config.clock.now().getTime()) {
       mcpRequests.push({ token, status: 401 });
       const params = [
         ...(config.protectedResourceMetadata ? [`resource_metadata="${prmUrl}"`] : []),

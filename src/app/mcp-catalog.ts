@@ -1,0 +1,236 @@
+import { fingerprint, remoteDefinition } from '../mcp/fingerprint.ts';
+import type { McpSession, ToolListing } from '../mcp/session.ts';
+import type { JsonObject } from '../model/json.ts';
+import type { Audience } from '../policy/audience.ts';
+import { isLegacyQuery } from '../policy/remote-offer.ts';
+import type { AgentRecord } from '../run/records.ts';
+import {
+  listBindings,
+  listMcpTools,
+  markCatalogReviewed,
+  recordCatalog,
+  recordCatalogError,
+  setBindingExclusion,
+  setBindingScopes,
+  setLegacyQuery,
+  type BindingRecord,
+  type McpToolRecord,
+  type ToolProviderRecord,
+} from '../store/mcp.ts';
+import { MeshError } from '../tool/errors.ts';
+import { bindingOwner, sessionFor } from './mcp-credentials.ts';
+import { requireConnection } from './mcp-providers.ts';
+import type { Mesh } from './mesh.ts';
+
+/** A connection's catalog: reading it with fingerprints, and the operator's review of it. */
+
+/** How long a listing without a server-given lifetime counts as fresh: not at all. */
+const DEFAULT_FRESH_MS = 0;
+
+/** What a catalog check found. */
+export interface CatalogCheck {
+  readonly added: readonly string[];
+  readonly changed: readonly string[];
+  readonly removed: readonly string[];
+  readonly pages: number;
+  readonly stoppedBecause?: string;
+}
+
+/**
+ * Lists every page of the server's tools as the agent's account sees them and records the
+ * catalog: a changed fingerprint is a changed tool (its legacy-query mark no longer applies).
+ */
+export async function checkCatalog(
+  mesh: Mesh,
+  agentId: string,
+  provider: ToolProviderRecord,
+  read?: ToolListing,
+): Promise<CatalogCheck> {
+  const own = read ? undefined : await sessionFor(mesh, agentId, provider);
+  try {
+    const before = new Map(
+      (await listMcpTools(mesh.db, agentId, provider.id))
+        .filter((t) => t.removedAt === null)
+        .map((t) => [t.toolName, t.fingerprint]),
+    );
+    const listing = read ?? (await (own as McpSession).listTools());
+    const tools = new Map<string, { name: string; definition: JsonObject; fingerprint: string }>();
+    for (const tool of listing.tools) {
+      const definition = remoteDefinition(tool);
+      // A server listing a name twice gets its first definition; the repeat is ignored.
+      if (!tools.has(tool.name))
+        tools.set(tool.name, { name: tool.name, definition, fingerprint: fingerprint(definition) });
+    }
+    const freshMs = listing.ttlMs ?? DEFAULT_FRESH_MS;
+    await recordCatalog(
+      mesh.db,
+      { agentId, providerId: provider.id },
+      [...tools.values()],
+      new Date(mesh.clock.now().getTime() + freshMs),
+    );
+    return {
+      added: [...tools.keys()].filter((n) => !before.has(n)),
+      changed: [...tools.values()]
+        .filter((t) => before.has(t.name) && before.get(t.name) !== t.fingerprint)
+        .map((t) => t.name),
+      removed: [...before.keys()].filter((n) => !tools.has(n)),
+      pages: listing.pages,
+      ...(listing.stoppedBecause ? { stoppedBecause: listing.stoppedBecause } : {}),
+    };
+  } catch (error) {
+    await recordCatalogError(
+      mesh.db,
+      { agentId, providerId: provider.id },
+      error instanceof Error ? error.message : 'the listing failed',
+    );
+    throw error;
+  } finally {
+    await own?.close();
+  }
+}
+
+/** A remote tool as an operator reviews it. */
+export interface CatalogEntry {
+  readonly tool: string;
+  readonly name: string;
+  readonly fingerprint: string;
+  readonly status: 'new' | 'changed' | 'reviewed' | 'removed';
+  readonly previousFingerprint: string | null;
+  readonly semantics: 'effect' | 'query';
+  readonly legacyQueryMarked: boolean;
+  readonly excluded: boolean;
+  readonly readOnlyHint: boolean | null;
+  readonly description: string;
+  readonly changedAt: Date;
+}
+
+/** A binding's catalog rows as an operator reviews them. */
+function catalogEntries(
+  provider: ToolProviderRecord,
+  binding: BindingRecord,
+  rows: readonly McpToolRecord[],
+): CatalogEntry[] {
+  return rows.map((t) => {
+    const annotations = t.definition['annotations'] as Record<string, unknown> | undefined;
+    const hint = annotations?.['readOnlyHint'];
+    return {
+      tool: `${provider.slug}__${t.toolName}`,
+      name: t.toolName,
+      fingerprint: t.fingerprint,
+      status:
+        t.removedAt !== null
+          ? 'removed'
+          : t.reviewedFingerprint === null
+            ? 'new'
+            : t.reviewedFingerprint !== t.fingerprint
+              ? 'changed'
+              : 'reviewed',
+      previousFingerprint: t.previousFingerprint,
+      semantics: isLegacyQuery(t) ? 'query' : 'effect',
+      legacyQueryMarked: t.legacyQueryFingerprint !== null,
+      excluded: binding.excludedTools.includes(t.toolName),
+      readOnlyHint: typeof hint === 'boolean' ? hint : null,
+      description:
+        typeof t.definition['description'] === 'string' ? t.definition['description'] : '',
+      changedAt: t.changedAt,
+    };
+  });
+}
+
+/** The binding's catalog with fingerprints and what changed since the operator last reviewed. */
+export async function catalogView(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+): Promise<{ provider: ToolProviderRecord; binding: BindingRecord; tools: CatalogEntry[] }> {
+  const { provider, binding } = await requireConnection(mesh, agent, providerSlug);
+  const rows = await listMcpTools(mesh.db, agent.id, provider.id);
+  return { provider, binding, tools: catalogEntries(provider, binding, rows) };
+}
+
+/** One of an agent's connections with its catalog, and whether its credential is present. */
+export interface ConnectionView {
+  readonly provider: ToolProviderRecord;
+  readonly binding: BindingRecord;
+  readonly tools: readonly CatalogEntry[];
+  readonly credentialPresent: boolean;
+}
+
+/** Every connection of an agent, with its catalog: what the MCP tab shows. */
+export async function connectionViews(mesh: Mesh, agent: AgentRecord): Promise<ConnectionView[]> {
+  return Promise.all(
+    (await listBindings(mesh.db, agent.id)).map(async (binding) => {
+      const { provider } = binding;
+      const [rows, held] = await Promise.all([
+        listMcpTools(mesh.db, agent.id, provider.id),
+        mesh.secrets.describe(bindingOwner(agent.id, provider.id)),
+      ]);
+      return {
+        provider,
+        binding,
+        tools: catalogEntries(provider, binding, rows),
+        credentialPresent: held.length > 0,
+      };
+    }),
+  );
+}
+
+/** Re-reads a connection's catalog now. */
+export async function recheckCatalog(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+): Promise<CatalogCheck> {
+  const { provider } = await requireConnection(mesh, agent, providerSlug);
+  return checkCatalog(mesh, agent.id, provider);
+}
+
+export async function reviewCatalog(mesh: Mesh, agent: AgentRecord, providerSlug: string) {
+  const { provider } = await requireConnection(mesh, agent, providerSlug);
+  await markCatalogReviewed(mesh.db, agent.id, provider.id);
+}
+
+export async function excludeTool(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+  toolName: string,
+  excluded: boolean,
+) {
+  const { provider } = await requireConnection(mesh, agent, providerSlug);
+  await setBindingExclusion(mesh.db, agent.id, provider.id, toolName, excluded);
+}
+
+/** Marks a tool's current definition as a legacy query; a changed definition loses the mark. */
+export async function markLegacyQuery(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+  toolName: string,
+  legacy: boolean,
+) {
+  const { provider } = await requireConnection(mesh, agent, providerSlug);
+  if (!(await setLegacyQuery(mesh.db, agent.id, provider.id, toolName, legacy)))
+    throw new MeshError(
+      'tool_not_found',
+      `${provider.slug} lists no tool ${JSON.stringify(toolName)}`,
+    );
+}
+
+export async function setScopes(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+  /** Undefined keeps a scope as it is; null lifts it. */
+  scopes: {
+    audiences?: readonly Audience[] | null;
+    conversationIds?: readonly string[] | null;
+  },
+) {
+  const { provider, binding } = await requireConnection(mesh, agent, providerSlug);
+  await setBindingScopes(mesh.db, agent.id, provider.id, {
+    audiences: scopes.audiences === undefined ? binding.audiences : scopes.audiences,
+    conversationIds:
+      scopes.conversationIds === undefined ? binding.conversationIds : scopes.conversationIds,
+  });
+}

@@ -1,0 +1,140 @@
+import { createGuardedFetch } from '../mcp/guarded-fetch.ts';
+import { beginAuthorization, finishAuthorization } from '../mcp/oauth.ts';
+import { openMcpSession } from '../mcp/session.ts';
+import type { AgentRecord } from '../run/records.ts';
+import { getAgent } from '../store/agents.ts';
+import {
+  deleteBinding,
+  findToolProvider,
+  listBindings,
+  upsertBinding,
+  type BindingRecord,
+  type ToolProviderRecord,
+} from '../store/mcp.ts';
+import { MeshError } from '../tool/errors.ts';
+import { checkCatalog, type CatalogCheck } from './mcp-catalog.ts';
+import { bindingOwner, MCP_OAUTH_KIND, MCP_TOKEN_KIND, oauthStore } from './mcp-credentials.ts';
+import { requireToolProvider } from './mcp-providers.ts';
+import type { Mesh } from './mesh.ts';
+
+/** Connecting an agent to a remote server as its own account (a bearer token or OAuth), and back. */
+
+/**
+ * Connects an agent to a provider with the agent's own bearer token (a secret of the binding,
+ * never of the provider row), then reads the catalog once.
+ */
+export async function connectAgent(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+  token: string,
+): Promise<{ binding: BindingRecord; check: CatalogCheck }> {
+  const provider = await requireToolProvider(mesh, providerSlug);
+  const value = token.trim();
+  if (value === '') throw new MeshError('invalid_token', 'the token is empty');
+  // The token is tried before anything is stored: a refused one leaves no binding behind.
+  const session = await openMcpSession({
+    url: provider.url,
+    token: () => Promise.resolve(value),
+    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+  });
+  try {
+    const listing = await session.listTools();
+    const binding = await upsertBinding(mesh.db, {
+      agentId: agent.id,
+      providerId: provider.id,
+      authKind: 'bearer',
+    });
+    await mesh.secrets.capture({
+      ...bindingOwner(agent.id, provider.id),
+      kind: MCP_TOKEN_KIND,
+      value,
+    });
+    await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
+    const check = await checkCatalog(mesh, agent.id, provider, listing);
+    return { binding, check };
+  } finally {
+    await session.close();
+  }
+}
+
+/** Removes the binding and retires its token: the agent has no tools from the provider. */
+export async function disconnectAgent(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+): Promise<boolean> {
+  const provider = await requireToolProvider(mesh, providerSlug);
+  await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
+  await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
+  return deleteBinding(mesh.db, agent.id, provider.id);
+}
+
+/** Where the authorization server sends the operator's browser back, for one binding. */
+export function oauthRedirectUrl(origin: string, agentId: string, providerId: string): string {
+  return new URL(`/mcp/oauth/callback/${agentId}/${providerId}`, origin).toString();
+}
+
+/**
+ * Starts connecting an agent with OAuth (authorization code, PKCE S256, the resource indicator):
+ * returns the authorization server's URL to send the operator's browser to. Nothing is bound
+ * until the authorization finishes.
+ */
+export async function startOAuthConnection(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+  origin: string,
+): Promise<{ authorizationUrl: URL }> {
+  const provider = await requireToolProvider(mesh, providerSlug);
+  const redirectUrl = oauthRedirectUrl(origin, agent.id, provider.id);
+  const { store } = oauthStore(mesh, agent.id, provider.id, redirectUrl);
+  return beginAuthorization({
+    serverUrl: provider.url,
+    store,
+    redirectUrl,
+    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    clientName: `Mesh (${agent.name})`,
+    clock: mesh.clock,
+  });
+}
+
+/**
+ * Finishes an authorization the server redirected back with: the `state` must be the pending
+ * one of this binding; the code is exchanged with the verifier; the binding is created (as OAuth)
+ * and its catalog read.
+ */
+export async function finishOAuthConnection(
+  mesh: Mesh,
+  agentId: string,
+  providerId: string,
+  callback: { code: string; state: string; iss?: string },
+): Promise<{ agent: AgentRecord; provider: ToolProviderRecord; check: CatalogCheck }> {
+  const agent = await getAgent(mesh.db, agentId);
+  const provider = await findToolProvider(mesh.db, providerId);
+  if (!agent || !provider)
+    throw new MeshError('binding_not_found', 'no pending authorization for this connection');
+  const { store, read } = oauthStore(mesh, agent.id, provider.id);
+  const doc = await read();
+  if (!doc?.state.pendingState)
+    throw new MeshError('mcp_oauth_failed', 'no authorization is pending for this connection');
+  await finishAuthorization({
+    serverUrl: provider.url,
+    store,
+    redirectUrl: doc.redirectUrl,
+    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    code: callback.code,
+    state: callback.state,
+    clock: mesh.clock,
+    ...(callback.iss ? { iss: callback.iss } : {}),
+  });
+  await upsertBinding(mesh.db, { agentId: agent.id, providerId: provider.id, authKind: 'oauth' });
+  await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
+  const check = await checkCatalog(mesh, agent.id, provider);
+  return { agent, provider, check };
+}
+
+/** An agent's bindings, for the operator. */
+export async function agentConnections(mesh: Mesh, agent: AgentRecord) {
+  return listBindings(mesh.db, agent.id);
+}

@@ -1,0 +1,111 @@
+import { createGuardedFetch } from '../mcp/guarded-fetch.ts';
+import { accessToken, type OAuthState } from '../mcp/oauth.ts';
+import { openMcpSession, type McpSession } from '../mcp/session.ts';
+import { markCatalogStale, type ToolProviderRecord } from '../store/mcp.ts';
+import { MeshError } from '../tool/errors.ts';
+import type { Mesh } from './mesh.ts';
+
+/**
+ * An agent's credentials for a remote server — its bearer token or its OAuth state, each a secret
+ * of the binding — and the session opened with them, as the agent's own account.
+ */
+
+/** The secret kind of a binding's bearer token. */
+export const MCP_TOKEN_KIND = 'mcp_access_token';
+/** The secret kind of a binding's OAuth state (tokens, client, discovery), sealed as one. */
+export const MCP_OAUTH_KIND = 'mcp_oauth_state';
+
+/** The secret owner of an agent's binding to a provider. */
+export function bindingOwner(agentId: string, providerId: string) {
+  return { ownerType: 'agent_tool_provider' as const, ownerId: `${agentId}:${providerId}` };
+}
+
+/** What an OAuth binding keeps, sealed as one secret: the flow's state and its redirect URL. */
+interface StoredOAuth {
+  readonly redirectUrl: string;
+  readonly state: OAuthState;
+}
+
+/**
+ * The OAuth state store of one binding. One store object per binding and Mesh (kept on
+ * `mesh.mcp`), so concurrent refreshes in a process share one refresh.
+ */
+export function oauthStore(mesh: Mesh, agentId: string, providerId: string, redirectUrl?: string) {
+  const owner = bindingOwner(agentId, providerId);
+  const byBinding = mesh.mcp.oauthStores;
+  const read = async (): Promise<StoredOAuth | undefined> => {
+    const text = await mesh.secrets.reveal({ ...owner, kind: MCP_OAUTH_KIND });
+    return text === undefined ? undefined : (JSON.parse(text) as StoredOAuth);
+  };
+  const write = async (doc: StoredOAuth) => {
+    await mesh.secrets.capture({ ...owner, kind: MCP_OAUTH_KIND, value: JSON.stringify(doc) });
+  };
+  let store = byBinding.get(owner.ownerId);
+  if (!store || redirectUrl) {
+    store = {
+      load: async () => (await read())?.state ?? {},
+      save: async (state) => {
+        const url = redirectUrl ?? (await read())?.redirectUrl;
+        if (!url) throw new MeshError('mcp_oauth_failed', 'no authorization was started');
+        await write({ redirectUrl: url, state });
+      },
+    };
+    byBinding.set(owner.ownerId, store);
+  }
+  return { store, read };
+}
+
+/** The server refused the access token before its time: the next read refreshes it. */
+export async function expireOAuthToken(
+  mesh: Mesh,
+  agentId: string,
+  providerId: string,
+): Promise<void> {
+  const { store, read } = oauthStore(mesh, agentId, providerId);
+  const doc = await read();
+  if (!doc?.state.tokens) return;
+  await store.save({ ...doc.state, tokens: { ...doc.state.tokens, expires_at: 0 } });
+}
+
+/** The agent's credential for a provider: its bearer token, or an OAuth access token. */
+export async function credentialFor(
+  mesh: Mesh,
+  agentId: string,
+  provider: ToolProviderRecord,
+  fetch: ReturnType<typeof createGuardedFetch>,
+): Promise<string | undefined> {
+  const owner = bindingOwner(agentId, provider.id);
+  const bearer = await mesh.secrets.reveal({ ...owner, kind: MCP_TOKEN_KIND });
+  if (bearer !== undefined) return bearer;
+  const { store, read } = oauthStore(mesh, agentId, provider.id);
+  const doc = await read();
+  if (!doc) return undefined;
+  return accessToken({
+    serverUrl: provider.url,
+    store,
+    redirectUrl: doc.redirectUrl,
+    fetch,
+    clock: mesh.clock,
+  });
+}
+
+/** Opens a connection as the agent's own account: its token, its guarded egress. */
+export async function sessionFor(
+  mesh: Mesh,
+  agentId: string,
+  provider: ToolProviderRecord,
+): Promise<McpSession> {
+  const fetch = createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp });
+  const session = await openMcpSession({
+    url: provider.url,
+    token: () => credentialFor(mesh, agentId, provider, fetch),
+    // A refused OAuth access token is refreshed before the one retry; a bearer token is not.
+    onUnauthorized: () => expireOAuthToken(mesh, agentId, provider.id),
+    fetch,
+  });
+  // A list-changed notification makes the next look re-read the catalog.
+  session.onToolsChanged(() => {
+    markCatalogStale(mesh.db, agentId, provider.id).catch(() => undefined);
+  });
+  return session;
+}

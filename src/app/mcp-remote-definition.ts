@@ -1,0 +1,158 @@
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
+import { EgressRefusedError } from '../mcp/guarded-fetch.ts';
+import { McpProtocolError, type McpSession } from '../mcp/session.ts';
+import type { JsonSchema, JsonValue } from '../model/json.ts';
+import { isLegacyQuery, remoteToolName } from '../policy/remote-offer.ts';
+import type { McpToolRecord, ToolProviderRecord } from '../store/mcp.ts';
+import { prepareDecoder } from '../tool/decode-arguments.ts';
+import type { Definition, ToolHandler, ToolOutput } from '../tool/definition.ts';
+import { hasCode, ToolUnavailableError } from '../tool/errors.ts';
+import { createRegistry } from '../tool/registry.ts';
+import { sessionFor } from './mcp-credentials.ts';
+import type { Mesh } from './mesh.ts';
+
+/** A catalog row as a definition the executor runs: the call goes to the server as the agent. */
+
+/** Text for the model from a result's content blocks; non-text blocks are described, not inlined. */
+function contentText(content: readonly ContentBlock[]): string {
+  return content
+    .map((block) => {
+      switch (block.type) {
+        case 'text':
+          return block.text;
+        case 'image':
+        case 'audio':
+          return `[${block.type} ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes]`;
+        case 'resource_link':
+          return `[resource ${block.uri}]`;
+        case 'resource': {
+          const r = block.resource as { uri: string; text?: string };
+          return typeof r.text === 'string' ? r.text : `[resource ${r.uri}]`;
+        }
+        default:
+          return '[content]';
+      }
+    })
+    .join('\n');
+}
+
+/** Turns a call's result into what the executor records: `isError` results are observations. */
+function toOutput(
+  result: CallToolResult,
+  outputSchemaCheck?: (data: unknown) => string | undefined,
+): ToolOutput {
+  const text = contentText(result.content ?? []);
+  const structured = result.structuredContent as JsonValue | undefined;
+  if (result.isError) return { text: `the tool reported an error: ${text || '(no message)'}` };
+  if (structured !== undefined && outputSchemaCheck) {
+    const problem = outputSchemaCheck(structured);
+    if (problem)
+      return {
+        text: `the server's structured result does not match its output schema (${problem}); text: ${text}`,
+      };
+  }
+  return structured === undefined ? { text } : { text, data: structured };
+}
+
+/** A definition the registry can hold for one catalog row, calling the server as the agent. */
+function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRecord): Definition {
+  const query = isLegacyQuery(tool);
+  const remote = tool.definition;
+  const inputSchema = (remote['inputSchema'] as JsonSchema | undefined) ?? { type: 'object' };
+  const outputSchema = remote['outputSchema'] as JsonSchema | undefined;
+  const execute: ToolHandler = async (ctx, args) => {
+    let session: McpSession;
+    try {
+      session = await sessionFor(mesh, ctx.agentId, provider);
+    } catch (error) {
+      // Nothing was sent: even an effect did not act. Query semantics may say "unavailable".
+      if (query) throw new ToolUnavailableError(`${provider.slug} could not be reached`);
+      throw error;
+    }
+    try {
+      const result = await session.callTool(tool.toolName, args, ctx.signal);
+      return toOutput(result, outputSchema ? outputChecker(outputSchema) : undefined);
+    } catch (error) {
+      if (hasCode(error, McpProtocolError.code))
+        return { text: `${provider.slug} refused the call: ${error.message}` };
+      if (hasCode(error, EgressRefusedError.code)) throw error;
+      // The request may have reached the server: only a query may be reported as unavailable.
+      if (query) throw new ToolUnavailableError(`${provider.slug} did not answer`);
+      throw error;
+    } finally {
+      await session.close();
+    }
+  };
+  const description =
+    typeof remote['description'] === 'string'
+      ? remote['description']
+      : typeof remote['title'] === 'string'
+        ? remote['title']
+        : '';
+  return {
+    tool: {
+      name: remoteToolName(provider.slug, tool.toolName),
+      description,
+      parameters: inputSchema,
+    },
+    class: query ? 'query' : 'effect',
+    replay: query ? 'replayable' : 'effectful',
+    needs: [],
+    ...(outputSchema ? { outputSchema } : {}),
+    origin: {
+      source: 'remote',
+      packageId: `mcp.${provider.slug}`,
+      version: '0',
+      digest: tool.fingerprint,
+    },
+    execute,
+  };
+}
+
+/**
+ * A check of structured results against a remote output schema (the executor's own decoder, so
+ * the two never disagree). A mismatch is the server's fault: the call is reported, not fatal.
+ */
+function outputChecker(schema: JsonSchema): (data: unknown) => string | undefined {
+  return (data) => {
+    try {
+      const errors = prepareDecoder(schema, 'lenient').compiled.validate(data);
+      const first = errors[0];
+      return first ? `at ${first.instancePath || '/'}` : undefined;
+    } catch {
+      return 'the output schema itself is not valid';
+    }
+  };
+}
+
+/**
+ * Checked definitions by (provider, tool, fingerprint, semantics), per Mesh: an unchanged remote
+ * tool is compiled once, not at every turn (the decoders are cached by schema object).
+ */
+export type CheckedDefinition = { definition: Definition } | { refused: string };
+const MAX_CHECKED = 5000;
+
+export function checkedDefinition(
+  mesh: Mesh,
+  provider: ToolProviderRecord,
+  tool: McpToolRecord,
+): CheckedDefinition {
+  const cache = mesh.mcp.definitions;
+  const key = `${provider.id}\n${tool.toolName}\n${tool.fingerprint}\n${isLegacyQuery(tool) ? 'query' : 'effect'}`;
+  let entry = cache.get(key);
+  if (!entry) {
+    const definition = definitionFor(mesh, provider, tool);
+    try {
+      createRegistry([definition]);
+      entry = { definition };
+    } catch (error) {
+      entry = {
+        refused:
+          error instanceof Error ? (error.message.split('\n')[0] ?? '').slice(0, 200) : 'invalid',
+      };
+    }
+    if (cache.size >= MAX_CHECKED) cache.clear();
+    cache.set(key, entry);
+  }
+  return entry;
+}
