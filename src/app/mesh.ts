@@ -11,7 +11,7 @@ import {
 } from '../store/connect.ts';
 import { createSecretStore, type SecretStore } from '../secrets/secret-store.ts';
 import { loadInstanceKey, type InstanceKey } from '../secrets/instance-key.ts';
-import type { Db } from '../store/db.ts';
+import { joinTransaction, type Db } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import type { Services } from '../tool/context.ts';
 import { packageServices } from './service-factories.ts';
@@ -39,6 +39,11 @@ export interface Mesh {
    * use. `onAttempt` sees every HTTP attempt; throwing from it refuses the attempt (a run's cap).
    */
   modelClientFor(provider: ModelProviderRecord, onAttempt?: AttemptListener): ModelClient;
+  /**
+   * Runs `fn` as one unit of work: the rows it writes through `db` and the secrets it captures
+   * through `secrets` commit together when it resolves, and none of them when it throws.
+   */
+  transaction<T>(fn: (unit: { db: Db; secrets: SecretStore }) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -130,6 +135,11 @@ export function assembleMesh(
         ...(options.modelRetry ? { retry: options.modelRetry } : {}),
       });
     },
+    transaction: (fn) =>
+      db.transaction((tx) => {
+        const joined = joinTransaction(tx, db.kind);
+        return fn({ db: joined, secrets: createSecretStore(secretRows(joined), instanceKey) });
+      }),
     close: () => db.close(),
   };
 }

@@ -1,5 +1,5 @@
 import type { Mesh } from './mesh.ts';
-import type { NewProvider } from './operator.ts';
+import type { NewProvider } from './model-providers.ts';
 import type { Audience } from './records.ts';
 
 /*
@@ -19,7 +19,7 @@ async function operatorOr(given: string | undefined): Promise<string> {
 }
 
 async function agentNamed(mesh: Mesh, nameOrId: string) {
-  return (await import('./operator.ts')).requireAgent(mesh, nameOrId);
+  return (await import('./agents.ts')).requireAgent(mesh, nameOrId);
 }
 
 /** A binding names an agent and a remote MCP provider. */
@@ -33,7 +33,7 @@ export const useCases = {
   'agents.create': async (
     mesh: Mesh,
     input: { name: string; provider?: string; model?: string; persona: string | null },
-  ) => (await import('./operator.ts')).createAgent(mesh, input),
+  ) => (await import('./agents.ts')).createAgent(mesh, input),
 
   'agents.list': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./queries.ts')).listAgents(mesh),
@@ -41,7 +41,7 @@ export const useCases = {
   /** The agent's packages with its config and the presence of its secrets (never values). */
   'agents.packages': async (mesh: Mesh, input: { agent: string }) => {
     const agent = await agentNamed(mesh, input.agent);
-    const packages = await (await import('./operator.ts')).agentPackages(mesh, agent);
+    const packages = await (await import('./packages.ts')).agentPackages(mesh, agent);
     return { agent, packages };
   },
 
@@ -81,7 +81,7 @@ export const useCases = {
   ) => {
     const agent = await agentNamed(mesh, input.agent);
     await (
-      await import('./operator.ts')
+      await import('./packages.ts')
     ).setAgentToolEnabled(mesh, agent, input.tool, input.enabled);
     return { agent };
   },
@@ -91,10 +91,10 @@ export const useCases = {
     mesh: Mesh,
     input: { agent: string; packageId: string; key: string; text: string },
   ) => {
-    const operator = await import('./operator.ts');
+    const packages = await import('./packages.ts');
     const agent = await agentNamed(mesh, input.agent);
-    const value = operator.configValueFromText(mesh, input.packageId, input.key, input.text);
-    await operator.setAgentConfig(mesh, agent, input.packageId, input.key, value);
+    const value = packages.configValueFromText(mesh, input.packageId, input.key, input.text);
+    await packages.setAgentConfig(mesh, agent, input.packageId, input.key, value);
     return { agent };
   },
 
@@ -115,16 +115,16 @@ export const useCases = {
   ) => {
     const agent = await agentNamed(mesh, input.agent);
     const meta = await (
-      await import('./operator.ts')
+      await import('./agent-secrets.ts')
     ).captureAgentSecret(mesh, agent, input.packageId, input.key, input.value);
     return { agent, meta };
   },
 
   'providers.add': async (mesh: Mesh, input: NewProvider) =>
-    (await import('./operator.ts')).addModelProvider(mesh, input),
+    (await import('./model-providers.ts')).addModelProvider(mesh, input),
 
   'providers.list': async (mesh: Mesh, _input: Record<string, never>) =>
-    (await import('./operator.ts')).describeProviders(mesh),
+    (await import('./model-providers.ts')).describeProviders(mesh),
 
   /** Mints an operator token: its value goes back to the caller once and is stored hashed. */
   'tokens.create': async (mesh: Mesh, input: { label: string }) =>

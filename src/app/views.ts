@@ -6,7 +6,8 @@ import type {
   StepRecord,
 } from '../run/records.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
-import type { AgentPackageView, SecretSlotView } from './operator.ts';
+import type { AgentPackageView } from './packages.ts';
+import type { SecretSlotView } from './secret-slot.ts';
 
 /**
  * The JSON shapes operators read (API responses and `--json` output), built field by field so

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
-import { finishOAuthConnection } from '../app/mcp.ts';
+import { finishOAuthConnection } from '../app/mcp-connections.ts';
 import type { Mesh } from '../app/mesh.ts';
 import {
   closeOperatorSession,

@@ -27,6 +27,21 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+/**
+ * A Db over an open transaction: its queries run in that transaction, and its own `transaction`
+ * joins it (no nesting), so code written against a Db can take part in a caller's unit of work.
+ */
+export function joinTransaction(tx: Queryable, kind: Db['kind']): Db {
+  return {
+    kind,
+    query: (sql, params) => tx.query(sql, params),
+    exec: (sql) => tx.exec(sql),
+    transaction: (fn) => fn(tx),
+    close: () =>
+      Promise.reject(new MeshError('store_misuse', 'a joined transaction is closed by its owner')),
+  };
+}
+
 /** A storage failure with a stable code; messages never carry a password. */
 export class StoreError extends MeshError {}
 

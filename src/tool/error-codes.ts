@@ -77,6 +77,7 @@ export const ERROR_CODES = Object.freeze({
   migration_invalid: INTERNAL,
   migration_unknown: INTERNAL,
   provider_exists: CONFLICT,
+  store_misuse: INTERNAL,
   tool_provider_exists: CONFLICT,
 
   // Use cases (src/app, src/turn, src/run) and the records they look up.

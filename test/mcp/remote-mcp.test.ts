@@ -11,7 +11,7 @@ import {
 import { connectAgent, disconnectAgent } from '../../src/app/mcp-connections.ts';
 import { addToolProvider } from '../../src/app/mcp-providers.ts';
 import { callToolAsOperator } from '../../src/app/operator-call.ts';
-import { requireAgent } from '../../src/app/operator.ts';
+import { requireAgent } from '../../src/app/agents.ts';
 import { agentRegistry } from '../../src/app/policy.ts';
 import { chat } from '../../src/app/turns.ts';
 import type { AgentRecord } from '../../src/run/records.ts';

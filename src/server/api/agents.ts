@@ -1,4 +1,4 @@
-import { createAgent, requireAgent } from '../../app/operator.ts';
+import { createAgent, requireAgent } from '../../app/agents.ts';
 import { listAgents } from '../../app/queries.ts';
 import { agentJson } from '../../app/views.ts';
 import { closedObject } from '../router.ts';

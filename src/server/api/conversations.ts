@@ -1,5 +1,5 @@
 import type { Mesh } from '../../app/mesh.ts';
-import { requireAgent } from '../../app/operator.ts';
+import { requireAgent } from '../../app/agents.ts';
 import {
   getArtifact,
   getConversation,

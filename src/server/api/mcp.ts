@@ -1,19 +1,21 @@
 import {
-  addToolProvider,
-  agentConnections,
   catalogView,
-  connectAgent,
-  disconnectAgent,
   excludeTool,
   markLegacyQuery,
   recheckCatalog,
   reviewCatalog,
   setScopes,
-  startOAuthConnection,
   type CatalogEntry,
-} from '../../app/mcp.ts';
+} from '../../app/mcp-catalog.ts';
+import {
+  agentConnections,
+  connectAgent,
+  disconnectAgent,
+  startOAuthConnection,
+} from '../../app/mcp-connections.ts';
+import { addToolProvider } from '../../app/mcp-providers.ts';
 import type { Mesh } from '../../app/mesh.ts';
-import { requireAgent } from '../../app/operator.ts';
+import { requireAgent } from '../../app/agents.ts';
 import { listToolProviders } from '../../app/queries.ts';
 import type { BindingRecord, ToolProviderRecord } from '../../app/records.ts';
 import { UUID_SOURCE } from '../ids.ts';

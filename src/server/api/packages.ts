@@ -1,16 +1,15 @@
+import { captureAgentSecret, retireAgentSecret } from '../../app/agent-secrets.ts';
+import { requireAgent } from '../../app/agents.ts';
 import {
   agentPackages,
-  captureAgentSecret,
   packageView,
   packageViews,
-  requireAgent,
   requirePackage,
   resetAgentConfig,
-  retireAgentSecret,
   setAgentAudiences,
   setAgentConfig,
   setAgentToolEnabled,
-} from '../../app/operator.ts';
+} from '../../app/packages.ts';
 import { agentPackageJson } from '../../app/views.ts';
 import { closedObject } from '../router.ts';
 import { route, SECRET_VALUE, type Route } from './context.ts';

@@ -3,7 +3,7 @@ import {
   describeProviders,
   setProviderKey,
   type NewProvider,
-} from '../../app/operator.ts';
+} from '../../app/model-providers.ts';
 import { providerJson } from '../../app/views.ts';
 import { closedObject } from '../router.ts';
 import { NAME, route, SECRET_VALUE, type Route } from './context.ts';

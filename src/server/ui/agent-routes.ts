@@ -1,14 +1,12 @@
+import { captureAgentSecret, retireAgentSecret } from '../../app/agent-secrets.ts';
+import { createAgent, requireAgent } from '../../app/agents.ts';
 import {
-  captureAgentSecret,
   configValueFromText,
-  createAgent,
   agentPackages,
-  requireAgent,
-  retireAgentSecret,
   setAgentAudiences,
   setAgentConfig,
   setAgentToolEnabled,
-} from '../../app/operator.ts';
+} from '../../app/packages.ts';
 import { listAgents, listModelProviders } from '../../app/queries.ts';
 import { agentsPage, toolsPage } from './agent-pages.ts';
 import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts';

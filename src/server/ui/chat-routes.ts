@@ -1,4 +1,4 @@
-import { requireAgent } from '../../app/operator.ts';
+import { requireAgent } from '../../app/agents.ts';
 import {
   getAgent,
   getConversation,

@@ -1,15 +1,13 @@
 import {
-  connectAgent,
   connectionViews,
-  disconnectAgent,
   excludeTool,
   markLegacyQuery,
   recheckCatalog,
   reviewCatalog,
   setScopes,
-  startOAuthConnection,
-} from '../../app/mcp.ts';
-import { requireAgent } from '../../app/operator.ts';
+} from '../../app/mcp-catalog.ts';
+import { connectAgent, disconnectAgent, startOAuthConnection } from '../../app/mcp-connections.ts';
+import { requireAgent } from '../../app/agents.ts';
 import { listToolProviders } from '../../app/queries.ts';
 import type { Audience } from '../../app/records.ts';
 import { isMeshError } from '../../tool/errors.ts';

@@ -1,10 +1,6 @@
-import {
-  addModelProvider,
-  describeProviders,
-  packageViews,
-  setProviderKey,
-} from '../../app/operator.ts';
-import { addToolProvider } from '../../app/mcp.ts';
+import { addModelProvider, describeProviders, setProviderKey } from '../../app/model-providers.ts';
+import { packageViews } from '../../app/packages.ts';
+import { addToolProvider } from '../../app/mcp-providers.ts';
 import { listToolProviders } from '../../app/queries.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { mcpProvidersSection } from './mcp-pages.ts';

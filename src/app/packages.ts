@@ -1,20 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { ConfigField, ToolPackage } from '../manifest/package-manifest.ts';
 import type { JsonValue } from '../model/json.ts';
+import { AUDIENCES, type Audience } from '../policy/audience.ts';
 import { validateConfigValue } from '../policy/config-values.ts';
 import { withholdReason } from '../policy/offer.ts';
-import { parseScript, type Script } from '../providers/scripted.ts';
-import type { SecretMetadata } from '../secrets/secret-store.ts';
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
-import type { Audience } from '../policy/audience.ts';
 import type { AgentRecord } from '../run/records.ts';
-import { findAgent, insertAgent } from '../store/agents.ts';
-import {
-  findModelProvider,
-  insertModelProvider,
-  listModelProviders,
-  type ModelProviderRecord,
-} from '../store/model-providers.ts';
 import {
   deleteConfigValue,
   listConfigValues,
@@ -26,20 +16,12 @@ import type { Definition } from '../tool/definition.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
 import { agentConfig, agentOfferFacts } from './policy.ts';
+import { secretSlotView, type SecretSlotView } from './secret-slot.ts';
 
 /**
- * The operator's use cases — what the CLI, the JSON API and the web UI all do — over a Mesh.
- * Each refuses bad input with a MeshError whose message names what was wrong, never a value.
+ * Installed packages as manifests declare them, and as each agent has them: tool enablement,
+ * config values and audiences. Nothing here knows any particular tool.
  */
-
-export const AUDIENCES: readonly Audience[] = ['direct', 'shared'];
-
-/** The agent a name or id names, or a typed refusal. */
-export async function requireAgent(mesh: Mesh, nameOrId: string): Promise<AgentRecord> {
-  const agent = await findAgent(mesh.db, nameOrId);
-  if (!agent) throw new MeshError('agent_not_found', `no agent named ${JSON.stringify(nameOrId)}`);
-  return agent;
-}
 
 /** The installed package with this id, or a typed refusal. */
 export function requirePackage(mesh: Mesh, packageId: string): ToolPackage {
@@ -125,13 +107,6 @@ export function packageViews(mesh: Mesh): PackageView[] {
   return mesh.catalog.packages.map((p) => packageView(mesh, p));
 }
 
-/** What may be said about an agent's secret slot: presence and version, never the value. */
-export interface SecretSlotView {
-  readonly present: boolean;
-  readonly version?: number;
-  readonly createdAt?: Date;
-}
-
 /** One package as installed for one agent. */
 export interface AgentPackageView extends PackageView {
   /** Config and public values with defaults filled in; secrets never appear here. */
@@ -166,10 +141,7 @@ export async function agentPackages(mesh: Mesh, agent: AgentRecord): Promise<Age
     const secrets: Record<string, SecretSlotView> = {};
     for (const field of pkg.manifest.config) {
       if (field.disposition !== 'secret') continue;
-      const meta = held.find((m) => m.kind === field.kind);
-      secrets[field.key] = meta
-        ? { present: true, version: meta.version, createdAt: meta.createdAt }
-        : { present: false };
+      secrets[field.key] = secretSlotView(held.find((m) => m.kind === field.kind));
     }
     views.push({
       ...base,
@@ -249,50 +221,6 @@ export function configValueFromText(
   return raw;
 }
 
-function secretField(mesh: Mesh, packageId: string, key: string) {
-  const pkg = requirePackage(mesh, packageId);
-  const field = pkg.manifest.config.find((f) => f.key === key);
-  if (!field || field.disposition !== 'secret') {
-    throw new MeshError(
-      'secret_field_unknown',
-      `${packageId} declares no secret field ${JSON.stringify(key)}`,
-      { key },
-    );
-  }
-  return field;
-}
-
-/** Captures the agent's own credential for a package's secret field. Returns metadata only. */
-export async function captureAgentSecret(
-  mesh: Mesh,
-  agent: AgentRecord,
-  packageId: string,
-  key: string,
-  value: string,
-): Promise<SecretMetadata> {
-  const field = secretField(mesh, packageId, key);
-  return mesh.secrets.capture({
-    ownerType: 'agent_tool',
-    ownerId: agentToolOwnerId(agent.id, packageId),
-    kind: field.kind,
-    value,
-  });
-}
-
-/** Revokes an agent's credential for a package's secret field. */
-export async function retireAgentSecret(
-  mesh: Mesh,
-  agent: AgentRecord,
-  packageId: string,
-  key: string,
-): Promise<boolean> {
-  const field = secretField(mesh, packageId, key);
-  return mesh.secrets.retire(
-    { ownerType: 'agent_tool', ownerId: agentToolOwnerId(agent.id, packageId) },
-    field.kind,
-  );
-}
-
 /** Limits a package to some audiences for an agent; undefined lifts the limit. */
 export async function setAgentAudiences(
   mesh: Mesh,
@@ -314,149 +242,5 @@ export async function setAgentAudiences(
     agent.id,
     packageId,
     audiences === undefined ? undefined : [...new Set(audiences as Audience[])],
-  );
-}
-
-/** Creates an agent, optionally bound to a model provider and model. */
-export async function createAgent(
-  mesh: Mesh,
-  input: { name: string; provider?: string; model?: string; persona?: string | null },
-): Promise<AgentRecord> {
-  if ((input.provider === undefined) !== (input.model === undefined))
-    throw new MeshError('invalid_agent', 'a provider and a model go together');
-  let providerId: string | null = null;
-  if (input.provider !== undefined) {
-    const provider = await findModelProvider(mesh.db, input.provider);
-    if (!provider)
-      throw new MeshError(
-        'provider_not_found',
-        `no model provider named ${JSON.stringify(input.provider)}`,
-      );
-    providerId = provider.id;
-  }
-  return insertAgent(mesh.db, {
-    id: randomUUID(),
-    name: input.name,
-    persona: input.persona ?? null,
-    modelProviderId: providerId,
-    model: input.model ?? null,
-  });
-}
-
-export const PROVIDER_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-
-/** A model provider to add: an OpenAI-compatible endpoint with its key, or a script. */
-export type NewProvider =
-  | {
-      readonly name: string;
-      readonly kind: 'openai_compatible';
-      readonly baseUrl: string;
-      readonly apiKey: string;
-      readonly contextTokens?: number;
-    }
-  | {
-      readonly name: string;
-      readonly kind: 'scripted';
-      readonly script: unknown;
-      readonly contextTokens?: number;
-    };
-
-/** Adds a model provider; an API key is captured as the provider's secret, never stored plain. */
-export async function addModelProvider(
-  mesh: Mesh,
-  input: NewProvider,
-): Promise<ModelProviderRecord> {
-  if (!PROVIDER_NAME_PATTERN.test(input.name))
-    throw new MeshError(
-      'invalid_provider',
-      'a provider name is 1-63 lowercase letters, digits, "-" or "_"',
-    );
-  if (
-    input.contextTokens !== undefined &&
-    (!Number.isSafeInteger(input.contextTokens) || input.contextTokens < 1000)
-  )
-    throw new MeshError('invalid_provider', 'context tokens must be an integer of at least 1000');
-  let script: Script | null = null;
-  let baseUrl: string | null = null;
-  if (input.kind === 'scripted') {
-    script = parseScript(input.script);
-  } else {
-    let url: URL;
-    try {
-      url = new URL(input.baseUrl);
-    } catch {
-      throw new MeshError('invalid_provider', 'the base URL is not a URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:')
-      throw new MeshError('invalid_provider', 'the base URL must be http(s)');
-    if (url.username || url.password)
-      throw new MeshError(
-        'invalid_provider',
-        'the base URL must not carry credentials; give the API key separately',
-      );
-    if (input.apiKey.trim() === '') throw new MeshError('invalid_provider', 'the API key is empty');
-    baseUrl = url.toString();
-  }
-  const provider = await insertModelProvider(mesh.db, {
-    id: randomUUID(),
-    name: input.name,
-    kind: input.kind,
-    baseUrl,
-    script: script as never,
-    ...(input.contextTokens ? { contextTokens: input.contextTokens } : {}),
-  });
-  if (input.kind === 'openai_compatible') {
-    await mesh.secrets.capture({
-      ownerType: 'model_provider',
-      ownerId: provider.id,
-      kind: 'api_key',
-      value: input.apiKey.trim(),
-    });
-  }
-  return provider;
-}
-
-/** Rotates a provider's API key (write-only). */
-export async function setProviderKey(
-  mesh: Mesh,
-  nameOrId: string,
-  apiKey: string,
-): Promise<SecretMetadata> {
-  const provider = await findModelProvider(mesh.db, nameOrId);
-  if (!provider)
-    throw new MeshError(
-      'provider_not_found',
-      `no model provider named ${JSON.stringify(nameOrId)}`,
-    );
-  if (provider.kind !== 'openai_compatible')
-    throw new MeshError('invalid_provider', `${provider.name} is scripted and takes no API key`);
-  if (apiKey.trim() === '') throw new MeshError('invalid_provider', 'the API key is empty');
-  return mesh.secrets.capture({
-    ownerType: 'model_provider',
-    ownerId: provider.id,
-    kind: 'api_key',
-    value: apiKey.trim(),
-  });
-}
-
-/** Providers with whether their key is present (never the key). */
-export async function describeProviders(
-  mesh: Mesh,
-): Promise<(ModelProviderRecord & { apiKey: SecretSlotView | null })[]> {
-  const providers = await listModelProviders(mesh.db);
-  return Promise.all(
-    providers.map(async (p) => {
-      if (p.kind !== 'openai_compatible') return { ...p, apiKey: null };
-      const meta = await mesh.secrets.describeOne(
-        { ownerType: 'model_provider', ownerId: p.id },
-        'api_key',
-      );
-      return {
-        ...p,
-        apiKey: meta
-          ? { present: true, version: meta.version, createdAt: meta.createdAt }
-          : { present: false },
-      };
-    }),
   );
 }
