@@ -80,6 +80,8 @@ export interface Serving {
   readonly token: string | undefined;
   /** The socket the CLI uses beside this server, when there is one. */
   readonly socket: string | undefined;
+  /** Resolves once the worker has looked for runnable runs, found none and holds none. */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,6 +119,7 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
     url: server.url,
     token: minted?.token ?? first?.token,
     socket: cli?.path,
+    idle: () => worker.idle(),
     async close() {
       await cli?.close();
       await server.close();

@@ -20,6 +20,13 @@ export const serveCommand: CommandBody = async (args, io) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError('--port must be an integer from 0 to 65535');
 
+  // Listen for the stop signals before anything is announced: whoever reads the URL may stop the
+  // server at once, and a signal without a listener would kill it mid-write instead.
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+
   const options = meshOptionsFromEnv();
   const mesh = await openMesh(options);
   const log = (line: string) => io.out(line);
@@ -48,10 +55,7 @@ export const serveCommand: CommandBody = async (args, io) => {
       ? `Operator token: ${serving.token}`
       : 'Operator token: shown once when it was created; mint another with mesh serve --new-token',
   );
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  await stopped;
   log('Stopping: finishing requests, handing back run leases.');
   await serving.close();
   await mesh.close();
