@@ -56,7 +56,8 @@ export async function checkCatalog(
     const listing = read ?? (await (own as McpSession).listTools());
     const tools = new Map<string, { name: string; definition: JsonObject; fingerprint: string }>();
     for (const tool of listing.tools) {
-      const definition = remoteDefinition(tool);
+      // A server's text is the outside world's: a credential it echoes is not kept.
+      const definition = mesh.redactor.json(remoteDefinition(tool));
       // A server listing a name twice gets its first definition; the repeat is ignored.
       if (!tools.has(tool.name))
         tools.set(tool.name, { name: tool.name, definition, fingerprint: fingerprint(definition) });
@@ -81,7 +82,7 @@ export async function checkCatalog(
     await recordCatalogError(
       mesh.db,
       { agentId, providerId: provider.id },
-      error instanceof Error ? error.message : 'the listing failed',
+      mesh.redactor.text(error instanceof Error ? error.message : 'the listing failed'),
     );
     throw error;
   } finally {

@@ -35,9 +35,13 @@ export function oauthStore(mesh: Mesh, agentId: string, providerId: string, redi
   const byBinding = mesh.mcp.oauthStores;
   const read = async (): Promise<StoredOAuth | undefined> => {
     const text = await mesh.secrets.reveal({ ...owner, kind: MCP_OAUTH_KIND });
-    return text === undefined ? undefined : (JSON.parse(text) as StoredOAuth);
+    if (text === undefined) return undefined;
+    const doc = JSON.parse(text) as StoredOAuth;
+    holdOAuthSecrets(mesh, doc.state);
+    return doc;
   };
   const write = async (doc: StoredOAuth) => {
+    holdOAuthSecrets(mesh, doc.state);
     await mesh.secrets.capture({ ...owner, kind: MCP_OAUTH_KIND, value: JSON.stringify(doc) });
   };
   let store = byBinding.get(owner.ownerId);
@@ -53,6 +57,17 @@ export function oauthStore(mesh: Mesh, agentId: string, providerId: string, redi
     byBinding.set(owner.ownerId, store);
   }
   return { store, read };
+}
+
+/** The credentials inside an OAuth state, held so that an echo of any of them is redacted. */
+function holdOAuthSecrets(mesh: Mesh, state: OAuthState): void {
+  for (const value of [
+    state.tokens?.access_token,
+    state.tokens?.refresh_token,
+    state.client?.['client_secret'],
+  ]) {
+    if (typeof value === 'string') mesh.redactor.hold(value);
+  }
 }
 
 /** The server refused the access token before its time: the next read refreshes it. */

@@ -22,6 +22,7 @@ import type { ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
 import { createMcpRuntime, type McpRuntime } from './mcp-runtime.ts';
+import { createRedactor, type Redactor } from '../tool/redaction.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
 export interface Mesh {
@@ -34,6 +35,12 @@ export interface Mesh {
   readonly clock: Clock;
   /** Remote MCP's in-memory state: OAuth stores and checked definitions, per Mesh. */
   readonly mcp: McpRuntime;
+  /**
+   * Every secret this process has captured or revealed, removed from whatever comes back from
+   * outside (tool results, model output, provider and server errors, failure reasons, log lines)
+   * before it is stored, shown or sent. The ledger applies it to every step it writes.
+   */
+  readonly redactor: Redactor;
   /**
    * A client for an OpenAI-compatible provider, its key decrypted from secrets at the moment of
    * use. `onAttempt` sees every HTTP attempt; throwing from it refuses the attempt (a run's cap).
@@ -98,15 +105,17 @@ export function assembleMesh(
   options: AssembleOptions = {},
 ): Mesh {
   const loaded = options.catalog ?? loadCatalog(catalog);
-  const secrets = createSecretStore(secretRows(db), instanceKey);
+  const redactor = createRedactor();
+  const secrets = createSecretStore(secretRows(db), instanceKey, { redactor });
   const clock = options.clock ?? systemClock;
   return {
     secrets,
     clock,
     db,
     mcp: createMcpRuntime(),
+    redactor,
     catalog: loaded,
-    ledger: new RunLedger(runStore(db)),
+    ledger: new RunLedger(runStore(db), { redactor }),
     services: packageServices(loaded, { db, clock }),
     modelClientFor(provider, onAttempt) {
       if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {
@@ -138,7 +147,10 @@ export function assembleMesh(
     transaction: (fn) =>
       db.transaction((tx) => {
         const joined = joinTransaction(tx, db.kind);
-        return fn({ db: joined, secrets: createSecretStore(secretRows(joined), instanceKey) });
+        return fn({
+          db: joined,
+          secrets: createSecretStore(secretRows(joined), instanceKey, { redactor }),
+        });
       }),
     close: () => db.close(),
   };

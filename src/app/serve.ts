@@ -91,7 +91,8 @@ export interface Serving {
  * resumes what a crash left behind.
  */
 export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serving> {
-  const { log } = options;
+  // Worker and socket log lines quote failures, and failures quote the outside world.
+  const log = (line: string) => options.log(mesh.redactor.text(line));
   if (options.demo && (await ensureDemo(mesh))) log('Created the demo agent (scripted model).');
   const first = await ensureFirstOperatorToken(mesh.db);
   const minted = options.newToken ? await createOperatorToken(mesh.db, 'mesh serve') : undefined;

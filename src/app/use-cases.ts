@@ -241,5 +241,10 @@ export function runUseCase<N extends UseCaseName>(
   input: UseCaseInput<N>,
 ): Promise<UseCaseOutput<N>> {
   const fn = useCases[name] as (mesh: Mesh, input: UseCaseInput<N>) => Promise<UseCaseOutput<N>>;
-  return fn(mesh, input);
+  // A failure's message may carry what a server or provider said: a held secret is removed
+  // before any face prints it.
+  return fn(mesh, input).catch((error: unknown) => {
+    if (error instanceof Error) error.message = mesh.redactor.text(error.message);
+    throw error;
+  });
 }

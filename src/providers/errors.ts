@@ -1,6 +1,7 @@
 import type { ModelFailure } from '../model/client.ts';
 import type { JsonObject } from '../model/json.ts';
 import { MeshError } from '../tool/errors.ts';
+import { createRedactor, REDACTED } from '../tool/redaction.ts';
 
 /**
  * A model call failed for good: the provider refused it, or every permitted attempt failed.
@@ -26,7 +27,6 @@ function failureJson(failure: ModelFailure): JsonObject {
   return status === undefined ? { code, message, retryable } : { code, message, status, retryable };
 }
 
-const REDACTED = '[redacted]';
 /** `Authorization: Bearer <token>` as it appears when a server echoes a request back. */
 const BEARER_TOKEN = /\b(bearer)\s+[^\s"'`,;]+/gi;
 /**
@@ -36,21 +36,14 @@ const BEARER_TOKEN = /\b(bearer)\s+[^\s"'`,;]+/gi;
 const KEY_SHAPED = /\bsk-[A-Za-z0-9_\-*.]{4,}/g;
 
 /**
- * Removes each secret (verbatim, URL-encoded and JSON-escaped) and anything shaped like a bearer
- * token or API key from `text`. Every string a provider sends back passes through here before it
- * reaches a message, a log or a persisted step: servers do echo keys in their error bodies.
+ * Removes each secret in every form it may come back in (see src/tool/redaction.ts: verbatim,
+ * escaped, URL-encoded, hex, base64, masked) and anything shaped like a bearer token or API key
+ * from `text`. Every string a provider sends back passes through here before it reaches a
+ * message, a log or a persisted step: servers do echo keys in their error bodies.
  */
 export function redactCredentials(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret === '') continue;
-    for (const form of new Set([
-      secret,
-      encodeURIComponent(secret),
-      JSON.stringify(secret).slice(1, -1),
-    ])) {
-      out = out.split(form).join(REDACTED);
-    }
-  }
-  return out.replace(BEARER_TOKEN, `$1 ${REDACTED}`).replace(KEY_SHAPED, REDACTED);
+  return createRedactor(secrets)
+    .text(text)
+    .replace(BEARER_TOKEN, `$1 ${REDACTED}`)
+    .replace(KEY_SHAPED, REDACTED);
 }

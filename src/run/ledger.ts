@@ -3,6 +3,7 @@ import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
 import type { Definition } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
+import { noRedaction, type Redactor } from '../tool/redaction.ts';
 import {
   artifactId,
   observation as makeObservation,
@@ -27,6 +28,12 @@ import { excerpt } from './excerpt.ts';
 export interface LedgerOptions {
   /** Observations larger than this many bytes are stored as artifacts and excerpted. */
   readonly observationLimitBytes?: number;
+  /**
+   * Removes held secrets from everything the outside world produced before it is written: model
+   * output, tool-call arguments, observations, replies, failure reasons. What is stored is what
+   * is later shown and sent back to the model, so cleaning here cleans every reader.
+   */
+  readonly redactor?: Redactor;
 }
 
 export const DEFAULT_OBSERVATION_LIMIT = 16 * 1024;
@@ -38,10 +45,31 @@ export const DEFAULT_OBSERVATION_LIMIT = 16 * 1024;
 export class RunLedger {
   readonly store: RunStore;
   readonly observationLimitBytes: number;
+  readonly redactor: Redactor;
 
   constructor(store: RunStore, options: LedgerOptions = {}) {
     this.store = store;
     this.observationLimitBytes = options.observationLimitBytes ?? DEFAULT_OBSERVATION_LIMIT;
+    this.redactor = options.redactor ?? noRedaction;
+  }
+
+  /** `call` with held secrets removed from its arguments: what is recorded, and what runs. */
+  cleanCall(call: ToolCall): ToolCall {
+    const args = this.redactor.text(call.arguments);
+    return args === call.arguments ? call : { ...call, arguments: args };
+  }
+
+  /** `o` with held secrets removed from its text and data. */
+  private cleanObservation(o: Observation): Observation {
+    const text = this.redactor.text(o.text);
+    const data = o.data === undefined ? undefined : this.redactor.json(o.data);
+    if (text === o.text && data === o.data) return o;
+    return makeObservation({
+      kind: o.kind,
+      text,
+      ...(data === undefined ? {} : { data }),
+      ...(o.truncated ? { truncated: o.truncated } : {}),
+    });
   }
 
   /** Creates a run, queued for a worker or (with `lease`) running under the caller's lease. */
@@ -77,7 +105,7 @@ export class RunLedger {
     lease: Lease,
     step: Extract<NewStep, { kind: 'model_request' | 'model_response' | 'note' }>,
   ): Promise<StepRecord> {
-    return this.store.appendStep(lease, step);
+    return this.store.appendStep(lease, { ...step, data: this.redactor.json(step.data) });
   }
 
   /**
@@ -98,7 +126,11 @@ export class RunLedger {
     lease: Lease,
     reply: { conversationId: string; actor: string; body: string },
   ): Promise<MessageRecord> {
-    return this.store.recordReply(lease, { ...reply, messageId: randomUUID() });
+    return this.store.recordReply(lease, {
+      ...reply,
+      body: this.redactor.text(reply.body),
+      messageId: randomUUID(),
+    });
   }
 
   /**
@@ -113,7 +145,9 @@ export class RunLedger {
   ): Promise<ToolCallStep> {
     return toolEffect(definition).crossesCommitBoundary
       ? this.recordCommit(lease, call, definition)
-      : asCall(await this.store.appendStep(lease, callStep(call, definition, false)));
+      : asCall(
+          await this.store.appendStep(lease, callStep(this.cleanCall(call), definition, false)),
+        );
   }
 
   /** The write-ahead commit stamp of an effectful call (see {@link recordToolCall}). */
@@ -122,7 +156,9 @@ export class RunLedger {
     call: ToolCall,
     definition: Pick<Definition, 'class' | 'replay'>,
   ): Promise<ToolCallStep> {
-    return asCall(await this.store.appendStep(lease, callStep(call, definition, true)));
+    return asCall(
+      await this.store.appendStep(lease, callStep(this.cleanCall(call), definition, true)),
+    );
   }
 
   /**
@@ -143,14 +179,14 @@ export class RunLedger {
         toolName: call.name,
         callId: call.id,
         effect: definition ? { class: definition.class, replay: definition.replay } : null,
-        arguments: call.arguments,
+        arguments: this.cleanCall(call).arguments,
         committed: false,
       },
       {
         kind: 'observation',
         toolName: call.name,
         callId: call.id,
-        observation: observationJson(refusal),
+        observation: observationJson(this.cleanObservation(refusal)),
       },
     );
     return { call: asCall(first), observation: second };
@@ -173,8 +209,9 @@ export class RunLedger {
       callId: callStep.callId,
       observation: observationJson(o),
     });
-    const large = this.largeObservation(result);
-    const stored = large?.observation ?? result;
+    const clean = this.cleanObservation(result);
+    const large = this.largeObservation(clean);
+    const stored = large?.observation ?? clean;
     const recorded = await this.store.appendObservation(
       lease,
       callStep.seq,
@@ -222,7 +259,7 @@ export class RunLedger {
 
   /** Ends the run with a status and a reason. */
   async finish(lease: Lease, status: RunStatus, reason: string | null): Promise<void> {
-    await this.store.finishRun(lease, status, reason);
+    await this.store.finishRun(lease, status, reason === null ? null : this.redactor.text(reason));
   }
 }
 

@@ -39,8 +39,10 @@ export interface ToolCallOutcome {
  */
 export async function performToolCall(
   ctx: ToolStepContext,
-  call: ToolCall,
+  proposed: ToolCall,
 ): Promise<ToolCallOutcome> {
+  // A held secret in the model's arguments never reaches a tool: the call runs as recorded.
+  const call = ctx.ledger.cleanCall(proposed);
   const resolved = resolveCall(ctx.registry, call);
   if (resolved.kind !== 'ready') {
     const definition = resolved.kind === 'invalid_input' ? resolved.definition : undefined;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SecretOwnerType, SecretRows, SecretVersionRecord } from './secret-records.ts';
 import { openSecret, sealSecret } from './envelope.ts';
 import type { InstanceKey } from './instance-key.ts';
+import type { Redactor } from '../tool/redaction.ts';
 import {
   checkSecretKind,
   checkSecretOwner,
@@ -65,11 +66,24 @@ function metadataOf(record: SecretVersionRecord): SecretMetadata {
   });
 }
 
+export interface SecretStoreOptions {
+  /**
+   * Holds every value this process captures or reveals, so that whatever the outside world sends
+   * back is cleaned of it (see src/tool/redaction.ts): a value that left the process passed here.
+   */
+  readonly redactor?: Redactor;
+}
+
 /**
  * The secret store over a database and the instance key. Every input is checked before the
  * database is touched; refusals are `SecretInputError`s naming the field.
  */
-export function createSecretStore(rows: SecretRows, instanceKey: InstanceKey): SecretStore {
+export function createSecretStore(
+  rows: SecretRows,
+  instanceKey: InstanceKey,
+  options: SecretStoreOptions = {},
+): SecretStore {
+  const hold = (value: string) => options.redactor?.hold(value);
   const slotOf = (owner: SecretOwner, kind: string) => ({
     ...checkSecretOwner(owner),
     kind: checkSecretKind(kind),
@@ -79,6 +93,7 @@ export function createSecretStore(rows: SecretRows, instanceKey: InstanceKey): S
     async capture(input: SecretCapture): Promise<SecretMetadata> {
       const slot = slotOf(input, input.kind);
       const value = checkSecretValue(input.value);
+      hold(value);
       const record = await rows.insertVersion(randomUUID(), slot, (version) =>
         sealSecret(instanceKey, { ...slot, version }, value),
       );
@@ -98,7 +113,9 @@ export function createSecretStore(rows: SecretRows, instanceKey: InstanceKey): S
     async reveal(address: SecretAddress): Promise<string | undefined> {
       const record = await rows.findLiveSealed(slotOf(address, address.kind));
       if (record === undefined) return undefined;
-      return openSecret(instanceKey, record, record);
+      const value = openSecret(instanceKey, record, record);
+      hold(value);
+      return value;
     },
 
     async retire(owner: SecretOwner, kind: string): Promise<boolean> {

@@ -68,13 +68,16 @@ export function meshApp(
   mesh: Mesh,
   options: { readonly log: (line: string) => void; readonly version: string },
 ): Hono<ServerEnv> {
+  // Error texts carry what servers and providers said: a held secret never reaches a log line
+  // or a response.
+  const log = (line: string) => options.log(mesh.redactor.text(line));
   const logFailure = (error: unknown): void => {
     const what = isMeshError(error)
       ? `${error.code}: ${error.message}`
       : error instanceof Error
         ? `${error.name}: ${error.message}`
         : 'a non-error was thrown';
-    options.log(`error ${what}`);
+    log(`error ${what}`);
   };
   // Hono runs handlers in the order they are added and stops at the first answer: the assets,
   // then the API (which answers every /api path), then the UI.
@@ -92,7 +95,12 @@ export function meshApp(
   mountUi(app, mesh, logFailure);
   app.onError((error, c) => {
     if (!isExpected(error)) logFailure(error);
-    const { status, body, headers } = errorResponse(error);
+    const response = errorResponse(error);
+    const { status, headers } = response;
+    const body = {
+      ...response.body,
+      error: { ...response.body.error, message: mesh.redactor.text(response.body.error.message) },
+    };
     const path = new URL(c.req.url).pathname;
     if (path === '/api' || path.startsWith('/api/')) return jsonResponse(c, status, body, headers);
     // The signed-in page request, when the failure came after the session check.

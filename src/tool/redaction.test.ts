@@ -1,0 +1,98 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createRedactor, noRedaction, REDACTED } from './redaction.ts';
+
+const secret = 'mcp-tok_9f8e7d6c5b4a3921';
+
+/** Each way a server may send the secret back, and how to read the encoded text again. */
+const encodings: Record<string, { encode: (s: string) => string; decode: (s: string) => string }> =
+  {
+    verbatim: { encode: (s) => s, decode: (s) => s },
+    json: { encode: (s) => JSON.stringify(s), decode: (s) => s },
+    url: { encode: encodeURIComponent, decode: (s) => safely(() => decodeURIComponent(s)) },
+    form: {
+      encode: (s) => new URLSearchParams({ q: s }).toString(),
+      decode: (s) => safely(() => new URLSearchParams(s).get('q') ?? ''),
+    },
+    hex: {
+      encode: (s) => Buffer.from(s).toString('hex'),
+      decode: (s) => Buffer.from(s, 'hex').toString('latin1'),
+    },
+    HEX: {
+      encode: (s) => Buffer.from(s).toString('hex').toUpperCase(),
+      decode: (s) => Buffer.from(s, 'hex').toString('latin1'),
+    },
+    base64: {
+      encode: (s) => Buffer.from(s).toString('base64'),
+      decode: (s) => Buffer.from(s, 'base64').toString('latin1'),
+    },
+    base64url: {
+      encode: (s) => Buffer.from(s).toString('base64url'),
+      decode: (s) => Buffer.from(s, 'base64url').toString('latin1'),
+    },
+  };
+
+function safely(read: () => string): string {
+  try {
+    return read();
+  } catch {
+    return '';
+  }
+}
+
+describe('createRedactor', () => {
+  it('removes the secret in every encoding, alone and inside a longer encoded value', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...Object.keys(encodings)),
+        fc.string({ maxLength: 12 }),
+        fc.string({ maxLength: 12 }),
+        fc.string({ minLength: 12, maxLength: 40 }),
+        (name, before, after, key) => {
+          const { encode, decode } = encodings[name]!;
+          const redactor = createRedactor([key]);
+          const sent = encode(`${before}${key}${after}`);
+          const back = redactor.text(`result: ${sent} (end)`);
+          expect(back).toContain(REDACTED);
+          // What is left, read back in the same encoding, no longer holds the secret.
+          const rest = back.slice('result: '.length, -' (end)'.length).split(REDACTED).join('');
+          expect(decode(rest)).not.toContain(key);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('removes masked forms that keep both ends of the secret visible', () => {
+    const redactor = createRedactor([secret]);
+    expect(redactor.text('Incorrect API key provided: mcp-****3921.')).toBe(
+      `Incorrect API key provided: ${REDACTED}.`,
+    );
+    expect(redactor.text('key mcp-••••••')).toBe(`key ${REDACTED}`);
+  });
+
+  it('redacts every string of a JSON value, keys included, and keeps what had nothing to remove', () => {
+    const redactor = createRedactor([secret]);
+    const clean = { a: [1, 'two', { three: null }] };
+    expect(redactor.json(clean)).toBe(clean);
+    expect(
+      redactor.json({ headers: { authorization: `Bearer ${secret}` }, [secret]: [secret, 3] }),
+    ).toEqual({ headers: { authorization: `Bearer ${REDACTED}` }, [REDACTED]: [REDACTED, 3] });
+  });
+
+  it('holds secrets added later, ignores values too short to be credentials', () => {
+    const redactor = createRedactor();
+    expect(redactor.text(`x ${secret} x`)).toBe(`x ${secret} x`);
+    redactor.hold(secret);
+    redactor.hold('abc');
+    expect(redactor.text(`x ${secret} abc x`)).toBe(`x ${REDACTED} abc x`);
+    expect(noRedaction.text(secret)).toBe(secret);
+  });
+
+  it('matches secrets holding characters that mean something in a pattern', () => {
+    const odd = 'a.b*c+d?(e)[f]{g}|h\\i^j$k/l-m';
+    const redactor = createRedactor([odd]);
+    expect(redactor.text(`see ${odd}!`)).toBe(`see ${REDACTED}!`);
+    expect(redactor.text('see aXb*c+d?(e)[f]{g}|h\\i^j$k/l-m!')).not.toContain(REDACTED);
+  });
+});

@@ -1,0 +1,163 @@
+import type { JsonValue } from '../model/json.ts';
+
+/**
+ * Secrets removed from text that comes back from the outside world — tool results, provider
+ * errors, model output, failure reasons, log lines — before it is stored, shown or sent. A
+ * server that echoes a credential rarely echoes it verbatim: it arrives base64-encoded inside a
+ * `Basic` header, URL-encoded in a query string, hex-dumped, JSON-escaped, or masked with its ends
+ * showing. Every one of those forms is removed.
+ */
+
+/** What a removed secret is replaced with. */
+export const REDACTED = '[redacted]';
+
+/**
+ * Secrets shorter than this are not held: redacting every occurrence of a short value would mangle
+ * ordinary text, and a credential that short is not a credential.
+ */
+export const MIN_SECRET_LENGTH = 6;
+
+/** An encoded fragment shorter than this is not matched (it would match ordinary text). */
+const MIN_FORM_LENGTH = 6;
+
+/** At most this many secrets are held; the oldest is let go first. */
+const MAX_HELD = 4096;
+
+/** A secret keeps its first and last few characters visible in a masked form (`sk-ab****wxyz`). */
+const MASK_ENDS = 4;
+
+/** Removes held secrets from text and from every string of a JSON value. */
+export interface Redactor {
+  /** Holds `secret`: from now on each of its forms is removed. Short values are ignored. */
+  hold(secret: string): void;
+  /** `text` with every form of every held secret replaced by {@link REDACTED}. */
+  text(text: string): string;
+  /** `value` with every string (keys included) redacted; the same value when nothing matched. */
+  json<T extends JsonValue>(value: T): T;
+}
+
+/** A redactor that removes nothing: for callers that hold no secrets (tests, tooling). */
+export const noRedaction: Redactor = Object.freeze({
+  hold: () => undefined,
+  text: (text: string) => text,
+  json: <T extends JsonValue>(value: T) => value,
+});
+
+/** A redactor holding `secrets` (more may be held later). */
+export function createRedactor(secrets: Iterable<string> = []): Redactor {
+  const held = new Set<string>();
+  let pattern: RegExp | null | undefined;
+
+  const compiled = (): RegExp | null => {
+    if (pattern !== undefined) return pattern;
+    const alternatives = new Set<string>();
+    for (const secret of held) for (const source of formPatterns(secret)) alternatives.add(source);
+    // Longest first, so a form is never cut short by a shorter one it starts with.
+    const sources = [...alternatives].sort((a, b) => b.length - a.length);
+    pattern = sources.length === 0 ? null : new RegExp(sources.join('|'), 'g');
+    return pattern;
+  };
+
+  const text = (input: string): string => {
+    const re = compiled();
+    if (re === null || input.length < MIN_FORM_LENGTH) return input;
+    re.lastIndex = 0;
+    return input.replace(re, REDACTED);
+  };
+
+  const json = <T extends JsonValue>(value: T): T => redactJson(value, text) as T;
+
+  const redactor: Redactor = {
+    hold(secret) {
+      if (secret.length < MIN_SECRET_LENGTH || held.has(secret)) return;
+      held.add(secret);
+      if (held.size > MAX_HELD) held.delete(held.values().next().value as string);
+      pattern = undefined;
+    },
+    text,
+    json,
+  };
+  for (const secret of secrets) redactor.hold(secret);
+  return Object.freeze(redactor);
+}
+
+function redactJson(value: JsonValue, text: (s: string) => string): JsonValue {
+  if (typeof value === 'string') return text(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const items: readonly JsonValue[] = value;
+    const out = items.map((item) => redactJson(item, text));
+    return out.every((item, i) => item === items[i]) ? items : out;
+  }
+  let changed = false;
+  const out: Record<string, JsonValue> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const k = text(key);
+    const v = redactJson(item, text);
+    if (k !== key || v !== item) changed = true;
+    out[k] = v;
+  }
+  return changed ? out : value;
+}
+
+/** The regular-expression sources that match `secret` in each form it may come back in. */
+export function formPatterns(secret: string): string[] {
+  const literals = new Set<string>(secretForms(secret));
+  const sources = [...literals].filter((f) => f.length >= MIN_FORM_LENGTH).map(escapeRegExp);
+  // Masked: the first few characters, a run of mask characters, and perhaps the last few.
+  if (secret.length >= 3 * MASK_ENDS) {
+    const head = escapeRegExp(secret.slice(0, MASK_ENDS));
+    const tail = escapeRegExp(secret.slice(-MASK_ENDS));
+    sources.push(`${head}[*•]{3,}(?:${tail})?`);
+  }
+  return sources;
+}
+
+/**
+ * The literal forms of `secret`: verbatim, JSON-escaped, URL-encoded (both percent and form
+ * encoding, either hex case), hex of its UTF-8 bytes (either case), and base64 and base64url at
+ * each of the three byte alignments it can sit at inside a longer encoded value.
+ */
+export function secretForms(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const percent = encodeURIComponent(secret);
+  const forms = [
+    secret,
+    JSON.stringify(secret).slice(1, -1),
+    percent,
+    percent.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+    percent.replaceAll('%20', '+'),
+    new URLSearchParams({ s: secret }).toString().slice('s='.length),
+    bytes.toString('hex'),
+    bytes.toString('hex').toUpperCase(),
+  ];
+  for (const base64 of base64Fragments(bytes)) {
+    forms.push(base64, base64.replaceAll('+', '-').replaceAll('/', '_'));
+  }
+  return forms;
+}
+
+/**
+ * The base64 text that `bytes` always encodes to, wherever it sits in a longer value: for each
+ * offset 0–2 (mod 3) at which the secret may start, the characters that depend on the secret's
+ * bytes alone. Characters shared with the neighbouring bytes are left out, so the fragment is a
+ * substring of the encoding of any value that contains the secret at that offset.
+ */
+function base64Fragments(bytes: Buffer): string[] {
+  const out: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const padded = Buffer.concat([Buffer.alloc(offset), bytes]);
+    const encoded = padded.toString('base64').replace(/=+$/, '');
+    // A character covers 6 bits; it is the secret's alone when it starts at or after bit 8·offset
+    // and ends at or before the last bit of the secret.
+    const first = Math.ceil((8 * offset) / 6);
+    const last = Math.floor((8 * padded.length) / 6);
+    const fragment = encoded.slice(first, last);
+    if (fragment.length >= MIN_FORM_LENGTH) out.push(fragment);
+  }
+  return out;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+}
