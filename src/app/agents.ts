@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRecord } from '../run/records.ts';
-import { findAgent, insertAgent } from '../store/agents.ts';
+import { countUnfinishedRuns, deleteAgentRow, findAgent, insertAgent } from '../store/agents.ts';
 import { findModelProvider } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
@@ -41,4 +41,34 @@ export async function createAgent(
     modelProviderId: providerId,
     model: input.model ?? null,
   });
+}
+
+/**
+ * Deletes an agent with everything that is its own — conversations, runs and their steps,
+ * memories, tool policy, remote bindings — and retires every secret it owns (its package secrets
+ * and its remote credentials), in one transaction. Refused while any of its runs is unfinished:
+ * a worker would otherwise lose the run it holds.
+ */
+export async function deleteAgent(mesh: Mesh, nameOrId: string): Promise<void> {
+  const agent = await requireAgent(mesh, nameOrId);
+  await mesh.transaction(async ({ db, secrets }) => {
+    const unfinished = await countUnfinishedRuns(db, agent.id);
+    if (unfinished > 0)
+      throw new MeshError(
+        'agent_busy',
+        `agent ${agent.name} has ${unfinished} unfinished run${unfinished === 1 ? '' : 's'}; delete it once they end`,
+      );
+    await secrets.retireOwners({ ownerType: 'agent', ownerId: agent.id });
+    await secrets.retireOwners({ ownerType: 'agent_tool', ownerIdPrefix: `${agent.id}:` });
+    await secrets.retireOwners({ ownerType: 'agent_tool_provider', ownerIdPrefix: `${agent.id}:` });
+    await deleteAgentRow(db, agent.id);
+  });
+  for (const key of mesh.mcp.oauthStores.keys())
+    if (key.startsWith(`${agent.id}:`)) mesh.mcp.oauthStores.delete(key);
+}
+
+/** The names of at most a few agents, for a refusal that says who is in the way. */
+export function someNames(names: readonly string[]): string {
+  const shown = names.slice(0, 3).join(', ');
+  return names.length > 3 ? `${shown} and ${names.length - 3} more` : shown;
 }

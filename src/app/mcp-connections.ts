@@ -40,17 +40,21 @@ export async function connectAgent(
   });
   try {
     const listing = await session.listTools();
-    const binding = await upsertBinding(mesh.db, {
-      agentId: agent.id,
-      providerId: provider.id,
-      authKind: 'bearer',
+    // The binding and its credential are written together: a refused value leaves neither.
+    const binding = await mesh.transaction(async ({ db, secrets }) => {
+      const written = await upsertBinding(db, {
+        agentId: agent.id,
+        providerId: provider.id,
+        authKind: 'bearer',
+      });
+      await secrets.capture({
+        ...bindingOwner(agent.id, provider.id),
+        kind: MCP_TOKEN_KIND,
+        value,
+      });
+      await secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
+      return written;
     });
-    await mesh.secrets.capture({
-      ...bindingOwner(agent.id, provider.id),
-      kind: MCP_TOKEN_KIND,
-      value,
-    });
-    await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
     const check = await checkCatalog(mesh, agent.id, provider, listing);
     return { binding, check };
   } finally {
@@ -65,9 +69,11 @@ export async function disconnectAgent(
   providerSlug: string,
 ): Promise<boolean> {
   const provider = await requireToolProvider(mesh, providerSlug);
-  await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
-  await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
-  return deleteBinding(mesh.db, agent.id, provider.id);
+  return mesh.transaction(async ({ db, secrets }) => {
+    await secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
+    await secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
+    return deleteBinding(db, agent.id, provider.id);
+  });
 }
 
 /** Where the authorization server sends the operator's browser back, for one binding. */
@@ -128,8 +134,10 @@ export async function finishOAuthConnection(
     clock: mesh.clock,
     ...(callback.iss ? { iss: callback.iss } : {}),
   });
-  await upsertBinding(mesh.db, { agentId: agent.id, providerId: provider.id, authKind: 'oauth' });
-  await mesh.secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
+  await mesh.transaction(async ({ db, secrets }) => {
+    await upsertBinding(db, { agentId: agent.id, providerId: provider.id, authKind: 'oauth' });
+    await secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
+  });
   const check = await checkCatalog(mesh, agent.id, provider);
   return { agent, provider, check };
 }

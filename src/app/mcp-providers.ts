@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRecord } from '../run/records.ts';
 import {
+  agentsBoundTo,
+  deleteToolProviderRow,
   findToolProvider,
   getBinding,
   insertToolProvider,
   type BindingRecord,
   type ToolProviderRecord,
 } from '../store/mcp.ts';
-import { MeshError } from '../tool/errors.ts';
+import { checkAddresses, checkUrl, isIpLiteral } from '../mcp/address-policy.ts';
+import { hasCode, MeshError } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
+import { someNames } from './agents.ts';
 
 /** Remote MCP servers as the operator registers them, and an agent's binding to one. */
 
@@ -30,28 +34,47 @@ export async function addToolProvider(
       'invalid_tool_provider',
       'a provider slug is 1-32 lowercase letters and digits, single underscores between words',
     );
+  const refuse = (message: string, field = 'url') =>
+    new MeshError('invalid_tool_provider', message, { field });
   let url: URL;
   try {
     url = new URL(input.url);
   } catch {
-    throw new MeshError('invalid_tool_provider', 'the provider URL is not a URL');
+    throw refuse('the provider URL is not a URL');
   }
-  if (url.username || url.password)
-    throw new MeshError('invalid_tool_provider', 'the provider URL must not carry credentials');
-  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (url.username || url.password) throw refuse('the provider URL must not carry credentials');
+  const loopback = isLoopbackHost(url.hostname);
+  const loopbackHttp = url.protocol === 'http:' && loopback;
+  // The development allowance is for a loopback server only; it is never stored on another URL.
+  if (input.allowLoopbackHttp === true && !loopback)
+    throw refuse(
+      'allow_loopback_http applies only to a loopback URL (localhost, 127.0.0.0/8 or ::1)',
+      'allow_loopback_http',
+    );
   if (url.protocol !== 'https:' && !(loopbackHttp && input.allowLoopbackHttp)) {
-    throw new MeshError(
-      'invalid_tool_provider',
+    throw refuse(
       url.protocol === 'http:' && loopbackHttp
         ? 'plain http is allowed only to loopback with --allow-loopback-http (development)'
         : 'the provider URL must be https',
     );
   }
+  // The egress checks a connection applies, as far as they go without DNS: an address literal
+  // outside the public space (private, link-local, metadata, reserved) is refused now, not at the
+  // first connection. A name is resolved and checked on every connection.
+  try {
+    const egress = { allowLoopbackHttp: input.allowLoopbackHttp === true };
+    const target = checkUrl(url, egress);
+    if (isIpLiteral(target.hostname)) checkAddresses(target, [target.hostname], egress);
+  } catch (error) {
+    if (hasCode(error, 'egress_refused'))
+      throw refuse(`the provider URL is refused: ${error.message}`);
+    throw error;
+  }
   return insertToolProvider(mesh.db, {
     id: randomUUID(),
     slug: input.slug,
     url: url.toString(),
-    allowLoopbackHttp: input.allowLoopbackHttp === true,
+    allowLoopbackHttp: input.allowLoopbackHttp === true && loopback,
   });
 }
 
@@ -90,4 +113,28 @@ export async function requireConnection(
 ): Promise<{ provider: ToolProviderRecord; binding: BindingRecord }> {
   const provider = await requireToolProvider(mesh, providerSlug);
   return { provider, binding: await requireBinding(mesh, agent, provider) };
+}
+
+/**
+ * Removes a registered remote server with its catalog rows, in one transaction. Refused while an
+ * agent is connected to it: disconnecting is what retires that agent's credential for it.
+ */
+export async function removeToolProvider(mesh: Mesh, slugOrId: string): Promise<void> {
+  const provider = await requireToolProvider(mesh, slugOrId);
+  await mesh.transaction(async ({ db, secrets }) => {
+    const bound = await agentsBoundTo(db, provider.id);
+    if (bound.length > 0)
+      throw new MeshError(
+        'tool_provider_in_use',
+        `tool provider ${provider.slug} is connected to ${bound.length} agent${bound.length === 1 ? '' : 's'} (${someNames(bound)}); disconnect them first`,
+      );
+    // A credential left by an interrupted connect is retired with the server it was for.
+    await secrets.retireOwners({
+      ownerType: 'agent_tool_provider',
+      ownerIdSuffix: `:${provider.id}`,
+    });
+    await deleteToolProviderRow(db, provider.id);
+  });
+  for (const key of [...mesh.mcp.definitions.keys()])
+    if (key.startsWith(`${provider.id}\n`)) mesh.mcp.definitions.delete(key);
 }

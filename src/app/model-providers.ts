@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { parseScript, type Script } from '../providers/scripted.ts';
 import type { SecretMetadata } from '../secrets/secret-store.ts';
 import {
+  agentsUsingProvider,
+  deleteModelProviderRow,
   findModelProvider,
   insertModelProvider,
   listModelProviders,
   type ModelProviderRecord,
 } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
+import { someNames } from './agents.ts';
 import type { Mesh } from './mesh.ts';
 import { secretSlotView, type SecretSlotView } from './secret-slot.ts';
 
@@ -129,4 +132,27 @@ export async function describeProviders(
       return { ...p, apiKey: secretSlotView(meta) };
     }),
   );
+}
+
+/**
+ * Deletes a model provider and retires its API key, in one transaction. Refused while an agent
+ * uses it: the agent would be left without a model.
+ */
+export async function deleteModelProvider(mesh: Mesh, nameOrId: string): Promise<void> {
+  const provider = await findModelProvider(mesh.db, nameOrId);
+  if (!provider)
+    throw new MeshError(
+      'provider_not_found',
+      `no model provider named ${JSON.stringify(nameOrId)}`,
+    );
+  await mesh.transaction(async ({ db, secrets }) => {
+    const users = await agentsUsingProvider(db, provider.id);
+    if (users.length > 0)
+      throw new MeshError(
+        'provider_in_use',
+        `model provider ${provider.name} is used by ${users.length} agent${users.length === 1 ? '' : 's'} (${someNames(users)}); move or delete them first`,
+      );
+    await secrets.retireOwners({ ownerType: 'model_provider', ownerId: provider.id });
+    await deleteModelProviderRow(db, provider.id);
+  });
 }

@@ -35,6 +35,10 @@ export const useCases = {
     input: { name: string; provider?: string; model?: string; persona: string | null },
   ) => (await import('./agents.ts')).createAgent(mesh, input),
 
+  /** Deletes an agent with its history, policy and bindings, and retires its secrets. */
+  'agents.delete': async (mesh: Mesh, input: { agent: string }) =>
+    (await import('./agents.ts')).deleteAgent(mesh, input.agent),
+
   'agents.list': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./queries.ts')).listAgents(mesh),
 
@@ -123,6 +127,9 @@ export const useCases = {
   'providers.add': async (mesh: Mesh, input: NewProvider) =>
     (await import('./model-providers.ts')).addModelProvider(mesh, input),
 
+  'providers.delete': async (mesh: Mesh, input: { provider: string }) =>
+    (await import('./model-providers.ts')).deleteModelProvider(mesh, input.provider),
+
   'providers.list': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./model-providers.ts')).describeProviders(mesh),
 
@@ -138,6 +145,9 @@ export const useCases = {
 
   'mcp.add': async (mesh: Mesh, input: { slug: string; url: string; allowLoopbackHttp: boolean }) =>
     (await import('./mcp-providers.ts')).addToolProvider(mesh, input),
+
+  'mcp.remove': async (mesh: Mesh, input: { provider: string }) =>
+    (await import('./mcp-providers.ts')).removeToolProvider(mesh, input.provider),
 
   'mcp.providers': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./queries.ts')).listToolProviders(mesh),

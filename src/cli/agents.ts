@@ -55,5 +55,22 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-/** `mesh agents …`: create and list agents. */
-export const agentsCommand: CommandBody = commandGroup({ create, list });
+async function remove(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: { yes: { type: 'boolean', default: false } },
+  });
+  const name = positionals[0];
+  if (!name || positionals.length > 1) throw new UsageError('name exactly one agent');
+  if (!values.yes)
+    throw new UsageError(
+      `deleting ${name} removes its conversations, runs, memories and connections and revokes its secrets; pass --yes to do it`,
+    );
+  await withUseCases((call) => call('agents.delete', { agent: name }));
+  io.out(`Deleted agent ${name}.`);
+  return 0;
+}
+
+/** `mesh agents …`: create, list and delete agents. */
+export const agentsCommand: CommandBody = commandGroup({ create, list, delete: remove });

@@ -24,7 +24,10 @@ its hash is stored).
 const AGENTS_USAGE = `Usage:
   mesh agents create NAME [--provider P --model M] [--persona FILE]
                                create an agent (lowercase letters, digits, - and _)
-  mesh agents list [--json]    list agents`;
+  mesh agents list [--json]    list agents
+  mesh agents delete NAME --yes
+                               delete an agent with its conversations, runs, memories and
+                               connections, and revoke its secrets`;
 
 const PROVIDERS_USAGE = `Usage:
   mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
@@ -32,7 +35,8 @@ const PROVIDERS_USAGE = `Usage:
       the key is read from the file and stored encrypted as the provider's secret
   mesh providers add --name N --scripted FILE
       a scripted provider: replies from a JSON file (tests and demos)
-  mesh providers list [--json]`;
+  mesh providers list [--json]
+  mesh providers delete NAME   delete a provider no agent uses, and revoke its API key`;
 
 const CHAT_USAGE = `Usage:
   mesh chat --agent NAME [--conversation ID] [--as ACTOR] [--json] "text"
@@ -58,6 +62,7 @@ const MCP_USAGE = `Usage:
   mesh mcp add SLUG URL [--allow-loopback-http]
       register a remote MCP server (Streamable HTTP; https, or http to loopback in development);
       its tools are named SLUG__<tool>
+  mesh mcp remove SLUG                            unregister a server no agent is connected to
   mesh mcp list [--agent A]                       providers, or an agent's connections
   mesh mcp connect --agent A --provider SLUG --token-file F
       connect the agent with its own account's bearer token (stored encrypted on the binding)
@@ -101,13 +106,13 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'agents',
-    summary: 'Create and list agents',
+    summary: 'Create, list and delete agents',
     usage: AGENTS_USAGE,
     load: async () => (await import('./agents.ts')).agentsCommand,
   },
   {
     name: 'providers',
-    summary: 'Add and list model providers',
+    summary: 'Add, list and delete model providers',
     usage: PROVIDERS_USAGE,
     load: async () => (await import('./providers.ts')).providersCommand,
   },

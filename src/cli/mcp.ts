@@ -192,6 +192,14 @@ function listOrAll(raw: string | undefined): string[] | null | undefined {
 /** `mesh mcp …`: remote MCP servers and agents' connections to them. */
 export const mcpCommand: CommandBody = commandGroup({
   add,
+  remove: async (args, io) => {
+    const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
+    const slug = positionals[0];
+    if (!slug || positionals.length > 1) throw new UsageError('name exactly one provider slug');
+    await withUseCases((call) => call('mcp.remove', { provider: slug }));
+    io.out(`Removed ${slug}.`);
+    return 0;
+  },
   list,
   connect,
   catalog,

@@ -95,4 +95,13 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `mesh providers …`: configure model providers (in the database, never the environment). */
-export const providersCommand: CommandBody = commandGroup({ add, list });
+async function remove(args: readonly string[], io: CliIo): Promise<number> {
+  const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
+  const name = positionals[0];
+  if (!name || positionals.length > 1) throw new UsageError('name exactly one provider');
+  await withUseCases((call) => call('providers.delete', { provider: name }));
+  io.out(`Deleted provider ${name} and revoked its API key.`);
+  return 0;
+}
+
+export const providersCommand: CommandBody = commandGroup({ add, list, delete: remove });

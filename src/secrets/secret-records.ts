@@ -65,4 +65,16 @@ export interface SecretRows {
   findLiveSealed(slot: SecretSlot): Promise<SealedSecretRecord | undefined>;
   /** Retires every version of the slot and erases its sealed material; how many were live. */
   retire(slot: SecretSlot): Promise<number>;
+  /** Retires every live secret of the matching owners, whatever their kind; how many were live. */
+  retireOwners(owners: OwnerMatch): Promise<number>;
 }
+
+/**
+ * Owners of one type picked by their id: exactly, or by a prefix or suffix of a composite id
+ * (`<agent id>:` picks an agent's installations and bindings, `:<provider id>` a provider's
+ * bindings).
+ */
+export type OwnerMatch =
+  | { readonly ownerType: SecretOwnerType; readonly ownerId: string }
+  | { readonly ownerType: SecretOwnerType; readonly ownerIdPrefix: string }
+  | { readonly ownerType: SecretOwnerType; readonly ownerIdSuffix: string };

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { SecretOwnerType, SecretRows, SecretVersionRecord } from './secret-records.ts';
+import {
+  SECRET_OWNER_TYPES,
+  type OwnerMatch,
+  type SecretOwnerType,
+  type SecretRows,
+  type SecretVersionRecord,
+} from './secret-records.ts';
 import { openSecret, sealSecret } from './envelope.ts';
 import type { InstanceKey } from './instance-key.ts';
 import type { Redactor } from '../tool/redaction.ts';
@@ -52,6 +58,11 @@ export interface SecretStore {
   reveal(address: SecretAddress): Promise<string | undefined>;
   /** Revokes a slot: every version is retired and its sealed material erased. True if any was live. */
   retire(owner: SecretOwner, kind: string): Promise<boolean>;
+  /**
+   * Revokes every slot of the matching owners (an owner being deleted): how many versions were
+   * live. Part of the caller's transaction when the store is a unit of work's.
+   */
+  retireOwners(owners: OwnerMatch): Promise<number>;
 }
 
 /** Builds metadata field by field, so no other column can ride along. */
@@ -120,6 +131,20 @@ export function createSecretStore(
 
     async retire(owner: SecretOwner, kind: string): Promise<boolean> {
       return (await rows.retire(slotOf(owner, kind))) > 0;
+    },
+
+    async retireOwners(owners: OwnerMatch): Promise<number> {
+      const id =
+        'ownerId' in owners
+          ? owners.ownerId
+          : 'ownerIdPrefix' in owners
+            ? owners.ownerIdPrefix
+            : owners.ownerIdSuffix;
+      if (id === '') throw new TypeError('an owner match needs a non-empty id');
+      if ('ownerId' in owners) checkSecretOwner(owners);
+      else if (!(SECRET_OWNER_TYPES as readonly string[]).includes(owners.ownerType))
+        throw new TypeError(`unknown secret owner type ${String(owners.ownerType)}`);
+      return rows.retireOwners(owners);
     },
 
     /** A store serializes as the id of the key it holds, never the key. */

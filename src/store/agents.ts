@@ -59,3 +59,24 @@ export async function getAgent(q: Queryable, id: string): Promise<AgentRecord | 
   const { rows } = await q.query<AgentRecord>(`select ${COLUMNS} from agents where id = $1`, [id]);
   return rows[0];
 }
+
+/** How many of the agent's runs are queued, running or waiting: work a deletion would cut off. */
+export async function countUnfinishedRuns(q: Queryable, agentId: string): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `select count(*)::int as n from runs
+      where agent_id = $1 and status in ('queued', 'running', 'awaiting_input')`,
+    [agentId],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Deletes an agent and, through the schema's cascades, everything that is its own: its
+ * conversations and messages, runs with their steps and artifacts, memories, tool policy and
+ * remote bindings. Its secrets are not rows of these tables; the caller retires them in the same
+ * transaction.
+ */
+export async function deleteAgentRow(q: Queryable, agentId: string): Promise<boolean> {
+  const { rowCount } = await q.query(`delete from agents where id = $1`, [agentId]);
+  return rowCount > 0;
+}

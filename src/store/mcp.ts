@@ -280,3 +280,18 @@ export async function markCatalogStale(
     [agentId, providerId],
   );
 }
+
+/** The names of the agents bound to a remote server, in name order. */
+export async function agentsBoundTo(q: Queryable, providerId: string): Promise<string[]> {
+  const { rows } = await q.query<{ name: string }>(
+    `select a.name from agent_tool_providers b join agents a on a.id = b.agent_id
+      where b.provider_id = $1 order by a.name`,
+    [providerId],
+  );
+  return rows.map((r) => r.name);
+}
+
+export async function deleteToolProviderRow(q: Queryable, providerId: string): Promise<boolean> {
+  const { rowCount } = await q.query(`delete from tool_providers where id = $1`, [providerId]);
+  return rowCount > 0;
+}

@@ -76,3 +76,17 @@ export async function listModelProviders(q: Queryable): Promise<ModelProviderRec
   );
   return rows;
 }
+
+/** The names of the agents that use a provider, in name order. */
+export async function agentsUsingProvider(q: Queryable, providerId: string): Promise<string[]> {
+  const { rows } = await q.query<{ name: string }>(
+    `select name from agents where model_provider_id = $1 order by name`,
+    [providerId],
+  );
+  return rows.map((r) => r.name);
+}
+
+export async function deleteModelProviderRow(q: Queryable, providerId: string): Promise<boolean> {
+  const { rowCount } = await q.query(`delete from model_providers where id = $1`, [providerId]);
+  return rowCount > 0;
+}

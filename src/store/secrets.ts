@@ -1,4 +1,5 @@
 import type {
+  OwnerMatch,
   SealedSecretColumns,
   SealedSecretRecord,
   SecretOwnerType,
@@ -115,6 +116,23 @@ export async function retireSecretVersions(q: Queryable, slot: SecretSlot): Prom
   return rowCount;
 }
 
+/** Retires every live secret of the matching owners (see {@link OwnerMatch}). */
+export async function retireOwnerSecrets(q: Queryable, owners: OwnerMatch): Promise<number> {
+  const [test, id] =
+    'ownerId' in owners
+      ? ['owner_id = $2', owners.ownerId]
+      : 'ownerIdPrefix' in owners
+        ? ['left(owner_id, length($2)) = $2', owners.ownerIdPrefix]
+        : ['right(owner_id, length($2)) = $2', owners.ownerIdSuffix];
+  const { rowCount } = await q.query(
+    `update secrets set retired_at = now(), wrapped_key = null, key_nonce = null, nonce = null,
+       ciphertext = null
+      where owner_type = $1 and ${test} and retired_at is null`,
+    [owners.ownerType, id],
+  );
+  return rowCount;
+}
+
 /** The secrets layer's {@link SecretRows}, on a database. */
 export function secretRows(db: Db): SecretRows {
   return {
@@ -123,5 +141,6 @@ export function secretRows(db: Db): SecretRows {
     findLive: (slot) => findLiveSecret(db, slot),
     findLiveSealed: (slot) => findLiveSealedSecret(db, slot),
     retire: (slot) => retireSecretVersions(db, slot),
+    retireOwners: (owners) => retireOwnerSecrets(db, owners),
   };
 }

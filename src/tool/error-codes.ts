@@ -77,10 +77,13 @@ export const ERROR_CODES = Object.freeze({
   migration_invalid: INTERNAL,
   migration_unknown: INTERNAL,
   provider_exists: CONFLICT,
+  provider_in_use: CONFLICT,
   store_misuse: INTERNAL,
   tool_provider_exists: CONFLICT,
+  tool_provider_in_use: CONFLICT,
 
   // Use cases (src/app, src/turn, src/run) and the records they look up.
+  agent_busy: CONFLICT,
   agent_has_no_model: CONFLICT,
   agent_not_found: NOT_FOUND,
   artifact_not_found: NOT_FOUND,

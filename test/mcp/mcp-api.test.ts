@@ -99,4 +99,53 @@ describe('the remote-MCP routes of the operator API', () => {
     expect(server.bodies.join('\n')).not.toContain(token);
     expect(server.logs.join('\n')).not.toContain(token);
   });
+
+  it('checks a server URL at registration as a connection would, and keeps the loopback allowance to loopback', async () => {
+    const refusals: [Record<string, unknown>, string, string][] = [
+      [{ url: 'https://169.254.169.254/mcp' }, 'url', 'link-local'],
+      [{ url: 'https://10.1.2.3/mcp' }, 'url', 'private'],
+      [{ url: 'https://[fd00::1]/mcp' }, 'url', 'unique-local'],
+      [{ url: 'https://[::ffff:192.168.1.1]/mcp' }, 'url', 'private'],
+      [{ url: 'https://127.0.0.1/mcp' }, 'url', 'loopback'],
+      [{ url: 'ftp://mcp.example/mcp' }, 'url', 'https'],
+      [{ url: 'https://user:pw@mcp.example/mcp' }, 'url', 'credentials'],
+      [
+        { url: 'https://mcp.example/mcp', allow_loopback_http: true },
+        'allow_loopback_http',
+        'loopback',
+      ],
+      [
+        { url: 'http://mcp.example/mcp', allow_loopback_http: true },
+        'allow_loopback_http',
+        'loopback',
+      ],
+    ];
+    for (const [input, field, says] of refusals) {
+      const res = await server.api('POST', '/api/mcp/providers', { slug: 'refused', ...input });
+      expect(res.status, JSON.stringify(input)).toBe(400);
+      expect(res.json, JSON.stringify(input)).toMatchObject({
+        error: { code: 'invalid_tool_provider', field },
+      });
+      expect((res.json as { error: { message: string } }).error.message).toContain(says);
+      expect(res.text).not.toContain('pw@');
+    }
+    const listed = (await server.api('GET', '/api/mcp/providers')).json as {
+      providers: { slug: string }[];
+    };
+    expect(listed.providers.map((p) => p.slug)).not.toContain('refused');
+
+    const ok = await server.api('POST', '/api/mcp/providers', {
+      slug: 'public',
+      url: 'https://mcp.example/mcp',
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.json).toMatchObject({ allow_loopback_http: false });
+    const local = await server.api('POST', '/api/mcp/providers', {
+      slug: 'local',
+      url: 'http://localhost:9/mcp',
+      allow_loopback_http: true,
+    });
+    expect(local.status).toBe(201);
+    expect(local.json).toMatchObject({ allow_loopback_http: true });
+  });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { manualClock } from '../../src/tool/clock.ts';
@@ -15,6 +16,7 @@ import { requireAgent } from '../../src/app/agents.ts';
 import { agentRegistry } from '../../src/app/policy.ts';
 import { chat } from '../../src/app/turns.ts';
 import type { AgentRecord } from '../../src/run/records.ts';
+import { insertToolProvider } from '../../src/store/mcp.ts';
 import { listRuns } from '../../src/store/runs.ts';
 import { testDatabases } from '../support/db.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
@@ -87,7 +89,12 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
       ['private', 'https://10.1.2.3/mcp'],
       ['ula', 'https://[fd00::1]/mcp'],
     ] as const) {
-      await addToolProvider(mesh, { slug, url });
+      // Registration refuses these now; a row from before that check (or a name that resolves
+      // to such an address) is refused again at every connection.
+      await expect(addToolProvider(mesh, { slug, url })).rejects.toMatchObject({
+        code: 'invalid_tool_provider',
+      });
+      await insertToolProvider(mesh.db, { id: randomUUID(), slug, url, allowLoopbackHttp: false });
       await expect(connectAgent(mesh, ada, slug, 'tok')).rejects.toMatchObject({
         code: 'mcp_transport_failed',
         message: expect.stringMatching(

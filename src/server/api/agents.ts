@@ -1,10 +1,10 @@
-import { createAgent, requireAgent } from '../../app/agents.ts';
+import { createAgent, deleteAgent, requireAgent } from '../../app/agents.ts';
 import { listAgents } from '../../app/queries.ts';
 import { agentJson } from '../../app/views.ts';
 import { closedObject } from '../router.ts';
 import { NAME, route, type Route } from './context.ts';
 
-/** The agents: list, create, read. */
+/** The agents: list, create, read, delete. */
 export const agentRoutes: readonly Route[] = [
   route({
     method: 'GET',
@@ -42,5 +42,17 @@ export const agentRoutes: readonly Route[] = [
     tag: 'agents',
     handle: async ({ context, params }) =>
       agentJson(await requireAgent(context.mesh, params['agent'] ?? '')),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/agents/{agent}',
+    operationId: 'deleteAgent',
+    summary:
+      'Delete an agent with its conversations, runs, memories, tool policy and remote bindings, and retire its secrets (refused while a run is unfinished)',
+    tag: 'agents',
+    status: 204,
+    handle: async ({ context, params }) => {
+      await deleteAgent(context.mesh, params['agent'] ?? '');
+    },
   }),
 ];

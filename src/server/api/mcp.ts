@@ -13,7 +13,7 @@ import {
   disconnectAgent,
   startOAuthConnection,
 } from '../../app/mcp-connections.ts';
-import { addToolProvider } from '../../app/mcp-providers.ts';
+import { addToolProvider, removeToolProvider } from '../../app/mcp-providers.ts';
 import type { Mesh } from '../../app/mesh.ts';
 import { requireAgent } from '../../app/agents.ts';
 import { listToolProviders } from '../../app/queries.ts';
@@ -107,6 +107,17 @@ export const mcpRoutes: readonly Route[] = [
           allowLoopbackHttp: body.allow_loopback_http === true,
         }),
       );
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/mcp/providers/{provider}',
+    operationId: 'removeToolProvider',
+    summary: 'Remove a registered remote MCP server (refused while an agent is connected to it)',
+    tag: 'mcp',
+    status: 204,
+    handle: async ({ context, params }) => {
+      await removeToolProvider(context.mesh, params['provider'] ?? '');
     },
   }),
   route({

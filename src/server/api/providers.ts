@@ -1,5 +1,6 @@
 import {
   addModelProvider,
+  deleteModelProvider,
   describeProviders,
   setProviderKey,
   type NewProvider,
@@ -81,6 +82,17 @@ export const providerRoutes: readonly Route[] = [
     handle: async ({ context, params, body }) => {
       const meta = await setProviderKey(context.mesh, params['provider'] ?? '', body.value);
       return { present: true, version: meta.version, created_at: meta.createdAt };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/providers/{provider}',
+    operationId: 'deleteProvider',
+    summary: 'Delete a model provider and retire its API key (refused while an agent uses it)',
+    tag: 'providers',
+    status: 204,
+    handle: async ({ context, params }) => {
+      await deleteModelProvider(context.mesh, params['provider'] ?? '');
     },
   }),
 ];

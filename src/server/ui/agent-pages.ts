@@ -20,16 +20,36 @@ export function agentsPage(
       ${listTable(
         agents,
         'No agents yet.',
-        ['Name', 'Model', 'Created'],
+        ['Name', 'Model', 'Created', 'Delete'],
         (a) =>
-          html`<tr>
+          html`<tr data-agent="${a.name}">
             <td><a href="/agents/${encodeURIComponent(a.name)}/tools">${a.name}</a></td>
             <td>
               ${a.model ? html`${byId.get(a.modelProviderId ?? '') ?? '?'} / ${a.model}` : html`<span class="muted">none</span>`}
             </td>
             <td>${time(a.createdAt)}</td>
+            <td>
+              <form
+                method="post"
+                action="/agents/${encodeURIComponent(a.name)}/delete"
+                class="inline"
+              >
+                ${csrfField(session)}<input
+                  name="confirm"
+                  required
+                  autocomplete="off"
+                  aria-label="type ${a.name} to confirm"
+                  placeholder="type ${a.name}"
+                  size="12"
+                /><button class="danger">Delete</button>
+              </form>
+            </td>
           </tr>`,
       )}
+      <p class="muted">
+        Deleting an agent removes its conversations, runs, memories, tool settings and remote
+        connections, and revokes its secrets.
+      </p>
       <h2>New agent</h2>
       <form method="post" action="/agents" class="stack">
         ${csrfField(session)}

@@ -1,5 +1,5 @@
 import { captureAgentSecret, retireAgentSecret } from '../../app/agent-secrets.ts';
-import { createAgent, requireAgent } from '../../app/agents.ts';
+import { createAgent, deleteAgent, requireAgent } from '../../app/agents.ts';
 import {
   configValueFromText,
   agentPackages,
@@ -8,6 +8,7 @@ import {
   setAgentToolEnabled,
 } from '../../app/packages.ts';
 import { listAgents, listModelProviders } from '../../app/queries.ts';
+import { MeshError } from '../../tool/errors.ts';
 import { agentsPage, toolsPage } from './agent-pages.ts';
 import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts';
 
@@ -37,6 +38,18 @@ export const agentRoutes: readonly UiRoute[] = [
         persona: persona === '' ? null : persona,
       });
       return { text: `Created agent ${agent.name}.`, to: agentPath(agent.name, 'tools') };
+    },
+  ),
+  post(
+    '/agents/{agent}/delete',
+    () => '/agents',
+    async ({ mesh, params, form }) => {
+      const name = params['agent'] ?? '';
+      // Deleting drops the agent's history: the operator types its name, as on the CLI.
+      if (field(form, 'confirm').trim() !== name)
+        throw new MeshError('invalid_agent', `type the agent's name to confirm deleting it`);
+      await deleteAgent(mesh, name);
+      return { text: `Deleted agent ${name}.` };
     },
   ),
   {

@@ -175,7 +175,7 @@ export function mcpProvidersSection(
     ${listTable(
       providers,
       'None registered.',
-      ['Slug', 'URL', 'Registered'],
+      ['Slug', 'URL', 'Registered', ''],
       (p) =>
         html`<tr data-mcp-provider="${p.slug}">
           <td><code>${p.slug}</code></td>
@@ -183,6 +183,15 @@ export function mcpProvidersSection(
             ${p.url}${p.allowLoopbackHttp ? html` <span class="badge effect">loopback http (development)</span>` : ''}
           </td>
           <td>${time(p.createdAt)}</td>
+          <td>
+            <form
+              method="post"
+              action="/mcp/providers/${encodeURIComponent(p.slug)}/delete"
+              class="inline"
+            >
+              ${csrfField(session)}<button class="danger">Remove</button>
+            </form>
+          </td>
         </tr>`,
     )}
     <form method="post" action="/mcp/providers" class="stack">

@@ -19,7 +19,7 @@ export function providersPage(
       ${listTable(
         providers,
         'No providers yet.',
-        ['Name', 'Kind', 'Endpoint', 'Context', 'API key'],
+        ['Name', 'Kind', 'Endpoint', 'Context', 'API key', ''],
         (p) =>
           html`<tr data-provider="${p.name}">
             <td>${p.name}</td>
@@ -45,6 +45,15 @@ export function providersPage(
                       </form>`
                   : html`<span class="muted">scripted</span>`
               }
+            </td>
+            <td>
+              <form
+                method="post"
+                action="/providers/${encodeURIComponent(p.name)}/delete"
+                class="inline"
+              >
+                ${csrfField(session)}<button class="danger">Delete</button>
+              </form>
             </td>
           </tr>`,
       )}

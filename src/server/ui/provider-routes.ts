@@ -1,6 +1,11 @@
-import { addModelProvider, describeProviders, setProviderKey } from '../../app/model-providers.ts';
+import {
+  addModelProvider,
+  deleteModelProvider,
+  describeProviders,
+  setProviderKey,
+} from '../../app/model-providers.ts';
 import { packageViews } from '../../app/packages.ts';
-import { addToolProvider } from '../../app/mcp-providers.ts';
+import { addToolProvider, removeToolProvider } from '../../app/mcp-providers.ts';
 import { listToolProviders } from '../../app/queries.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { mcpProvidersSection } from './mcp-pages.ts';
@@ -65,6 +70,22 @@ export const providerRoutes: readonly UiRoute[] = [
     async ({ mesh, params, form }) => {
       const meta = await setProviderKey(mesh, params['provider'] ?? '', field(form, 'value'));
       return { text: `Replaced the API key of ${params['provider']} (version ${meta.version}).` };
+    },
+  ),
+  post(
+    '/providers/{provider}/delete',
+    () => '/providers',
+    async ({ mesh, params }) => {
+      await deleteModelProvider(mesh, params['provider'] ?? '');
+      return { text: `Deleted provider ${params['provider']}.` };
+    },
+  ),
+  post(
+    '/mcp/providers/{provider}/delete',
+    () => '/providers',
+    async ({ mesh, params }) => {
+      await removeToolProvider(mesh, params['provider'] ?? '');
+      return { text: `Removed ${params['provider']}.` };
     },
   ),
   {
