@@ -61,8 +61,19 @@ function resolvePointer(root: JsonSchema, ref: string): unknown {
   return node;
 }
 
+export interface ShapeOptions {
+  /**
+   * Whether declaring properties closes an object to others even without
+   * `additionalProperties: false`. First-party schemas are read so (an undeclared field is a
+   * typo the model should hear about); remote schemas are read as JSON Schema says: open unless
+   * they close themselves.
+   */
+  readonly closeDeclared?: boolean;
+}
+
 /** Compiles the structural shape of a schema; cycles through `$ref` are shared, not unrolled. */
-export function compileShape(root: JsonSchema): ArgumentShape {
+export function compileShape(root: JsonSchema, options: ShapeOptions = {}): ArgumentShape {
+  const closeDeclared = options.closeDeclared ?? true;
   const cache = new Map<unknown, ArgumentShape>();
 
   function shapeOf(node: unknown): ArgumentShape {
@@ -115,7 +126,8 @@ export function compileShape(root: JsonSchema): ArgumentShape {
       for (const [name, sub] of Object.entries(properties)) {
         if (!shape.properties.has(name)) shape.properties.set(name, shapeOf(sub));
       }
-      if (!allowsOthers && !shape.explicitlyOpen) shape.closed = true;
+      const closes = closeDeclared || additional === false || unevaluated === false;
+      if (closes && !allowsOthers && !shape.explicitlyOpen) shape.closed = true;
     }
     if (allowsOthers) shape.explicitlyOpen = true;
     if (shape.explicitlyOpen) shape.closed = false;

@@ -34,7 +34,7 @@ export function prepareDecoder(
   let decoder = decoders.get(schema);
   if (!decoder) {
     decoder = Object.freeze({
-      shape: compileShape(schema),
+      shape: compileShape(schema, { closeDeclared: strictness === 'strict' }),
       compiled: compileSchema(schema, strictness),
     });
     decoders.set(schema, decoder);

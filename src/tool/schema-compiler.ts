@@ -1,12 +1,45 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import AjvDraft07Module, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from '../model/json.ts';
 import { MeshError } from './errors.ts';
 
-// ajv-formats ships CommonJS with a default export; under NodeNext it arrives wrapped.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+// ajv and ajv-formats ship CommonJS with a default export; under NodeNext they arrive wrapped.
+type AnyAjv = Ajv2020 | Ajv2019 | InstanceType<typeof AjvDraft07Module.default>;
+const AjvDraft07 = (AjvDraft07Module as unknown as { default: typeof AjvDraft07Module.default })
+  .default;
+const addFormats = addFormatsModule as unknown as (ajv: AnyAjv) => AnyAjv;
 
 export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+/** The JSON Schema dialects Mesh reads, each with the Ajv build made for it. */
+export type SchemaDialect = '2020-12' | '2019-09' | 'draft-07';
+
+/**
+ * The `$schema` values that name each dialect, as servers write them: with or without the empty
+ * fragment, over http or https. No `$schema` means 2020-12 (MCP's default dialect).
+ */
+const DIALECTS: ReadonlyMap<string, SchemaDialect> = new Map(
+  (
+    [
+      ['json-schema.org/draft/2020-12/schema', '2020-12'],
+      ['json-schema.org/draft/2019-09/schema', '2019-09'],
+      ['json-schema.org/draft-07/schema', 'draft-07'],
+    ] as const
+  ).flatMap(([path, dialect]) =>
+    ['http://', 'https://'].flatMap((scheme) =>
+      ['', '#'].map((fragment) => [`${scheme}${path}${fragment}`, dialect] as const),
+    ),
+  ),
+);
+
+/** The dialect a schema declares, or undefined when its `$schema` names one Mesh does not read. */
+export function schemaDialect(schema: JsonSchema): SchemaDialect | undefined {
+  const declared = schema['$schema'];
+  if (declared === undefined) return '2020-12';
+  return typeof declared === 'string' ? DIALECTS.get(declared) : undefined;
+}
 
 /** A schema compiled for repeated validation. */
 export interface CompiledSchema {
@@ -15,14 +48,16 @@ export interface CompiledSchema {
 }
 
 /**
- * How strictly a schema is read. First-party schemas are strict: an unknown keyword is a typo and
- * fails loud. Remote schemas are read leniently: unknown keywords are ignored, but the document
- * must still be valid JSON Schema 2020-12.
+ * How strictly a schema is read. First-party schemas are strict: JSON Schema 2020-12 only, and an
+ * unknown keyword is a typo that fails loud. Remote schemas are read leniently: unknown keywords
+ * are ignored, and the document may be written in 2020-12, 2019-09 or draft-07 (what servers on
+ * the TypeScript SDK v1 declare), but must be valid in the dialect it declares.
  */
 export type SchemaStrictness = 'strict' | 'lenient';
 
-function makeAjv(strictness: SchemaStrictness): Ajv2020 {
-  const ajv = new Ajv2020({
+function makeAjv(strictness: SchemaStrictness, dialect: SchemaDialect): AnyAjv {
+  const Build = dialect === '2020-12' ? Ajv2020 : dialect === '2019-09' ? Ajv2019 : AjvDraft07;
+  const ajv = new Build({
     allErrors: true,
     // Start-up compiles every tool's schema once; the optimiser's passes cost more there than
     // they save on validating small argument objects.
@@ -43,16 +78,16 @@ function makeAjv(strictness: SchemaStrictness): Ajv2020 {
   return ajv;
 }
 
-const instances: Record<SchemaStrictness, Ajv2020 | undefined> = {
-  strict: undefined,
-  lenient: undefined,
-};
+const instances = new Map<string, AnyAjv>();
 
-function ajvFor(strictness: SchemaStrictness): Ajv2020 {
-  return (instances[strictness] ??= makeAjv(strictness));
+function ajvFor(strictness: SchemaStrictness, dialect: SchemaDialect): AnyAjv {
+  const key = `${strictness} ${dialect}`;
+  let ajv = instances.get(key);
+  if (!ajv) instances.set(key, (ajv = makeAjv(strictness, dialect)));
+  return ajv;
 }
 
-/** A schema that is not valid JSON Schema 2020-12; `reason` names the keyword, never data. */
+/** A schema Mesh cannot read; `reason` names the dialect or keyword, never data. */
 export class InvalidSchemaError extends MeshError {
   static readonly code = 'invalid_schema';
   constructor(reason: string) {
@@ -61,30 +96,34 @@ export class InvalidSchemaError extends MeshError {
 }
 
 /**
- * Compiles a JSON Schema 2020-12 document with ajv's 2020 build. Refuses documents that declare
- * another dialect in `$schema`, fail the meta-schema, or (when strict) use unknown keywords.
+ * Compiles a schema with the Ajv build for its dialect. Refuses documents that declare a dialect
+ * Mesh does not read (when strict: anything but 2020-12), fail their meta-schema, or (when strict)
+ * use unknown keywords.
  */
 export function compileSchema(
   schema: JsonSchema,
   strictness: SchemaStrictness = 'strict',
 ): CompiledSchema {
-  const dialect = schema['$schema'];
-  if (
-    dialect !== undefined &&
-    dialect !== JSON_SCHEMA_2020_12 &&
-    dialect !== `${JSON_SCHEMA_2020_12}#`
-  ) {
+  const dialect = schemaDialect(schema);
+  if (dialect === undefined || (strictness === 'strict' && dialect !== '2020-12')) {
+    const accepted =
+      strictness === 'strict'
+        ? `only JSON Schema 2020-12 (${JSON_SCHEMA_2020_12}) is accepted`
+        : 'JSON Schema 2020-12, 2019-09 and draft-07 are accepted';
     throw new InvalidSchemaError(
-      `declares $schema ${JSON.stringify(dialect)}; only JSON Schema 2020-12 (${JSON_SCHEMA_2020_12}) is accepted`,
+      `declares $schema ${JSON.stringify(schema['$schema']).slice(0, 120)}; ${accepted}`,
     );
   }
-  const ajv = ajvFor(strictness);
+  const ajv = ajvFor(strictness, dialect);
   let fn: ValidateFunction;
+  // The build already knows its dialect; `$schema` is left out so that every spelling servers use
+  // (http or https, with or without `#`) reads the same.
+  const { $schema: _declared, ...body } = schema;
   try {
-    fn = ajv.compile(schema);
+    fn = ajv.compile(body);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new InvalidSchemaError(`is not valid JSON Schema 2020-12: ${message}`);
+    throw new InvalidSchemaError(`is not valid JSON Schema ${dialect}: ${message}`);
   }
   return Object.freeze({
     schema,
