@@ -2,7 +2,7 @@ import { fingerprint, remoteDefinition } from '../mcp/fingerprint.ts';
 import type { McpSession, ToolListing } from '../mcp/session.ts';
 import type { JsonObject } from '../model/json.ts';
 import type { Audience } from '../policy/audience.ts';
-import { isLegacyQuery } from '../policy/remote-offer.ts';
+import { isLegacyQuery, remoteToolName } from '../policy/remote-offer.ts';
 import type { AgentRecord } from '../run/records.ts';
 import {
   listBindings,
@@ -115,7 +115,7 @@ function catalogEntries(
     const annotations = t.definition['annotations'] as Record<string, unknown> | undefined;
     const hint = annotations?.['readOnlyHint'];
     return {
-      tool: `${provider.slug}__${t.toolName}`,
+      tool: remoteToolName(provider.slug, t.toolName),
       name: t.toolName,
       fingerprint: t.fingerprint,
       status:

@@ -43,7 +43,8 @@ function toOutput(
 ): ToolOutput {
   const text = contentText(result.content ?? []);
   const structured = result.structuredContent as JsonValue | undefined;
-  if (result.isError) return { text: `the tool reported an error: ${text || '(no message)'}` };
+  if (result.isError)
+    return { text: text || '(the tool reported an error without a message)', isError: true };
   if (structured !== undefined && outputSchemaCheck) {
     const problem = outputSchemaCheck(structured);
     if (problem)
@@ -74,7 +75,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
       return toOutput(result, outputSchema ? outputChecker(outputSchema) : undefined);
     } catch (error) {
       if (hasCode(error, McpProtocolError.code))
-        return { text: `${provider.slug} refused the call: ${error.message}` };
+        return { text: `${provider.slug} refused the call: ${error.message}`, isError: true };
       if (hasCode(error, EgressRefusedError.code)) throw error;
       // The request may have reached the server: only a query may be reported as unavailable.
       if (query) throw new ToolUnavailableError(`${provider.slug} did not answer`);

@@ -4,6 +4,7 @@ import {
   catalogStale,
   isLegacyQuery,
   judgeRemoteTool,
+  remoteToolName,
   unreadableCatalog,
   type RemoteBindingFacts,
   type RemoteToolFacts,
@@ -63,13 +64,19 @@ describe('remote-offer policy', () => {
         reason: 'the docs connection is not scoped to this conversation',
       },
     });
-    const odd = judgeRemoteTool('docs', open, { ...tool, toolName: 'a.b' }, true);
-    expect(odd).toEqual({
-      withhold: {
-        name: 'docs__a.b',
-        reason: 'the namespaced name is not one model providers accept',
-      },
-    });
+  });
+
+  it('maps names model providers refuse, deterministically and without collisions', () => {
+    const dotted = judgeRemoteTool('docs', open, { ...tool, toolName: 'files.read' }, true);
+    expect(dotted).toEqual({ offer: remoteToolName('docs', 'files.read') });
+    expect(remoteToolName('docs', 'files.read')).toMatch(/^docs__files_read_[0-9a-f]{8}$/);
+    expect(remoteToolName('docs', 'files.read')).toBe(remoteToolName('docs', 'files.read'));
+    // `files_read` is valid as it is; the dotted name never lands on it or on `files/read`.
+    expect(remoteToolName('docs', 'files_read')).toBe('docs__files_read');
+    expect(remoteToolName('docs', 'files/read')).not.toBe(remoteToolName('docs', 'files.read'));
+    const long = remoteToolName('a_very_long_provider_slug_here', 'x'.repeat(200));
+    expect(long).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(remoteToolName('docs', 'ünïcode')).toMatch(/^docs__[A-Za-z0-9_-]+$/);
   });
 
   it('withholds a connection whose catalog cannot be read as one entry, its cause bounded', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Audience } from './audience.ts';
 import type { Withheld } from './offer.ts';
 import { TOOL_NAME_PATTERN } from '../tool/registry.ts';
@@ -29,9 +30,20 @@ export interface RemoteToolFacts {
   readonly legacyQueryFingerprint: string | null;
 }
 
-/** The name a remote tool is offered under: namespaced by the provider's slug. */
+/**
+ * The name a remote tool is offered under: namespaced by the provider's slug (`slug__tool`). MCP
+ * allows names model providers refuse (dots, slashes, more than 64 characters); such a name is
+ * mapped deterministically: each character outside `[A-Za-z0-9_-]` becomes `_`, the result is cut
+ * to fit, and 8 hex digits of the SHA-256 of the server's own name are appended, so two names
+ * never map to one. The catalog keeps the server's name beside it: the mapping reads both ways.
+ */
 export function remoteToolName(slug: string, toolName: string): string {
-  return `${slug}__${toolName}`;
+  const plain = `${slug}__${toolName}`;
+  if (TOOL_NAME_PATTERN.test(plain) || toolName === '*') return plain;
+  const tag = createHash('sha256').update(toolName, 'utf8').digest('hex').slice(0, 8);
+  const room = Math.max(0, 64 - slug.length - 2 - 1 - tag.length);
+  const safe = toolName.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, room);
+  return `${slug}__${safe}${safe === '' ? '' : '_'}${tag}`;
 }
 
 /** Whether a catalog row runs with query semantics: only a marked, unchanged definition does. */
@@ -94,7 +106,7 @@ export function judgeRemoteTool(
     return {
       withhold: {
         name: name.slice(0, 80),
-        reason: 'the namespaced name is not one model providers accept',
+        reason: 'the provider slug is too long for a name model providers accept',
       },
     };
   return { offer: name };

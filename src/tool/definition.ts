@@ -35,6 +35,8 @@ export interface Origin {
 export interface ToolOutput {
   readonly text: string;
   readonly data?: JsonValue;
+  /** The tool ran and reports that it failed: the observation is a `tool_error`. */
+  readonly isError?: boolean;
 }
 
 /** A handler: the executable half of a definition. */

@@ -203,8 +203,8 @@ export async function invoke(
     definition,
     observation: observation(
       output.data === undefined
-        ? { kind: 'result', text: output.text }
-        : { kind: 'result', text: output.text, data: output.data },
+        ? { kind: output.isError ? 'tool_error' : 'result', text: output.text }
+        : { kind: output.isError ? 'tool_error' : 'result', text: output.text, data: output.data },
     ),
   };
 }

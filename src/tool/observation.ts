@@ -17,6 +17,11 @@ export function artifactId(id: string): ArtifactId {
 export type ObservationKind =
   /** The handler ran and returned this. */
   | 'result'
+  /**
+   * The tool ran and reported that it failed (a remote tool's `isError` result): its message is
+   * the text. The model may try differently; the run does not fail.
+   */
+  | 'tool_error'
   /** The arguments were refused; the text tells the model what to fix. */
   | 'invalid_input'
   /** A query tool's provider could not be reached. */

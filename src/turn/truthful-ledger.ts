@@ -5,7 +5,7 @@ import type { StepRecord, ToolCallStep } from '../run/records.ts';
 export interface LedgerEntry {
   readonly callId: string;
   readonly tool: string;
-  readonly outcome: 'committed' | 'refused' | 'unavailable' | 'unknown' | 'failed';
+  readonly outcome: 'committed' | 'refused' | 'unavailable' | 'unknown' | 'failed' | 'errored';
   readonly detail: string;
 }
 
@@ -51,6 +51,12 @@ export function ledgerEntries(steps: readonly StepRecord[]): LedgerEntry[] {
         detail:
           kind === 'unknown_tool' ? 'no such tool; nothing ran' : 'arguments refused; nothing ran',
       });
+    } else if (kind === 'tool_error') {
+      entries.push({
+        ...base,
+        outcome: 'errored',
+        detail: 'the tool ran and reported an error (its result says what)',
+      });
     } else if (kind === 'unavailable') {
       entries.push({
         ...base,
@@ -85,6 +91,6 @@ export function renderLedger(entries: readonly LedgerEntry[]): string {
   return [
     'Authoritative ledger of this turn, built from what Mesh recorded and its store returned (not from what was asked):',
     ...lines,
-    'Your reply must agree with this ledger: claim only what it shows as committed, and say plainly what was refused, unavailable, failed or unknown.',
+    'Your reply must agree with this ledger: claim only what it shows as committed, and say plainly what was refused, unavailable, errored, failed or unknown.',
   ].join('\n');
 }

@@ -236,7 +236,7 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
     });
   });
 
-  it('records isError results as observations, and a lost server as fatal for an effect', async () => {
+  it('records isError results as tool errors, and a lost server as fatal for an effect', async () => {
     alpha.state.call = () => ({
       content: [{ type: 'text', text: 'quota exceeded' }],
       isError: true,
@@ -247,7 +247,8 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
       arguments: '{}',
       operator: 'test',
     });
-    expect(errored.observation?.text).toBe('the tool reported an error: quota exceeded');
+    expect(errored.observation).toMatchObject({ kind: 'tool_error', text: 'quota exceeded' });
+    expect(errored.status).toBe('succeeded');
     delete alpha.state.call;
 
     const flaky = await startFakeMcpServer({

@@ -169,7 +169,9 @@ function stepBody(step: StepRecord): Html {
       const o = step.observation ?? {};
       const truncated = o['truncated'] as { artifactId?: string; totalBytes?: number } | undefined;
       return html`<p>
-          <span class="badge">${str(o['kind'])}</span>
+          <span class="badge ${o['kind'] === 'tool_error' ? 'error' : ''}"
+            >${o['kind'] === 'tool_error' ? 'tool error' : str(o['kind'])}</span
+          >
           <span class="muted">call ${step.callId ?? '?'}</span>
         </p>
         <pre>${str(o['text'])}</pre>

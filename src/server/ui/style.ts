@@ -22,6 +22,7 @@ th { font-size: .8rem; color: var(--muted); font-weight: 600; }
 .package table { border: 0; }
 .badge { display: inline-block; font-size: .75rem; padding: .05rem .45rem; border-radius: 999px; background: #eef1f6; }
 .badge.effect, .badge.secret { background: #fdecea; color: var(--bad); }
+.badge.error { background: #fdecea; color: var(--bad); font-weight: 600; }
 .badge.query { background: #e7f5ee; color: var(--ok); }
 .badge.public { background: #e8eefc; color: var(--accent); }
 .present { color: var(--ok); font-weight: 600; } .absent { color: var(--warn); font-weight: 600; }
