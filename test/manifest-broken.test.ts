@@ -200,6 +200,24 @@ describe('refusals generated at run time', () => {
     ]);
   });
 
+  it("turns a schema nested too deeply to check into its package's diagnostic, and goes on", () => {
+    const depth = 100_000;
+    const deep = `{"type":"object","default":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const { tools } = singlePackage({ 'manifest.toml': manifest, 'schemas/params.json': deep });
+    mkdirSync(join(tools, 'other'));
+    writeFileSync(
+      join(tools, 'other', 'manifest.toml'),
+      readFileSync(join(CASES, 'class-unknown', 'manifest.toml'), 'utf8'),
+    );
+    const crawl = crawlPackages(tools, { displayRoot: 'tools', discover });
+    const keys = crawl.diagnostics.map((d) => `${d.code} ${d.file}`);
+    expect(keys).toContain('class_unknown tools/other/manifest.toml');
+    expect(keys.filter((k) => k.includes('tools/big'))).toHaveLength(1);
+    expect(crawl.diagnostics.find((d) => d.file.startsWith('tools/big'))?.message).toMatch(
+      /nests too deeply/,
+    );
+  });
+
   it('refuses a schema file over the size cap, and one reached through a symlinked directory', () => {
     const big = JSON.stringify({ type: 'object', description: 'x'.repeat(300 * 1024) });
     const { tools, root } = singlePackage({ 'manifest.toml': manifest, 'real/params.json': big });
