@@ -21,6 +21,7 @@ export const DIAGNOSTIC_CODES = Object.freeze([
   'field_type',
   'field_unknown',
   'field_empty',
+  'text_control_character',
   'value_not_json',
   // [package]
   'package_id_invalid',
