@@ -36,6 +36,7 @@ const EXPECTED: Record<string, Expected> = {
   'config-key-invalid': { diagnostics: ['config_key_invalid config[0].key'] },
   'config-type-unknown': { diagnostics: ['config_type_unknown config[0].type'] },
   'default-type-mismatch': { diagnostics: ['default_type_mismatch config[0].default'] },
+  'description-control-character': { diagnostics: ['text_control_character tools[0].description'] },
   'disposition-unknown': { diagnostics: ['disposition_unknown config[0].disposition'] },
   'duplicate-package-id': { diagnostics: ['package_id_duplicate package.id'] },
   'duplicate-tool-across-packages': { diagnostics: ['tool_name_duplicate tools[0].name'] },
@@ -198,6 +199,41 @@ describe('refusals generated at run time', () => {
     expect(embedded.ok === false && embedded.diagnostics.map((d) => d.code)).toEqual([
       'manifest_too_large',
     ]);
+  });
+
+  it('refuses every control character in a description but tab, line feed and CRLF', () => {
+    const withDescription = (escaped: string) =>
+      readFileSync(join(CASES, 'description-control-character', 'manifest.toml'), 'utf8').replace(
+        /^description = "Search[^\n]*$/m,
+        `description = "Search.${escaped}more"`,
+      );
+    const refused = (escaped: string) => {
+      const { tools } = singlePackage({ 'manifest.toml': withDescription(escaped) });
+      return crawlPackages(tools, { displayRoot: 'tools' })
+        .diagnostics.filter((d) => d.code === 'text_control_character')
+        .map((d) => d.field);
+    };
+    for (const bad of ['\\u0000', '\\u0007', '\\r', '\\u007f', '\\u0085', '\\u001b[2J'])
+      expect(refused(bad), bad).toEqual(['tools[0].description']);
+    for (const fine of ['\\t', '\\n', '\\r\\n', ' é 🙂 ']) expect(refused(fine), fine).toEqual([]);
+  });
+
+  it("turns a schema nested too deeply to check into its package's diagnostic, and goes on", () => {
+    const depth = 100_000;
+    const deep = `{"type":"object","default":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const { tools } = singlePackage({ 'manifest.toml': manifest, 'schemas/params.json': deep });
+    mkdirSync(join(tools, 'other'));
+    writeFileSync(
+      join(tools, 'other', 'manifest.toml'),
+      readFileSync(join(CASES, 'class-unknown', 'manifest.toml'), 'utf8'),
+    );
+    const crawl = crawlPackages(tools, { displayRoot: 'tools', discover });
+    const keys = crawl.diagnostics.map((d) => `${d.code} ${d.file}`);
+    expect(keys).toContain('class_unknown tools/other/manifest.toml');
+    expect(keys.filter((k) => k.includes('tools/big'))).toHaveLength(1);
+    expect(crawl.diagnostics.find((d) => d.file.startsWith('tools/big'))?.message).toMatch(
+      /nests too deeply/,
+    );
   });
 
   it('refuses a schema file over the size cap, and one reached through a symlinked directory', () => {

@@ -55,6 +55,32 @@ describe('mesh tools validate', () => {
     }
   });
 
+  it("reports a handlers.ts nested too deeply to parse as its package's problem, and goes on", async () => {
+    const { dir, remove } = temporaryDir('cli');
+    try {
+      cpSync(FIXTURE_PACKAGES, dir, { recursive: true });
+      // Deep enough to overflow a recursive parser's stack, well under the 1 MiB source limit.
+      const depth = 200_000;
+      writeFileSync(
+        join(dir, 'tracker', 'handlers.ts'),
+        `export const x = ${'['.repeat(depth)}${']'.repeat(depth)};\n`,
+      );
+      cpSync(
+        new URL('../../test/fixtures/broken-manifests/class-unknown', import.meta.url).pathname,
+        join(dir, 'case'),
+        { recursive: true },
+      );
+      const c = capture();
+      expect(await toolsValidate([dir], c.io)).toBe(1);
+      const out = c.out.join('\n');
+      expect(out).toContain(`${dir}/tracker/handlers.ts: could not be parsed: it nests too deeply`);
+      expect(out).toContain(`${dir}/case/manifest.toml: tools[0].class:`);
+      expect(out).not.toMatch(/RangeError|at .*\.js:/);
+    } finally {
+      remove();
+    }
+  });
+
   it('refuses a directory that does not exist', async () => {
     const c = capture();
     expect(await toolsValidate(['/nonexistent/tools'], c.io)).toBe(1);

@@ -110,6 +110,13 @@ function optionalText(
   return { present: true, text: undefined };
 }
 
+/** Why a check threw, for the operator; never the error's own text (it may quote the input). */
+function failureReason(error: unknown): string {
+  return error instanceof RangeError
+    ? 'it nests too deeply for the checker'
+    : 'the checker failed on it';
+}
+
 function discoverIn(
   root: string,
   name: string,
@@ -130,7 +137,21 @@ function discoverIn(
   );
   if (!source.present) return undefined;
   if (source.text === undefined) return [];
-  const found = discover(source.text, file);
+  let found: ReturnType<ExportDiscovery>;
+  try {
+    found = discover(source.text, file);
+  } catch (error) {
+    out.push(
+      diagnostic(
+        'binding_source_unsupported',
+        file,
+        '',
+        `could not be parsed: ${failureReason(error)}`,
+        { package: pkg },
+      ),
+    );
+    return [];
+  }
   for (const problem of found.problems) {
     out.push(diagnostic('binding_source_unsupported', file, '', problem, { package: pkg }));
   }
@@ -258,7 +279,20 @@ export function crawlPackages(dir: string, options: CrawlOptions = {}): CrawlRes
       );
       continue;
     }
-    packages.push(crawlFolder(dir, entry.name, displayRoot, options, pool, diagnostics));
+    // One package's failure is its own diagnostic; the other packages are still checked.
+    try {
+      packages.push(crawlFolder(dir, entry.name, displayRoot, options, pool, diagnostics));
+    } catch (error) {
+      diagnostics.push(
+        diagnostic(
+          'package_check_failed',
+          `${displayRoot}/${entry.name}`,
+          '',
+          `could not be checked: ${failureReason(error)}`,
+          { package: entry.name },
+        ),
+      );
+    }
   }
   const valid = packages.flatMap((p) => (p.package ? [p.package] : []));
   diagnostics.push(...checkPackageSet(valid));

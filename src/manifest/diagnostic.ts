@@ -13,12 +13,15 @@ export const DIAGNOSTIC_CODES = Object.freeze([
   'package_symlink',
   'folder_name_invalid',
   'toml_syntax',
+  // A check that failed for a reason of its own (input nested too deeply to parse, for one).
+  'package_check_failed',
   // The manifest's own shape.
   'manifest_version_unsupported',
   'field_missing',
   'field_type',
   'field_unknown',
   'field_empty',
+  'text_control_character',
   'value_not_json',
   // [package]
   'package_id_invalid',

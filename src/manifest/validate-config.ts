@@ -10,6 +10,7 @@ import type { TableReader } from './table-reader.ts';
 import { describeTomlValue } from './toml-document.ts';
 import type { ValidationContext } from './validation-context.ts';
 import { CONFIG_KEY_PATTERN, SECRET_KIND_PATTERN } from './versioning.ts';
+import { checkDescription } from './text-rules.ts';
 
 function readDisposition(r: TableReader, ctx: ValidationContext): Disposition | undefined {
   const value = r.string('disposition', { required: true });
@@ -44,6 +45,7 @@ function readConfigField(r: TableReader, ctx: ValidationContext): ConfigField | 
   const disposition = readDisposition(r, ctx);
   const type = readType(r, ctx);
   const description = r.string('description', { required: true });
+  const descriptionOk = checkDescription(r, description, ctx);
   const fallback = r.raw('default');
   const kind = r.string('kind', { required: false });
   r.finish();
@@ -85,7 +87,7 @@ function readConfigField(r: TableReader, ctx: ValidationContext): ConfigField | 
     }
   }
   if (key === undefined || disposition === undefined || type === undefined) return undefined;
-  if (description === undefined) return undefined;
+  if (description === undefined || !descriptionOk) return undefined;
   if (disposition === 'secret') {
     if (type !== 'string' || kind === undefined || fallback !== undefined) return undefined;
     return { disposition, key, type, kind, description };

@@ -14,6 +14,7 @@ import { readConfig, type SecretProvider } from './validate-config.ts';
 import { checkBindingName, readTool } from './validate-tools.ts';
 import type { ValidationContext } from './validation-context.ts';
 import { HOOK_PROTOCOL_VERSIONS, MANIFEST_VERSION, PACKAGE_ID_PATTERN } from './versioning.ts';
+import { checkDescription } from './text-rules.ts';
 
 /** Reads `manifest_version` first: a version this reader does not understand stops everything. */
 function checkManifestVersion(root: TomlTable, ctx: ValidationContext): boolean {
@@ -98,8 +99,10 @@ function readPackageSection(
     );
   }
   const description = r.string('description', { required: true });
+  const descriptionOk = checkDescription(r, description, ctx);
   r.finish();
-  if (!idOk || !versionOk || !meshApiOk || !hookOk || description === undefined) return undefined;
+  if (!idOk || !versionOk || !meshApiOk || !hookOk || description === undefined || !descriptionOk)
+    return undefined;
   return {
     id: id as string,
     version: version as string,

@@ -12,6 +12,7 @@ import { resolveSchema } from './resolve-schema.ts';
 import type { TableReader } from './table-reader.ts';
 import type { ValidationContext } from './validation-context.ts';
 import { HANDLER_NAME_PATTERN } from './versioning.ts';
+import { checkDescription } from './text-rules.ts';
 
 /** Checks a handler or hook binding name; reports and returns false when it is not one. */
 export function checkBindingName(name: string, field: string, ctx: ValidationContext): boolean {
@@ -105,6 +106,7 @@ export function readTool(
     );
   }
   const description = r.string('description', { required: true });
+  const descriptionOk = checkDescription(r, description, ctx);
   const rawParameters = r.raw('parameters');
   let parameters;
   if (rawParameters === undefined) {
@@ -129,7 +131,12 @@ export function readTool(
   const handlerOk = handler !== undefined && checkBindingName(handler, r.at('handler'), ctx);
   r.finish();
 
-  if (name === undefined || !TOOL_NAME_PATTERN.test(name) || description === undefined) {
+  if (
+    name === undefined ||
+    !TOOL_NAME_PATTERN.test(name) ||
+    description === undefined ||
+    !descriptionOk
+  ) {
     return undefined;
   }
   if (!parameters || (rawOutput !== undefined && !output)) return undefined;

@@ -3,6 +3,7 @@ import type { ModelClient } from '../model/client.ts';
 import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { Message, ModelRequest, ModelResponse, ToolCall } from '../model/wire.ts';
 import { MeshError } from '../tool/errors.ts';
+import { MAX_MATCH_CHARS, unsafePatternReason } from './safe-pattern.ts';
 
 /** One scripted model turn: text, tool calls, or both. */
 export interface ScriptedReply {
@@ -16,7 +17,9 @@ export interface ScriptedReply {
  * - `responses[k]` answers round k+1 of a turn (k = assistant messages since the last user message);
  * - `rules` match the turn's user message (a regular expression); `$1`… in the replies (text, tool
  *   names and arguments) are replaced
- *   by its groups; each rule's `rounds[k]` answers round k+1;
+ *   by its groups; each rule's `rounds[k]` answers round k+1. A pattern must pass the static
+ *   backtracking check of `safe-pattern.ts` (refused at capture, naming the rule), and is matched
+ *   against the message's first MAX_MATCH_CHARS characters only;
  * - `fallback` answers anything else.
  */
 export interface Script {
@@ -63,11 +66,17 @@ export function parseScript(json: unknown): Script {
     (script['rules'] as unknown[]).forEach((rule, i) => {
       const r = rule as Record<string, unknown>;
       if (typeof r['match'] !== 'string') fail(`rules[${i}].match`, 'must be a string');
+      if (r['flags'] !== undefined && typeof r['flags'] !== 'string')
+        fail(`rules[${i}].flags`, 'must be a string');
+      const flags = (r['flags'] as string | undefined) ?? '';
       try {
-        new RegExp(r['match'] as string, typeof r['flags'] === 'string' ? r['flags'] : '');
+        new RegExp(r['match'] as string, flags);
       } catch {
         fail(`rules[${i}].match`, 'is not a valid regular expression');
       }
+      const unsafe = unsafePatternReason(r['match'] as string, flags);
+      if (unsafe !== undefined)
+        fail(`rules[${i}].match`, `is refused: it ${unsafe} (it could stall the server)`);
       if (!Array.isArray(r['rounds'])) fail(`rules[${i}].rounds`, 'must be an array');
       (r['rounds'] as unknown[]).forEach((x, k) => reply(x, `rules[${i}].rounds[${k}]`));
     });
@@ -110,7 +119,9 @@ export function scriptedClient(script: Script): ModelClient {
       let reply: ScriptedReply | undefined;
       let groups: string[] = [];
       for (const rule of script.rules ?? []) {
-        const match = new RegExp(rule.match, rule.flags ?? '').exec(userText);
+        const match = new RegExp(rule.match, rule.flags ?? '').exec(
+          userText.slice(0, MAX_MATCH_CHARS),
+        );
         if (match) {
           groups = [...match].map((g) => g ?? '');
           reply = rule.rounds[round] ?? rule.rounds.at(-1);

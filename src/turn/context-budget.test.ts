@@ -14,9 +14,9 @@ const turn = (i: number): Message[] => [
 ];
 const current: Message = { role: 'user', content: 'the current message must always be sent' };
 
-describe('fitContext', () => {
-  it('sends everything when it fits, and prices each part', () => {
-    const fitted = fitContext(
+describe('fitContext', async () => {
+  it('sends everything when it fits, and prices each part', async () => {
+    const fitted = await fitContext(
       {
         system: 'You are a careful agent.',
         memory: 'What you remember: x',
@@ -30,14 +30,14 @@ describe('fitContext', () => {
     expect(fitted.messages.at(-1)).toEqual(current);
     expect(fitted.messages).toHaveLength(4);
     expect(fitted.estimate.droppedTurns).toBe(0);
-    expect(fitted.estimate.tools).toBe(toolTokens([tool]));
+    expect(fitted.estimate.tools).toBe(await toolTokens([tool]));
     expect(fitted.estimate.system).toBe(countTokens('You are a careful agent.'));
     expect(fitted.estimate.total).toBeLessThanOrEqual(fitted.estimate.budget);
   });
 
-  it('drops the oldest turns first and never the current message', () => {
+  it('drops the oldest turns first and never the current message', async () => {
     const history = [...turn(1), ...turn(2), ...turn(3), ...turn(4)];
-    const fitted = fitContext(
+    const fitted = await fitContext(
       {
         system: 'You are a careful agent.',
         memory: '',
@@ -58,9 +58,9 @@ describe('fitContext', () => {
     expect(fitted.estimate.total).toBeLessThanOrEqual(fitted.estimate.budget);
   });
 
-  it('gives the system prompt what is left, trimming memory before instructions', () => {
+  it('gives the system prompt what is left, trimming memory before instructions', async () => {
     const memory = `What you remember:\n${'- a long memory line\n'.repeat(200)}`;
-    const fitted = fitContext(
+    const fitted = await fitContext(
       {
         system: 'Instructions that matter.',
         memory,
@@ -77,9 +77,9 @@ describe('fitContext', () => {
     expect(fitted.estimate.total).toBeLessThanOrEqual(fitted.estimate.budget);
   });
 
-  it('keeps the current message and the round even when nothing else fits', () => {
+  it('keeps the current message and the round even when nothing else fits', async () => {
     const round: Message[] = [{ role: 'tool', toolCallId: 'c1', content: 'observation' }];
-    const fitted = fitContext(
+    const fitted = await fitContext(
       { system: 'x '.repeat(500), memory: '', history: turn(1), current, round, tools: [tool] },
       { contextTokens: 200, reservedOutputTokens: 50 },
     );

@@ -1,6 +1,6 @@
-import { countTokens, decode, encode } from 'gpt-tokenizer';
 import type { JsonObject } from '../model/json.ts';
 import type { Message, Tool } from '../model/wire.ts';
+import { TokenCounter } from './token-count.ts';
 
 /** A model's input budget for one request, in tokens. */
 export interface InputBudget {
@@ -49,18 +49,18 @@ export interface FittedContext {
 // Chat formats add a few tokens per message for roles and separators.
 const PER_MESSAGE = 4;
 
-function messageTokens(m: Message): number {
+async function messageTokens(counter: TokenCounter, m: Message): Promise<number> {
   switch (m.role) {
-    case 'assistant':
-      return (
-        PER_MESSAGE +
-        countTokens(m.content) +
-        m.toolCalls.reduce((n, c) => n + countTokens(c.name) + countTokens(c.arguments) + 3, 0)
-      );
+    case 'assistant': {
+      let n = PER_MESSAGE + (await counter.count(m.content));
+      for (const c of m.toolCalls)
+        n += (await counter.count(c.name)) + (await counter.count(c.arguments)) + 3;
+      return n;
+    }
     case 'system':
     case 'user':
     case 'tool':
-      return PER_MESSAGE + countTokens(m.content);
+      return PER_MESSAGE + (await counter.count(m.content));
     default: {
       const never: never = m;
       return never;
@@ -68,23 +68,29 @@ function messageTokens(m: Message): number {
   }
 }
 
-const toolTokenCache = new WeakMap<readonly Tool[], number>();
-
-/** Tokens of the tool schemas as they travel on the wire (a registry's list is frozen: cached). */
-export function toolTokens(tools: readonly Tool[]): number {
-  if (tools.length === 0) return 0;
-  let n = toolTokenCache.get(tools);
-  if (n === undefined) {
-    n = countTokens(JSON.stringify(tools));
-    toolTokenCache.set(tools, n);
-  }
+async function sum(counter: TokenCounter, messages: readonly Message[]): Promise<number> {
+  let n = 0;
+  for (const m of messages) n += await messageTokens(counter, m);
   return n;
 }
 
-function cut(text: string, tokens: number): string {
-  if (tokens <= 0) return '';
-  const ids = encode(text);
-  return ids.length <= tokens ? text : decode(ids.slice(0, tokens));
+const toolTokenCache = new WeakMap<readonly Tool[], number>();
+
+/**
+ * Tokens of the tool schemas as they travel on the wire (a registry's list is frozen: cached).
+ * Counted as `TokenCounter` counts (see there for the rule on very long texts).
+ */
+export async function toolTokens(
+  tools: readonly Tool[],
+  counter: TokenCounter = new TokenCounter(),
+): Promise<number> {
+  if (tools.length === 0) return 0;
+  let n = toolTokenCache.get(tools);
+  if (n === undefined) {
+    n = await counter.count(JSON.stringify(tools));
+    toolTokenCache.set(tools, n);
+  }
+  return n;
 }
 
 /** Groups history into turns: a turn starts at a user message; dropping is turn by turn. */
@@ -101,15 +107,16 @@ function turns(history: readonly Message[]): Message[][] {
  * Fits a request into the model's input budget. Tool schemas, the current message and this turn's
  * round are priced first and never dropped; history keeps its newest turns that fit (the oldest
  * go first); the system prompt gets what is left, and when it does not fit, memory is trimmed
- * before the rest of it.
+ * before the rest of it. Async because counting yields to the event loop on long texts.
  */
-export function fitContext(parts: ContextParts, budget: InputBudget): FittedContext {
+export async function fitContext(parts: ContextParts, budget: InputBudget): Promise<FittedContext> {
+  const counter = new TokenCounter();
   const limit = Math.max(0, budget.contextTokens - budget.reservedOutputTokens);
-  const tools = toolTokens(parts.tools);
-  const current = messageTokens(parts.current);
-  const round = parts.round.reduce((n, m) => n + messageTokens(m), 0);
-  const systemFull = countTokens(parts.system);
-  const memoryFull = countTokens(parts.memory);
+  const tools = await toolTokens(parts.tools, counter);
+  const current = await messageTokens(counter, parts.current);
+  const round = await sum(counter, parts.round);
+  const systemFull = await counter.count(parts.system);
+  const memoryFull = await counter.count(parts.memory);
   let left = limit - tools - current - round - PER_MESSAGE;
 
   // History competes with the system prompt; the system prompt's own text (without memory) is
@@ -120,7 +127,7 @@ export function fitContext(parts: ContextParts, budget: InputBudget): FittedCont
   const reserve = Math.min(systemFull, Math.max(0, left));
   for (let i = all.length - 1; i >= 0; i--) {
     const turn = all[i] ?? [];
-    const cost = turn.reduce((n, m) => n + messageTokens(m), 0);
+    const cost = await sum(counter, turn);
     if (history + cost > left - reserve - Math.min(memoryFull, 256)) break;
     kept.unshift(turn);
     history += cost;
@@ -132,12 +139,12 @@ export function fitContext(parts: ContextParts, budget: InputBudget): FittedCont
   let systemTruncated = false;
   if (systemFull + memoryFull > left) {
     systemTruncated = true;
-    memory = cut(parts.memory, Math.max(0, left - systemFull));
-    system = cut(parts.system, Math.max(0, left - countTokens(memory)));
+    memory = await counter.cut(parts.memory, Math.max(0, left - systemFull));
+    system = await counter.cut(parts.system, Math.max(0, left - (await counter.count(memory))));
   }
   const systemText = memory === '' ? system : `${system}\n\n${memory}`;
-  const systemTokens = countTokens(system);
-  const memoryTokens = countTokens(memory);
+  const systemTokens = await counter.count(system);
+  const memoryTokens = await counter.count(memory);
   const messages: Message[] = [
     ...(systemText === '' ? [] : [{ role: 'system' as const, content: systemText }]),
     ...kept.flat(),

@@ -193,7 +193,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
         const roundSoFar = roundMessages(steps);
         const entries = ledgerEntries(steps);
         if (entries.length > 0) roundSoFar.push({ role: 'system', content: renderLedger(entries) });
-        const fitted = fitContext(
+        const fitted = await fitContext(
           {
             system: renderSystemPrompt({
               agentName: turn.agent.name,
