@@ -2,7 +2,8 @@ import type { Hono, MiddlewareHandler } from 'hono';
 import type { Mesh } from '../app/mesh.ts';
 import { verifyOperatorToken } from '../app/operator-auth.ts';
 import { apiRoutes } from './api.ts';
-import { HttpError, readJson } from './http.ts';
+import { HttpError } from './http-error.ts';
+import { readJson } from './http.ts';
 import { RouteTable, routeNotFound } from './router.ts';
 import { jsonResponse, originOf, type ServerEnv } from './server-env.ts';
 

@@ -11,8 +11,10 @@ import {
   SESSION_TTL_MS,
   verifyOperatorToken,
 } from '../app/operator-auth.ts';
-import { errorResponse, HttpError, isExpected, readForm } from './http.ts';
+import { HttpError } from './http-error.ts';
+import { errorResponse, isExpected, readForm } from './http.ts';
 import { UUID_SOURCE } from './ids.ts';
+import { refuseUnstorablePairs } from './input-text.ts';
 import { RouteTable, routeNotFound } from './router.ts';
 import { htmlResponse, originOf, type ServerEnv } from './server-env.ts';
 import { loginPage } from './ui/login-pages.ts';
@@ -148,6 +150,7 @@ function oauthCallback(mesh: Mesh, logFailure: (error: unknown) => void) {
       return;
     }
     const q = new URL(c.req.url).searchParams;
+    refuseUnstorablePairs(q, 'query');
     try {
       const done = await finishOAuthConnection(mesh, agentId, providerId, {
         code: q.get('code') ?? '',

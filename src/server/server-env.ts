@@ -15,6 +15,8 @@ export interface PageRequest {
 /** The Hono environment of the Mesh server: what middleware hands on to handlers. */
 export type ServerEnv = {
   Variables: {
+    /** This request's id: in the log line of a failure and in a 500's answer. */
+    requestId: string;
     /** The operator whose bearer token an API call presented. */
     operator: OperatorTokenRecord;
     /** The signed-in UI request (set by the session check). */

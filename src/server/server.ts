@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -59,6 +60,12 @@ const noStore: MiddlewareHandler = async (c, next) => {
   if (!c.res.headers.has('cache-control')) c.res.headers.set('cache-control', 'no-store');
 };
 
+/** Every request gets an id, so a failure's answer can point at its line in the log. */
+const requestId: MiddlewareHandler<ServerEnv> = async (c, next) => {
+  c.set('requestId', randomUUID());
+  await next();
+};
+
 /**
  * The HTTP face of Mesh as one Hono app: the JSON API under /api (bearer operator tokens only)
  * and the server-rendered web UI (a session cookie opened by presenting a token; every form post
@@ -68,18 +75,18 @@ export function meshApp(
   mesh: Mesh,
   options: { readonly log: (line: string) => void; readonly version: string },
 ): Hono<ServerEnv> {
-  const logFailure = (error: unknown): void => {
+  const logFailure = (error: unknown, requestId?: string): void => {
     const what = isMeshError(error)
       ? `${error.code}: ${error.message}`
       : error instanceof Error
         ? `${error.name}: ${error.message}`
         : 'a non-error was thrown';
-    options.log(`error ${what}`);
+    options.log(`error${requestId ? ` request ${requestId}` : ''} ${what}`);
   };
   // Hono runs handlers in the order they are added and stops at the first answer: the assets,
   // then the API (which answers every /api path), then the UI.
   const app = new Hono<ServerEnv>({ strict: true });
-  app.use('*', everyResponse, noStore);
+  app.use('*', everyResponse, noStore, requestId);
   for (const asset of ASSETS) {
     app.get(asset.path, (c) =>
       c.body(asset.body, 200, {
@@ -91,8 +98,9 @@ export function meshApp(
   mountApi(app, mesh, options.version);
   mountUi(app, mesh, logFailure);
   app.onError((error, c) => {
-    if (!isExpected(error)) logFailure(error);
-    const { status, body, headers } = errorResponse(error);
+    const id = c.get('requestId');
+    if (!isExpected(error)) logFailure(error, id);
+    const { status, body, headers } = errorResponse(error, id);
     const path = new URL(c.req.url).pathname;
     if (path === '/api' || path.startsWith('/api/')) return jsonResponse(c, status, body, headers);
     // The signed-in page request, when the failure came after the session check.

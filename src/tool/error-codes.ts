@@ -113,6 +113,7 @@ export const ERROR_CODES = Object.freeze({
   invalid_body: BAD_REQUEST,
   invalid_json: BAD_REQUEST,
   invalid_query: BAD_REQUEST,
+  invalid_text: BAD_REQUEST,
   method_not_allowed: METHOD_NOT_ALLOWED,
   route_not_found: NOT_FOUND,
   unauthorized: UNAUTHORIZED,
