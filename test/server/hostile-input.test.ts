@@ -186,7 +186,7 @@ interface Refusal {
   };
 }
 
-describe.each(testDatabases())('hostile requests to every API route on $name', (database) => {
+describe.each(testDatabases())('hostile requests to every route on $name', (database) => {
   let server: TestServer;
   let app: Hono<ServerEnv>;
   let dispose: () => Promise<void>;
@@ -256,6 +256,83 @@ describe.each(testDatabases())('hostile requests to every API route on $name', (
           expect(await rowCounts(server.mesh.db), where).toEqual(before);
         }),
         { numRuns: 12 },
+      );
+    }
+    expect(logs.filter((l) => l.startsWith('error'))).toEqual([]);
+  }, 120_000);
+
+  it('answers no 5xx to hostile UI requests and stores nothing of a refused form post', async () => {
+    const login = await app.request('http://mesh.test/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: server.token }).toString(),
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const page = async (path: string) =>
+      (await app.request(`http://mesh.test${path}`, { headers: { cookie } })).text();
+    const agents = await page('/agents');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(agents)?.[1] ?? '';
+    expect(csrf).not.toBe('');
+
+    // Every page and form the app serves outside the API, read from the app; logging out would
+    // end the session the rest of the run uses.
+    const served = new Map<string, { method: string; path: string }>();
+    for (const r of app.routes) {
+      if (r.method === 'ALL' || r.path.startsWith('/api') || r.path.includes('*')) continue;
+      if (r.path === '/logout' || r.path === '/login' || r.path.startsWith('/assets/')) continue;
+      if (r.path === '/favicon.ico') continue;
+      served.set(`${r.method} ${r.path}`, { method: r.method, path: r.path });
+    }
+    expect([...served.values()].filter((r) => r.method === 'POST').length).toBeGreaterThan(10);
+
+    // The form fields the pages offer, read from the pages themselves.
+    const fields = new Set<string>();
+    for (const { method, path } of served.values()) {
+      if (method !== 'GET') continue;
+      const html = await page(
+        path.replace(/:(\w+)/g, (_, n: string) => (n === 'package' ? 'tracker' : 'ada')),
+      );
+      for (const m of html.matchAll(/name="([^"]+)"/g)) if (m[1] !== 'csrf') fields.add(m[1] ?? '');
+    }
+    expect(fields.size).toBeGreaterThan(5);
+    const form = fc.dictionary(
+      fc.oneof(fc.constantFrom(...fields), hostileKey),
+      fc.oneof(hostileText, plausibleText),
+      { maxKeys: 4 },
+    );
+
+    for (const { method, path } of served.values()) {
+      const names = [...path.matchAll(/:(\w+)/g)].map((m) => m[1] ?? '');
+      const request = fc.record({ params: fc.tuple(...names.map(() => param)), query, form });
+      await fc.assert(
+        fc.asyncProperty(request, async ({ params, query: search, form: fieldsSent }) => {
+          let target = path;
+          for (const [i, name] of names.entries())
+            target = target.replace(`:${name}`, params[i] ?? '');
+          const before = await rowCounts(server.mesh.db);
+          const body = new URLSearchParams({ ...fieldsSent, csrf }).toString();
+          const res = await app.request(`http://mesh.test${target}${search}`, {
+            method,
+            headers: {
+              cookie,
+              ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+            },
+            ...(method === 'POST' ? { body } : {}),
+          });
+          const text = await res.text();
+          const where = `${method} ${target.slice(0, 120)}${search.slice(0, 40)} → ${res.status}`;
+          expect(res.status, `${where} ${text.slice(0, 300)}`).toBeLessThan(500);
+          const flash = /mesh_flash=([^;]*)/.exec(res.headers.get('set-cookie') ?? '')?.[1] ?? '';
+          const notice = flash ? Buffer.from(flash, 'base64url').toString('utf8') : '';
+          expect(notice, where).not.toContain(CANARY);
+          if (res.status >= 400) {
+            expect(text, where).not.toContain(CANARY);
+            if (res.status === 400) expect(text, where).toMatch(/`(form|path|query)[.`]/);
+          }
+          if (res.status >= 400 || notice.includes('"kind":"error"'))
+            expect(await rowCounts(server.mesh.db), where).toEqual(before);
+        }),
+        { numRuns: 6 },
       );
     }
     expect(logs.filter((l) => l.startsWith('error'))).toEqual([]);
