@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentRecord } from '../run/records.ts';
 import { countUnfinishedRuns, deleteAgentRow, findAgent, insertAgent } from '../store/agents.ts';
 import { findModelProvider } from '../store/model-providers.ts';
-import { MeshError } from '../tool/errors.ts';
+import { MeshError, quoteName } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
 
 /**
@@ -13,7 +13,7 @@ import type { Mesh } from './mesh.ts';
 /** The agent a name or id names, or a typed refusal. */
 export async function requireAgent(mesh: Mesh, nameOrId: string): Promise<AgentRecord> {
   const agent = await findAgent(mesh.db, nameOrId);
-  if (!agent) throw new MeshError('agent_not_found', `no agent named ${JSON.stringify(nameOrId)}`);
+  if (!agent) throw new MeshError('agent_not_found', `no agent named ${quoteName(nameOrId)}`);
   return agent;
 }
 

@@ -7,7 +7,7 @@ import { scriptCheckpoint, scriptDriver } from '../run/script-driver.ts';
 import { findAgent } from '../store/agents.ts';
 import type { RunRecord, StepRecord } from '../run/records.ts';
 import type { ToolRuntime } from '../tool/context.ts';
-import { MeshError } from '../tool/errors.ts';
+import { MeshError, quoteName } from '../tool/errors.ts';
 import type { Observation } from '../tool/observation.ts';
 import type { Mesh } from './mesh.ts';
 import { agentConfig, agentRegistry } from './policy.ts';
@@ -78,7 +78,7 @@ export async function callToolAsOperator(
 ): Promise<OperatorCallResult> {
   const agent = await findAgent(mesh.db, input.agent);
   if (!agent)
-    throw new MeshError('agent_not_found', `no agent named ${JSON.stringify(input.agent)}`);
+    throw new MeshError('agent_not_found', `no agent named ${quoteName(input.agent)}`);
   const owner = `operator:${process.pid}:${randomUUID().slice(0, 8)}`;
   const run = await mesh.ledger.createRun({
     agentId: agent.id,

@@ -13,7 +13,7 @@ import {
   setToolEnabled,
 } from '../store/tool-policy.ts';
 import type { Definition } from '../tool/definition.ts';
-import { MeshError } from '../tool/errors.ts';
+import { MeshError, quoteName } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
 import { agentConfig, agentOfferFacts } from './policy.ts';
 import { secretSlotView, type SecretSlotView } from './secret-slot.ts';
@@ -29,7 +29,7 @@ export function requirePackage(mesh: Mesh, packageId: string): ToolPackage {
   if (!pkg)
     throw new MeshError(
       'package_not_found',
-      `no package ${JSON.stringify(packageId)} is installed`,
+      `no package ${quoteName(packageId)} is installed`,
     );
   return pkg;
 }
@@ -37,7 +37,7 @@ export function requirePackage(mesh: Mesh, packageId: string): ToolPackage {
 /** The built-in tool with this name, or a typed refusal. */
 export function requireTool(mesh: Mesh, name: string): Definition {
   const definition = mesh.catalog.registry.get(name);
-  if (!definition) throw new MeshError('tool_not_found', `no tool named ${JSON.stringify(name)}`);
+  if (!definition) throw new MeshError('tool_not_found', `no tool named ${quoteName(name)}`);
   return definition;
 }
 
@@ -198,7 +198,7 @@ export async function resetAgentConfig(
   const pkg = requirePackage(mesh, packageId);
   const field = pkg.manifest.config.find((f) => f.key === key);
   if (!field || field.disposition === 'secret')
-    throw new MeshError('config_invalid', `${packageId} has no config key ${JSON.stringify(key)}`, {
+    throw new MeshError('config_invalid', `${packageId} has no config key ${quoteName(key)}`, {
       key,
     });
   await deleteConfigValue(mesh.db, agent.id, packageId, key);

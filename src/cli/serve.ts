@@ -1,9 +1,22 @@
 import { parseArgs } from 'node:util';
 import { meshOptionsFromEnv, openMesh } from '../app/mesh.ts';
 import { serveMesh, type Serving } from '../app/serve.ts';
+import { parseTrustedProxies, type TrustedProxies } from '../server/client-address.ts';
 import { startServer } from '../server/server.ts';
 import { UsageError, type CommandBody } from './command.ts';
 import { DEFAULT_PORT } from './commands.ts';
+
+/**
+ * The reverse proxies in front of this server (`MESH_TRUSTED_PROXIES`: addresses or CIDR ranges,
+ * comma-separated), whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed.
+ */
+function trustedProxiesFromEnv(): TrustedProxies {
+  try {
+    return parseTrustedProxies(process.env['MESH_TRUSTED_PROXIES']);
+  } catch (error) {
+    throw new UsageError(`MESH_TRUSTED_PROXIES: ${(error as Error).message}`);
+  }
+}
 
 /** `mesh serve`: the web UI, the JSON API, the CLI's socket and a worker, in one process. */
 export const serveCommand: CommandBody = async (args, io) => {
@@ -19,6 +32,7 @@ export const serveCommand: CommandBody = async (args, io) => {
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError('--port must be an integer from 0 to 65535');
+  const trustedProxies = trustedProxiesFromEnv();
 
   // Listen for the stop signals before anything is announced: whoever reads the URL may stop the
   // server at once, and a signal without a listener would kill it mid-write instead.
@@ -33,7 +47,7 @@ export const serveCommand: CommandBody = async (args, io) => {
   let serving: Serving;
   try {
     serving = await serveMesh(mesh, {
-      http: startServer,
+      http: (m, http) => startServer(m, { ...http, trustedProxies }),
       host: values.host,
       port,
       demo: values.demo,

@@ -6,7 +6,7 @@ import {
   type ToolPackage,
 } from '../manifest/package-manifest.ts';
 import type { JsonValue } from '../model/json.ts';
-import { MeshError } from '../tool/errors.ts';
+import { MeshError, quoteName } from '../tool/errors.ts';
 
 /** A config value refused at the boundary; the message names the key, never the value. */
 export class ConfigValueError extends MeshError {
@@ -43,12 +43,12 @@ export function validateConfigValue(
   value: unknown,
 ): { field: PlainConfigField; value: ConfigValue } {
   const pkg = packages.find((p) => p.manifest.package.id === packageId);
-  if (!pkg) throw new ConfigValueError(`no package ${JSON.stringify(packageId)} is installed`, key);
+  if (!pkg) throw new ConfigValueError(`no package ${quoteName(packageId)} is installed`, key);
   const field: ConfigField | undefined = pkg.manifest.config.find((f) => f.key === key);
   if (!field) {
     const known = pkg.manifest.config.filter((f) => f.disposition !== 'secret').map((f) => f.key);
     throw new ConfigValueError(
-      `${packageId} has no config key ${JSON.stringify(key)}; its keys are: ${known.join(', ') || 'none'}`,
+      `${packageId} has no config key ${quoteName(key)}; its keys are: ${known.join(', ') || 'none'}`,
       key,
     );
   }

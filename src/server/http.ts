@@ -1,34 +1,9 @@
 import type { Context, Env } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { httpStatusOf } from '../tool/error-codes.ts';
-import { hasCode, isMeshError, MeshError } from '../tool/errors.ts';
-
-const HEADERS = Symbol.for('mesh.http-error.headers');
-
-/**
- * A refusal by the HTTP face itself (before any use case ran): a Mesh error with a stable code,
- * a value-free message and the headers the answer carries. The status it is thrown with is the
- * one the error-code table gives its code (`error-codes.test.ts` holds the two together); the
- * answer's status always comes from the table.
- */
-export class HttpError extends MeshError {
-  readonly [HEADERS]: Readonly<Record<string, string>>;
-  constructor(
-    readonly status: number,
-    code: string,
-    message: string,
-    headers: Readonly<Record<string, string>> = {},
-  ) {
-    super(code, message);
-    this[HEADERS] = headers;
-  }
-}
-
-/** The headers a refusal asks to be answered with (none for errors that are not HttpErrors). */
-function headersOf(error: MeshError): Readonly<Record<string, string>> {
-  const headers = (error as unknown as Record<symbol, unknown>)[HEADERS];
-  return typeof headers === 'object' && headers !== null ? (headers as Record<string, string>) : {};
-}
+import { hasCode, isMeshError } from '../tool/errors.ts';
+import { headersOf, HttpError } from './http-error.ts';
+import { refuseUnstorableJson, refuseUnstorablePairs } from './input-text.ts';
 
 /** Largest JSON request body the API reads (a secret value is at most 64 KiB). */
 export const MAX_JSON_BODY = 256 * 1024;
@@ -36,9 +11,13 @@ export const MAX_JSON_BODY = 256 * 1024;
 export const MAX_FORM_BODY = 256 * 1024;
 
 function tooLarge(limit: number): HttpError {
-  return new HttpError(413, 'body_too_large', `the request body is larger than ${limit} bytes`, {
-    connection: 'close',
-  });
+  return new HttpError(
+    413,
+    'body_too_large',
+    `the request body is larger than ${limit} bytes`,
+    { connection: 'close' },
+    { field: 'body' },
+  );
 }
 
 /**
@@ -52,7 +31,16 @@ async function readText<E extends Env>(
   refusal: string,
 ) {
   const given = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-  if (given !== type) throw new HttpError(415, 'unsupported_media_type', refusal);
+  if (given !== type)
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      refusal,
+      {},
+      {
+        field: 'header.content-type',
+      },
+    );
   let text = '';
   await bodyLimit({
     maxSize: limit,
@@ -65,20 +53,34 @@ async function readText<E extends Env>(
   return text;
 }
 
-/** Parses a JSON body; refuses a wrong content type or malformed JSON without echoing it. */
+/**
+ * Parses a JSON body; refuses a wrong content type, malformed JSON or a text that cannot be stored
+ * (NUL, a lone surrogate) anywhere in it, without echoing it.
+ */
 export async function readJson<E extends Env>(
   c: Context<E, string>,
   limit = MAX_JSON_BODY,
 ): Promise<unknown> {
   const raw = await readText(c, limit, 'application/json', 'send the body as application/json');
+  let body: unknown;
   try {
-    return JSON.parse(raw) as unknown;
+    body = JSON.parse(raw) as unknown;
   } catch {
-    throw new HttpError(400, 'invalid_json', 'the request body is not valid JSON');
+    throw new HttpError(
+      400,
+      'invalid_json',
+      'the request body is not valid JSON',
+      {},
+      {
+        field: 'body',
+      },
+    );
   }
+  refuseUnstorableJson(body);
+  return body;
 }
 
-/** Parses an HTML form post (application/x-www-form-urlencoded). */
+/** Parses an HTML form post (application/x-www-form-urlencoded); refuses unstorable texts. */
 export async function readForm<E extends Env>(
   c: Context<E, string>,
   limit = MAX_FORM_BODY,
@@ -89,33 +91,54 @@ export async function readForm<E extends Env>(
     'application/x-www-form-urlencoded',
     'forms are posted url-encoded',
   );
-  return new URLSearchParams(raw);
+  const form = new URLSearchParams(raw);
+  refuseUnstorablePairs(form, 'form');
+  return form;
 }
 
-/** An error as the API answers it: `{error: {code, message}}`, with the status of its code. */
-export function errorResponse(error: unknown): {
-  status: number;
-  body: { error: { code: string; message: string; field?: string } };
-  headers: Readonly<Record<string, string>>;
-} {
-  if (isMeshError(error)) {
-    const field = error.data?.['key'] ?? error.data?.['field'];
+/** How an error is answered: its status, the JSON refusal and the headers it asks for. */
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly body: { error: { code: string; message: string; field?: string; request_id?: string } };
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * An error as the API answers it: `{error: {code, message, field?}}`, with the status of its code.
+ * A failure of the server itself (status 500: a bug, a database error) is answered alike for
+ * every cause, `internal_error` with the request's id and nothing of the error's own text, which
+ * may quote the database or a value; the log line carries the id and the cause.
+ */
+export function errorResponse(error: unknown, requestId?: string): ErrorAnswer {
+  const status = isMeshError(error) ? httpStatusOf(error.code) : 500;
+  if (!isMeshError(error) || status === 500) {
+    const ref = requestId ? ` (request ${requestId})` : '';
     return {
-      status: httpStatusOf(error.code),
+      status: 500,
       body: {
         error: {
-          code: error.code,
-          message: error.message,
-          ...(typeof field === 'string' ? { field } : {}),
+          code: 'internal_error',
+          message: `the server failed; see its log${ref}`,
+          ...(requestId ? { request_id: requestId } : {}),
         },
       },
-      headers: headersOf(error),
+      headers: {},
     };
   }
+  const named = error.data?.['key'] ?? error.data?.['field'];
+  // A field is a name the caller sent (a config key from the path): shown printable and short.
+  const field =
+    typeof named === 'string' ? named.replace(/[^\x20-\x7e]/g, '?').slice(0, 200) : undefined;
   return {
-    status: 500,
-    body: { error: { code: 'internal_error', message: 'the server failed; see its log' } },
-    headers: {},
+    status,
+    body: {
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(typeof field === 'string' ? { field } : {}),
+      },
+    },
+    headers: headersOf(error),
   };
 }
 

@@ -2,7 +2,8 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import type { Context, Env, Hono } from 'hono';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { JsonSchema } from '../model/json.ts';
-import { HttpError } from './http.ts';
+import { HttpError } from './http-error.ts';
+import { refuseUnstorablePairs } from './input-text.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -62,13 +63,38 @@ export function closedObject<
 /** A path parameter is an id, a name or a slug: short, and never a slash. */
 export const MAX_PARAM = 200;
 
-/** Says what was wrong with a body without quoting any value from it. */
-export function describeSchemaError(e: ErrorObject): string {
-  const at = e.instancePath
+/** The dotted path (`rules.0.match`) of the value a schema error is about; '' for the body. */
+function instancePathOf(e: ErrorObject): string {
+  return e.instancePath
     .split('/')
     .slice(1)
     .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
     .join('.');
+}
+
+/**
+ * The field a schema error names, as refusals name it: `body`, `body.persona`; for a missing or
+ * unknown field, that field.
+ */
+export function schemaErrorField(e: ErrorObject): string {
+  const at = instancePathOf(e);
+  const params = e.params as { additionalProperty?: unknown; missingProperty?: unknown };
+  const named =
+    e.keyword === 'additionalProperties'
+      ? params.additionalProperty
+      : e.keyword === 'required'
+        ? params.missingProperty
+        : undefined;
+  const field = ['body', at, typeof named === 'string' ? named : '']
+    .filter(Boolean)
+    .join('.')
+    .replace(/[^\x20-\x7e]/g, '?');
+  return field.length > 200 ? `${field.slice(0, 200)}…` : field;
+}
+
+/** Says what was wrong with a body without quoting any value from it. */
+export function describeSchemaError(e: ErrorObject): string {
+  const at = instancePathOf(e);
   const where = at === '' ? 'the body' : `field \`${at}\``;
   const clip = (s: unknown) => String(s).slice(0, 64);
   switch (e.keyword) {
@@ -175,6 +201,8 @@ export class RouteTable<R extends RoutePattern> {
       400,
       'invalid_body',
       first ? describeSchemaError(first) : 'the body is not valid',
+      {},
+      { field: first ? schemaErrorField(first) : 'body' },
     );
   }
 }
@@ -184,8 +212,15 @@ export function routeNotFound(): HttpError {
   return new HttpError(404, 'route_not_found', 'nothing is served at this path');
 }
 
+/**
+ * The strictly decoded parameters of a request to a route, or a refusal: 404 when they do not
+ * decode, 400 naming the parameter (`path.agent`) or query parameter (`query.limit`) that holds a
+ * text no database stores.
+ */
 function paramsOrRefuse(template: string, c: Context): Record<string, string> {
   const params = decodeParams(template, rawPathOf(c));
   if (!params) throw routeNotFound();
+  refuseUnstorablePairs(Object.entries(params), 'path');
+  refuseUnstorablePairs(new URL(c.req.url).searchParams, 'query');
   return params;
 }

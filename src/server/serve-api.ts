@@ -1,8 +1,10 @@
 import type { Hono, MiddlewareHandler } from 'hono';
 import type { Mesh } from '../app/mesh.ts';
 import { verifyOperatorToken } from '../app/operator-auth.ts';
+import type { FailureLimiter } from './failure-limit.ts';
 import { apiRoutes } from './api.ts';
-import { HttpError, readJson } from './http.ts';
+import { HttpError } from './http-error.ts';
+import { readJson } from './http.ts';
 import { RouteTable, routeNotFound } from './router.ts';
 import { jsonResponse, originOf, type ServerEnv } from './server-env.ts';
 
@@ -13,12 +15,16 @@ const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
  * with another challenge; Mesh answers every failure alike (401, one realm, a JSON refusal), so
  * a caller learns nothing from the shape of its mistake.
  */
-function operatorToken(mesh: Mesh): MiddlewareHandler<ServerEnv> {
+function operatorToken(mesh: Mesh, failures: FailureLimiter): MiddlewareHandler<ServerEnv> {
   return async (c, next) => {
     const header = c.req.header('authorization');
     const presented = header ? BEARER.exec(header)?.[1] : undefined;
+    const address = c.get('client').address;
+    // A request that presents no token guesses nothing: only presented tokens are limited.
+    if (header !== undefined) failures.check(address);
     const operator = presented ? await verifyOperatorToken(mesh.db, presented) : undefined;
     if (!operator) {
+      if (header !== undefined) failures.fail(address);
       throw new HttpError(
         401,
         'unauthorized',
@@ -37,9 +43,14 @@ function operatorToken(mesh: Mesh): MiddlewareHandler<ServerEnv> {
  * Serves the JSON API under /api: bearer tokens only, so no cookie ever authorises an API call
  * and CSRF cannot reach it. Every path under /api, served or not, needs the token first.
  */
-export function mountApi(app: Hono<ServerEnv>, mesh: Mesh, version: string): void {
+export function mountApi(
+  app: Hono<ServerEnv>,
+  mesh: Mesh,
+  version: string,
+  failures: FailureLimiter,
+): void {
   const table = new RouteTable(apiRoutes);
-  app.use('/api/*', operatorToken(mesh));
+  app.use('/api/*', operatorToken(mesh, failures));
   table.mount(app, async (route, params, c) => {
     let body: unknown;
     if (route.body) {

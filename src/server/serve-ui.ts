@@ -11,8 +11,11 @@ import {
   SESSION_TTL_MS,
   verifyOperatorToken,
 } from '../app/operator-auth.ts';
-import { errorResponse, HttpError, isExpected, readForm } from './http.ts';
+import type { FailureLimiter } from './failure-limit.ts';
+import { HttpError } from './http-error.ts';
+import { errorResponse, isExpected, readForm } from './http.ts';
 import { UUID_SOURCE } from './ids.ts';
+import { refuseUnstorablePairs } from './input-text.ts';
 import { RouteTable, routeNotFound } from './router.ts';
 import { htmlResponse, originOf, type ServerEnv } from './server-env.ts';
 import { loginPage } from './ui/login-pages.ts';
@@ -53,17 +56,26 @@ function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Sets one of the UI's cookies: never readable by scripts, never sent from another site. */
-function putCookie(c: Context, name: string, value: string, maxAgeSeconds: number): void {
+/**
+ * Sets one of the UI's cookies: never readable by scripts, never sent from another site, and
+ * only over https when the request came over https (directly or through a trusted proxy).
+ */
+function putCookie(
+  c: Context<ServerEnv>,
+  name: string,
+  value: string,
+  maxAgeSeconds: number,
+): void {
   setCookie(c, name, value, {
     path: '/',
     httpOnly: true,
     sameSite: 'Strict',
     maxAge: maxAgeSeconds,
+    ...(c.get('client').https ? { secure: true } : {}),
   });
 }
 
-function putFlash(c: Context, flash: Flash): void {
+function putFlash(c: Context<ServerEnv>, flash: Flash): void {
   putCookie(c, FLASH_COOKIE, Buffer.from(JSON.stringify(flash)).toString('base64url'), 60);
 }
 
@@ -148,6 +160,7 @@ function oauthCallback(mesh: Mesh, logFailure: (error: unknown) => void) {
       return;
     }
     const q = new URL(c.req.url).searchParams;
+    refuseUnstorablePairs(q, 'query');
     try {
       const done = await finishOAuthConnection(mesh, agentId, providerId, {
         code: q.get('code') ?? '',
@@ -180,6 +193,7 @@ export function mountUi(
   app: Hono<ServerEnv>,
   mesh: Mesh,
   logFailure: (error: unknown) => void,
+  failures: FailureLimiter,
 ): void {
   app.use('*', pagePolicy);
   app.use('*', sameOriginPosts);
@@ -187,9 +201,19 @@ export function mountUi(
 
   app.get('/login', (c) => htmlResponse(c, 200, loginPage()));
   app.post('/login', async (c) => {
+    const address = c.get('client').address;
+    try {
+      failures.check(address);
+    } catch (error) {
+      const { status, body, headers } = errorResponse(error);
+      return htmlResponse(c, status, loginPage(body.error.message), headers);
+    }
     const form = await readForm(c);
     const token = await verifyOperatorToken(mesh.db, (form.get('token') ?? '').trim());
-    if (!token) return htmlResponse(c, 401, loginPage('That is not a valid operator token.'));
+    if (!token) {
+      failures.fail(address);
+      return htmlResponse(c, 401, loginPage('That is not a valid operator token.'));
+    }
     const opened = await openOperatorSession(mesh.db, token.id);
     putCookie(c, SESSION_COOKIE, opened.sessionId, SESSION_TTL_MS / 1000);
     return c.redirect('/agents', 303);

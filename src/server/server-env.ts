@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { OperatorTokenRecord } from '../app/records.ts';
+import type { ClientOrigin } from './client-address.ts';
 import type { Flash, UiCall } from './ui/ui-route.ts';
 
 /** What one signed-in page request carries once its session and CSRF token were checked. */
@@ -15,6 +16,10 @@ export interface PageRequest {
 /** The Hono environment of the Mesh server: what middleware hands on to handlers. */
 export type ServerEnv = {
   Variables: {
+    /** This request's id: in the log line of a failure and in a 500's answer. */
+    requestId: string;
+    /** Where the request came from, through the trusted proxies. */
+    client: ClientOrigin;
     /** The operator whose bearer token an API call presented. */
     operator: OperatorTokenRecord;
     /** The signed-in UI request (set by the session check). */
@@ -22,9 +27,12 @@ export type ServerEnv = {
   };
 };
 
-/** This server's origin as the request reached it (for URLs other sites send browsers back to). */
-export function originOf(c: Context): string {
-  const proto = c.req.header('x-forwarded-proto') === 'https' ? 'https' : 'http';
+/**
+ * This server's origin as the request reached it (for URLs other sites send browsers back to):
+ * https when the request came over https, directly or through a trusted proxy.
+ */
+export function originOf(c: Context<ServerEnv>): string {
+  const proto = c.get('client').https ? 'https' : 'http';
   return `${proto}://${c.req.header('host') ?? 'localhost'}`;
 }
 

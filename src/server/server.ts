@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -5,6 +6,12 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Mesh } from '../app/mesh.ts';
 import { isMeshError } from '../tool/errors.ts';
+import { clientOrigin, NO_TRUSTED_PROXIES, type TrustedProxies } from './client-address.ts';
+import {
+  DEFAULT_FAILURE_LIMIT,
+  FailureLimiter,
+  type FailureLimitOptions,
+} from './failure-limit.ts';
 import { errorResponse, isExpected } from './http.ts';
 import { mountApi } from './serve-api.ts';
 import { htmlResponse, jsonResponse, type ServerEnv } from './server-env.ts';
@@ -19,6 +26,10 @@ export interface ServerOptions {
   /** Where request lines and failures go; never request bodies. */
   readonly log?: (line: string) => void;
   readonly version?: string;
+  /** Proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (none unless given). */
+  readonly trustedProxies?: TrustedProxies;
+  /** Failed logins and API tokens allowed per client address (10 a minute unless given). */
+  readonly failureLimit?: FailureLimitOptions;
 }
 
 /** A listening Mesh server. */
@@ -60,29 +71,47 @@ const noStore: MiddlewareHandler = async (c, next) => {
 };
 
 /**
+ * Every request gets an id, so a failure's answer can point at its line in the log, and is told
+ * where it came from (its client's address, whether over https) through the trusted proxies.
+ */
+function requestFacts(proxies: TrustedProxies): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    c.set('requestId', randomUUID());
+    c.set('client', clientOrigin(c, proxies));
+    await next();
+  };
+}
+
+/**
  * The HTTP face of Mesh as one Hono app: the JSON API under /api (bearer operator tokens only)
  * and the server-rendered web UI (a session cookie opened by presenting a token; every form post
  * carries the session's CSRF token and must come from this origin).
  */
 export function meshApp(
   mesh: Mesh,
-  options: { readonly log: (line: string) => void; readonly version: string },
+  options: {
+    readonly log: (line: string) => void;
+    readonly version: string;
+    readonly trustedProxies?: TrustedProxies;
+    readonly failureLimit?: FailureLimitOptions;
+  },
 ): Hono<ServerEnv> {
   // Error texts carry what servers and providers said: a held secret never reaches a log line
   // or a response.
   const log = (line: string) => options.log(mesh.redactor.text(line));
-  const logFailure = (error: unknown): void => {
+  const failures = new FailureLimiter(mesh.clock, options.failureLimit ?? DEFAULT_FAILURE_LIMIT);
+  const logFailure = (error: unknown, requestId?: string): void => {
     const what = isMeshError(error)
       ? `${error.code}: ${error.message}`
       : error instanceof Error
         ? `${error.name}: ${error.message}`
         : 'a non-error was thrown';
-    log(`error ${what}`);
+    log(`error${requestId ? ` request ${requestId}` : ''} ${what}`);
   };
   // Hono runs handlers in the order they are added and stops at the first answer: the assets,
   // then the API (which answers every /api path), then the UI.
   const app = new Hono<ServerEnv>({ strict: true });
-  app.use('*', everyResponse, noStore);
+  app.use('*', everyResponse, noStore, requestFacts(options.trustedProxies ?? NO_TRUSTED_PROXIES));
   for (const asset of ASSETS) {
     app.get(asset.path, (c) =>
       c.body(asset.body, 200, {
@@ -91,11 +120,12 @@ export function meshApp(
       }),
     );
   }
-  mountApi(app, mesh, options.version);
-  mountUi(app, mesh, logFailure);
+  mountApi(app, mesh, options.version, failures);
+  mountUi(app, mesh, logFailure, failures);
   app.onError((error, c) => {
-    if (!isExpected(error)) logFailure(error);
-    const response = errorResponse(error);
+    const id = c.get('requestId');
+    if (!isExpected(error)) logFailure(error, id);
+    const response = errorResponse(error, id);
     const { status, headers } = response;
     const body = {
       ...response.body,
@@ -113,7 +143,12 @@ export function meshApp(
 /** Serves {@link meshApp} on `host:port` until closed; every request is logged without its body. */
 export async function startServer(mesh: Mesh, options: ServerOptions): Promise<MeshServer> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const app = meshApp(mesh, { log, version: options.version ?? '0.0.0' });
+  const app = meshApp(mesh, {
+    log,
+    version: options.version ?? '0.0.0',
+    ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
+    ...(options.failureLimit ? { failureLimit: options.failureLimit } : {}),
+  });
   // Hono's lightweight Request and Response stay inside this listener: the process's globals
   // are left as Node made them.
   const listener = getRequestListener(app.fetch, { overrideGlobalObjects: false });

@@ -21,6 +21,7 @@ const METHOD_NOT_ALLOWED: ErrorCodeInfo = Object.freeze({ status: 405, retryable
 const CONFLICT: ErrorCodeInfo = Object.freeze({ status: 409, retryable: false });
 const TOO_LARGE: ErrorCodeInfo = Object.freeze({ status: 413, retryable: false });
 const UNSUPPORTED_MEDIA: ErrorCodeInfo = Object.freeze({ status: 415, retryable: false });
+const TOO_MANY: ErrorCodeInfo = Object.freeze({ status: 429, retryable: true });
 const INTERNAL: ErrorCodeInfo = Object.freeze({ status: 500, retryable: false });
 const UNAVAILABLE: ErrorCodeInfo = Object.freeze({ status: 500, retryable: true });
 const UPSTREAM: ErrorCodeInfo = Object.freeze({ status: 502, retryable: false });
@@ -116,7 +117,9 @@ export const ERROR_CODES = Object.freeze({
   invalid_body: BAD_REQUEST,
   invalid_json: BAD_REQUEST,
   invalid_query: BAD_REQUEST,
+  invalid_text: BAD_REQUEST,
   method_not_allowed: METHOD_NOT_ALLOWED,
+  rate_limited: TOO_MANY,
   route_not_found: NOT_FOUND,
   unauthorized: UNAUTHORIZED,
   unsupported_media_type: UNSUPPORTED_MEDIA,

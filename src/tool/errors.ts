@@ -55,6 +55,14 @@ export class ToolUnavailableError extends MeshError {
   }
 }
 
+/**
+ * A name the caller gave (an agent, package, tool or key), quoted for a message when it looks like
+ * a name; anything else (control characters, a long text) is said as "that name", never echoed.
+ */
+export function quoteName(name: string, instead = 'that name'): string {
+  return /^[A-Za-z0-9_.:@-]{1,100}$/.test(name) ? JSON.stringify(name) : instead;
+}
+
 /** True when `error` is a Mesh error (from any copy of this module). */
 export function isMeshError(error: unknown): error is MeshError {
   return (

@@ -4,7 +4,10 @@ import { ensureFirstOperatorToken } from '../../src/app/operator-auth.ts';
 import type { Catalog } from '../../src/manifest/catalog.ts';
 import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
 import type { Db } from '../../src/store/db.ts';
+import type { Clock } from '../../src/tool/clock.ts';
 import type { ToolHandler } from '../../src/tool/definition.ts';
+import type { TrustedProxies } from '../../src/server/client-address.ts';
+import type { FailureLimitOptions } from '../../src/server/failure-limit.ts';
 import { startServer, type MeshServer } from '../../src/server/server.ts';
 import { trackerCatalog } from './catalog.ts';
 import { testInstanceKey } from './turn.ts';
@@ -55,13 +58,25 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * Failed sign-ins a test server allows: tests that try every route with bad tokens would hit the
+ * production limit; the limit's own test passes that one.
+ */
+const TEST_FAILURE_LIMIT: FailureLimitOptions = { failures: 100_000, perMs: 60_000 };
+
 export async function startTestServer(
   db: Db,
-  options: { catalog?: Catalog } = {},
+  options: {
+    catalog?: Catalog;
+    failureLimit?: FailureLimitOptions;
+    trustedProxies?: TrustedProxies;
+    clock?: Clock;
+  } = {},
 ): Promise<TestServer> {
   const mesh = assembleMesh(db, testInstanceKey(), {
     catalog: loadCatalog(options.catalog ?? serverCatalog()),
     modelRetry: { baseDelayMs: 1, maxDelayMs: 5 },
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const first = await ensureFirstOperatorToken(db);
   if (!first) throw new Error('the test database already had an operator token');
@@ -72,6 +87,8 @@ export async function startTestServer(
     port: 0,
     log: (line) => logs.push(line),
     version: 'test',
+    failureLimit: options.failureLimit ?? TEST_FAILURE_LIMIT,
+    ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
   });
   const base = server.url.replace(/\/$/, '');
   return {

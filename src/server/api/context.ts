@@ -1,6 +1,6 @@
 import type { Mesh } from '../../app/mesh.ts';
 import type { OperatorTokenRecord } from '../../app/records.ts';
-import { HttpError } from '../http.ts';
+import { HttpError } from '../http-error.ts';
 import { apiRoute, type ApiRoute } from '../router.ts';
 
 /** What every API handler runs with: the Mesh and the operator whose token was presented. */
@@ -37,7 +37,15 @@ export function limitOf(query: URLSearchParams): number {
   if (raw === null) return 50;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > 200)
-    throw new HttpError(400, 'invalid_query', 'limit must be an integer from 1 to 200');
+    throw new HttpError(
+      400,
+      'invalid_query',
+      'limit must be an integer from 1 to 200',
+      {},
+      {
+        field: 'query.limit',
+      },
+    );
   return n;
 }
 
