@@ -1,6 +1,6 @@
 /*
  * A static check that an operator's regular expression cannot backtrack catastrophically on
- * V8's backtracking engine (no native re2-class dependency; see docs/decisions/0011). It accepts
+ * V8's backtracking engine (no native re2-class dependency; see docs/decisions/0012). It accepts
  * a subset of JavaScript patterns where every match attempt is linear in the input:
  *
  * - no backreferences, no lookaround, no `v` flag;
