@@ -2,7 +2,8 @@ import { fingerprint, remoteDefinition } from '../mcp/fingerprint.ts';
 import type { McpSession, ToolListing } from '../mcp/session.ts';
 import type { JsonObject } from '../model/json.ts';
 import type { Audience } from '../policy/audience.ts';
-import { isLegacyQuery, remoteToolName } from '../policy/remote-offer.ts';
+import { isLegacyQuery, judgeRemoteTool, remoteToolName } from '../policy/remote-offer.ts';
+import { checkedDefinition } from './mcp-remote-definition.ts';
 import type { AgentRecord } from '../run/records.ts';
 import {
   listBindings,
@@ -102,16 +103,32 @@ export interface CatalogEntry {
   readonly excluded: boolean;
   readonly readOnlyHint: boolean | null;
   readonly description: string;
+  /** The definition as the server listed it: input and output schemas, annotations, execution. */
+  readonly definition: JsonObject;
+  /**
+   * Why this tool is not offered on any turn, whatever its scope: excluded, uncallable (tasks
+   * only), a definition Mesh refused (its schema), a name that cannot be mapped; null when it
+   * can be offered.
+   */
+  readonly withheldReason: string | null;
   readonly changedAt: Date;
 }
 
 /** A binding's catalog rows as an operator reviews them. */
 function catalogEntries(
+  mesh: Mesh,
   provider: ToolProviderRecord,
   binding: BindingRecord,
   rows: readonly McpToolRecord[],
 ): CatalogEntry[] {
   return rows.map((t) => {
+    const verdict = judgeRemoteTool(provider.slug, binding, t, true);
+    let withheldReason: string | null = null;
+    if ('withhold' in verdict) withheldReason = verdict.withhold.reason;
+    else if ('offer' in verdict) {
+      const checked = checkedDefinition(mesh, provider, t);
+      if ('refused' in checked) withheldReason = `its definition was refused: ${checked.refused}`;
+    }
     const annotations = t.definition['annotations'] as Record<string, unknown> | undefined;
     const hint = annotations?.['readOnlyHint'];
     return {
@@ -133,6 +150,8 @@ function catalogEntries(
       readOnlyHint: typeof hint === 'boolean' ? hint : null,
       description:
         typeof t.definition['description'] === 'string' ? t.definition['description'] : '',
+      definition: t.definition,
+      withheldReason,
       changedAt: t.changedAt,
     };
   });
@@ -146,7 +165,7 @@ export async function catalogView(
 ): Promise<{ provider: ToolProviderRecord; binding: BindingRecord; tools: CatalogEntry[] }> {
   const { provider, binding } = await requireConnection(mesh, agent, providerSlug);
   const rows = await listMcpTools(mesh.db, agent.id, provider.id);
-  return { provider, binding, tools: catalogEntries(provider, binding, rows) };
+  return { provider, binding, tools: catalogEntries(mesh, provider, binding, rows) };
 }
 
 /** One of an agent's connections with its catalog, and whether its credential is present. */
@@ -169,7 +188,7 @@ export async function connectionViews(mesh: Mesh, agent: AgentRecord): Promise<C
       return {
         provider,
         binding,
-        tools: catalogEntries(provider, binding, rows),
+        tools: catalogEntries(mesh, provider, binding, rows),
         credentialPresent: held.length > 0,
       };
     }),

@@ -9,6 +9,7 @@ import type { RunRecord, StepRecord } from '../run/records.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import { MeshError, quoteName } from '../tool/errors.ts';
 import type { Observation } from '../tool/observation.ts';
+import type { Registry } from '../tool/registry.ts';
 import type { Mesh } from './mesh.ts';
 import { agentConfig, agentRegistry } from './policy.ts';
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
@@ -49,11 +50,11 @@ export function runtimeFor(
  * Drives operator calls (script runs), here and in a worker resuming one after a crash. The
  * operator's explicit call reaches any built-in tool; the agent's config still applies.
  */
-export function operatorCallDriver(mesh: Mesh): RunDriver {
+export function operatorCallDriver(mesh: Mesh, offered?: Registry): RunDriver {
   return scriptDriver({
     // An explicit call reaches any built-in tool and the agent's own remote tools.
     registryFor: async (run) =>
-      (await agentRegistry(mesh, run.agentId, { onCheckFailure: 'last_seen' })).registry,
+      offered ?? (await agentRegistry(mesh, run.agentId, { onCheckFailure: 'last_seen' })).registry,
     runtimeFor: async (run, signal) =>
       runtimeFor(mesh, run, signal, await agentConfig(mesh, run.agentId)),
   });
@@ -77,8 +78,14 @@ export async function callToolAsOperator(
   input: { agent: string; tool: string; arguments: string; operator: string },
 ): Promise<OperatorCallResult> {
   const agent = await findAgent(mesh.db, input.agent);
-  if (!agent)
-    throw new MeshError('agent_not_found', `no agent named ${quoteName(input.agent)}`);
+  if (!agent) throw new MeshError('agent_not_found', `no agent named ${quoteName(input.agent)}`);
+  // A tool that exists but is not offered is refused with why, before a run is made for it.
+  const offered = await agentRegistry(mesh, agent.id, { onCheckFailure: 'last_seen' });
+  if (!offered.registry.get(input.tool)) {
+    const withheld = offered.withheld.find((w) => w.name === input.tool);
+    if (withheld)
+      throw new MeshError('tool_withheld', `${withheld.name} is not offered: ${withheld.reason}`);
+  }
   const owner = `operator:${process.pid}:${randomUUID().slice(0, 8)}`;
   const run = await mesh.ledger.createRun({
     agentId: agent.id,
@@ -91,7 +98,7 @@ export async function callToolAsOperator(
     lease: { owner, leaseMs: 60_000 },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
-  const driver = operatorCallDriver(mesh);
+  const driver = operatorCallDriver(mesh, offered.registry);
   const controller = new AbortController();
   let end;
   try {

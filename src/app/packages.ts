@@ -27,10 +27,7 @@ import { secretSlotView, type SecretSlotView } from './secret-slot.ts';
 export function requirePackage(mesh: Mesh, packageId: string): ToolPackage {
   const pkg = mesh.catalog.packages.find((p) => p.manifest.package.id === packageId);
   if (!pkg)
-    throw new MeshError(
-      'package_not_found',
-      `no package ${quoteName(packageId)} is installed`,
-    );
+    throw new MeshError('package_not_found', `no package ${quoteName(packageId)} is installed`);
   return pkg;
 }
 

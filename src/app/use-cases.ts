@@ -166,7 +166,12 @@ export const useCases = {
     const { check } = await (
       await import('./mcp-connections.ts')
     ).connectAgent(mesh, agent, input.provider, input.token);
-    return { agent, check };
+    // What cannot be offered is said at once, not first in a chat run's withheld list.
+    const view = await (await import('./mcp-catalog.ts')).catalogView(mesh, agent, input.provider);
+    const withheld = view.tools
+      .filter((t) => t.status !== 'removed' && t.withheldReason !== null)
+      .map((t) => ({ tool: t.tool, reason: t.withheldReason ?? '' }));
+    return { agent, check, withheld };
   },
 
   'mcp.catalog': async (mesh: Mesh, input: BindingInput & { refresh: boolean }) => {

@@ -89,12 +89,16 @@ const connect: Subcommand = async (args, io) => {
   }
   const agent = need(values.agent, '--agent');
   const provider = need(values.provider, '--provider');
-  const { agent: connected, check } = await withUseCases((call) =>
-    call('mcp.connect', { agent, provider, token }),
-  );
+  const {
+    agent: connected,
+    check,
+    withheld,
+  } = await withUseCases((call) => call('mcp.connect', { agent, provider, token }));
+  const listed = check.added.length + check.changed.length;
   io.out(
-    `Connected ${connected.name} to ${provider}: ${check.added.length} tools (${check.pages} page${check.pages === 1 ? '' : 's'}${check.stoppedBecause ? `; stopped: ${check.stoppedBecause}` : ''}).`,
+    `Connected ${connected.name} to ${provider}: ${listed} tools, ${listed - withheld.length} usable (${check.pages} page${check.pages === 1 ? '' : 's'}${check.stoppedBecause ? `; stopped: ${check.stoppedBecause}` : ''}).`,
   );
+  for (const w of withheld) io.out(`  withheld ${w.tool}: ${w.reason}`);
   return 0;
 };
 
@@ -122,12 +126,18 @@ const catalog: Subcommand = async (args, io) => {
           tools: view.tools.map((t) => ({
             tool: t.tool,
             name: t.name,
+            description: t.description,
             fingerprint: t.fingerprint,
             previous_fingerprint: t.previousFingerprint,
             status: t.status,
             semantics: t.semantics,
             excluded: t.excluded,
             read_only_hint: t.readOnlyHint,
+            usable: t.withheldReason === null && t.status !== 'removed',
+            withheld_reason: t.withheldReason,
+            input_schema: t.definition['inputSchema'] ?? null,
+            output_schema: t.definition['outputSchema'] ?? null,
+            annotations: t.definition['annotations'] ?? null,
             changed_at: t.changedAt,
           })),
         },
@@ -140,7 +150,7 @@ const catalog: Subcommand = async (args, io) => {
   if (view.binding.catalogError) io.out(`last check failed: ${view.binding.catalogError}`);
   for (const t of view.tools)
     io.out(
-      `${t.tool.padEnd(40)} ${t.status.padEnd(8)} ${t.semantics.padEnd(6)} ${t.fingerprint.slice(0, 16)}${t.excluded ? '  excluded' : ''}`,
+      `${t.tool.padEnd(40)} ${t.status.padEnd(8)} ${t.semantics.padEnd(6)} ${t.fingerprint.slice(0, 16)}${t.withheldReason ? `  withheld: ${t.withheldReason}` : ''}`,
     );
   if (view.tools.length === 0) io.out('No tools listed.');
   return 0;

@@ -5,6 +5,7 @@ import {
   isLegacyQuery,
   judgeRemoteTool,
   remoteToolName,
+  uncallableReason,
   unreadableCatalog,
   type RemoteBindingFacts,
   type RemoteToolFacts,
@@ -64,6 +65,20 @@ describe('remote-offer policy', () => {
         reason: 'the docs connection is not scoped to this conversation',
       },
     });
+  });
+
+  it('withholds a tool that accepts only task-augmented calls, saying why', () => {
+    const taskOnly = { ...tool, definition: { execution: { taskSupport: 'required' } } };
+    expect(judgeRemoteTool('docs', open, taskOnly, true)).toEqual({
+      withhold: {
+        name: 'docs__search',
+        reason: 'it accepts only task-augmented calls (MCP tasks), which Mesh does not make',
+      },
+    });
+    for (const taskSupport of ['optional', 'forbidden', undefined]) {
+      expect(uncallableReason({ execution: { taskSupport } } as never)).toBeUndefined();
+    }
+    expect(uncallableReason(undefined)).toBeUndefined();
   });
 
   it('maps names model providers refuse, deterministically and without collisions', () => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { JsonObject } from '../model/json.ts';
 import type { Audience } from './audience.ts';
 import type { Withheld } from './offer.ts';
 import { TOOL_NAME_PATTERN } from '../tool/registry.ts';
@@ -28,6 +29,24 @@ export interface RemoteToolFacts {
   readonly removedAt: Date | null;
   readonly fingerprint: string;
   readonly legacyQueryFingerprint: string | null;
+  /** The server's definition as listed (`execution.taskSupport` is read from it). */
+  readonly definition?: JsonObject;
+}
+
+/**
+ * Why a listed definition cannot be called by Mesh at all, whatever the binding says; undefined
+ * when it can. A tool whose `execution.taskSupport` is `required` accepts only task-augmented
+ * calls (MCP tasks), which Mesh does not make: offering it would fail every call.
+ */
+export function uncallableReason(definition: JsonObject | undefined): string | undefined {
+  const execution = definition?.['execution'];
+  const support =
+    typeof execution === 'object' && execution !== null && !Array.isArray(execution)
+      ? (execution as JsonObject)['taskSupport']
+      : undefined;
+  return support === 'required'
+    ? 'it accepts only task-augmented calls (MCP tasks), which Mesh does not make'
+    : undefined;
 }
 
 /**
@@ -102,6 +121,8 @@ export function judgeRemoteTool(
     return {
       withhold: { name, reason: `the ${slug} connection is not scoped to this conversation` },
     };
+  const uncallable = uncallableReason(tool.definition);
+  if (uncallable) return { withhold: { name, reason: uncallable } };
   if (!TOOL_NAME_PATTERN.test(name))
     return {
       withhold: {

@@ -81,6 +81,7 @@ describe('the error code table', () => {
       'agent_busy',
       'provider_in_use',
       'tool_provider_in_use',
+      'tool_withheld',
     ]);
     const changed = Object.keys(ERROR_CODES)
       .filter((code) => !faces.has(code) && !newer.has(code))

@@ -105,6 +105,7 @@ export const ERROR_CODES = Object.freeze({
   provider_unsupported: CONFLICT,
   run_not_found: NOT_FOUND,
   tool_provider_not_found: NOT_FOUND,
+  tool_withheld: CONFLICT,
   turn_incomplete: INTERNAL,
 
   // The CLI's socket to a running server.

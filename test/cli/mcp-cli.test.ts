@@ -28,7 +28,24 @@ describe('mesh mcp and tools call on a remote tool', () => {
     process.env['DATABASE_URL'] = '';
     server = await startFakeMcpServer({
       acceptedTokens: new Set([TOKEN]),
-      tools: [textTool('search', 'Search the index'), textTool('create', 'Create a record')],
+      tools: [
+        textTool('search', 'Search the index'),
+        textTool('create', 'Create a record'),
+        // As a server on the TypeScript SDK v1 lists it: a draft-07 schema, open to other fields.
+        textTool('echo', 'Echo', {
+          inputSchema: {
+            $schema: 'http://json-schema.org/draft-07/schema#',
+            type: 'object',
+            properties: { message: { type: 'string' } },
+            required: ['message'],
+          },
+        }),
+        textTool('files.read', 'A name model providers refuse'),
+      ],
+      call: (name, args) =>
+        name === 'echo' && args['message'] === 'boom'
+          ? { content: [{ type: 'text', text: 'it broke' }], isError: true }
+          : { content: [{ type: 'text', text: `${name} got ${JSON.stringify(args)}` }] },
     });
   });
 
@@ -58,16 +75,70 @@ describe('mesh mcp and tools call on a remote tool', () => {
       '--token-file',
       tokenFile,
     );
-    expect(connected.out).toContain('Connected ada to idx: 2 tools (1 page)');
+    expect(connected.out).toContain('Connected ada to idx: 4 tools, 4 usable (1 page)');
 
     const catalog = await mesh('mcp', 'catalog', '--agent', 'ada', '--provider', 'idx', '--json');
     const view = JSON.parse(catalog.out) as {
-      tools: { tool: string; status: string; semantics: string; fingerprint: string }[];
+      tools: {
+        tool: string;
+        name: string;
+        status: string;
+        semantics: string;
+        usable: boolean;
+        description: string;
+        input_schema: { $schema?: string };
+      }[];
     };
-    expect(view.tools.map((t) => [t.tool, t.status, t.semantics])).toEqual([
-      ['idx__create', 'new', 'effect'],
-      ['idx__search', 'new', 'effect'],
+    const dotted = view.tools.find((t) => t.name === 'files.read');
+    expect(dotted?.tool).toMatch(/^idx__files_read_[0-9a-f]{8}$/);
+    expect(view.tools.map((t) => [t.name, t.status, t.semantics, t.usable])).toEqual([
+      ['create', 'new', 'effect', true],
+      ['echo', 'new', 'effect', true],
+      ['files.read', 'new', 'effect', true],
+      ['search', 'new', 'effect', true],
     ]);
+    const echo = view.tools.find((t) => t.name === 'echo');
+    expect(echo?.description).toBe('Echo');
+    expect(echo?.input_schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
+
+    // The draft-07 tool is callable, takes a field its open schema allows, and its server error
+    // is a tool error: non-zero, and kind tool_error in JSON.
+    const echoed = await mesh(
+      'tools',
+      'call',
+      'idx__echo',
+      '--agent',
+      'ada',
+      '--args',
+      '{"message":"hi","extra":1}',
+    );
+    expect(echoed.code).toBe(0);
+    expect(echoed.out.trim()).toBe('echo got {"message":"hi","extra":1}');
+    const broke = await mesh(
+      'tools',
+      'call',
+      'idx__echo',
+      '--agent',
+      'ada',
+      '--args',
+      '{"message":"boom"}',
+      '--json',
+    );
+    expect(broke.code).not.toBe(0);
+    expect(JSON.parse(broke.out)).toMatchObject({
+      run_id: expect.stringMatching(/^[0-9a-f-]{36}$/) as string,
+      observation: { kind: 'tool_error', text: 'it broke' },
+    });
+    const mapped = await mesh(
+      'tools',
+      'call',
+      dotted?.tool ?? '',
+      '--agent',
+      'ada',
+      '--args',
+      '{}',
+    );
+    expect(mapped.out.trim()).toBe('files.read got {}');
 
     const called = await mesh(
       'tools',
@@ -88,7 +159,9 @@ describe('mesh mcp and tools call on a remote tool', () => {
       (await mesh('mcp', 'exclude', '--agent', 'ada', '--provider', 'idx', 'idx__create')).code,
     ).toBe(0);
     const after = await mesh('mcp', 'catalog', '--agent', 'ada', '--provider', 'idx');
-    expect(after.out).toMatch(/idx__create\s+new\s+effect\s+[0-9a-f]{16}\s+excluded/);
+    expect(after.out).toMatch(
+      /idx__create\s+new\s+effect\s+[0-9a-f]{16}\s+withheld: excluded on the idx connection/,
+    );
 
     expect((await mesh('mcp', 'disconnect', '--agent', 'ada', '--provider', 'idx')).code).toBe(0);
     const gone = await mesh('tools', 'call', 'idx__search', '--agent', 'ada', '--args', '{}');

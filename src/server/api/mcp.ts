@@ -60,6 +60,11 @@ export function catalogEntryJson(t: CatalogEntry): Record<string, unknown> {
     legacy_query_marked: t.legacyQueryMarked,
     excluded: t.excluded,
     read_only_hint: t.readOnlyHint,
+    usable: t.withheldReason === null && t.status !== 'removed',
+    withheld_reason: t.withheldReason,
+    input_schema: t.definition['inputSchema'] ?? null,
+    output_schema: t.definition['outputSchema'] ?? null,
+    annotations: t.definition['annotations'] ?? null,
     changed_at: t.changedAt,
   };
 }
@@ -142,7 +147,11 @@ export const mcpRoutes: readonly Route[] = [
     handle: async ({ context, params, body }) => {
       const { agent, slug } = await agentAndSlug(context.mesh, params);
       const { binding, check } = await connectAgent(context.mesh, agent, slug, body.value);
-      return { connection: bindingJson(binding), check };
+      const view = await catalogView(context.mesh, agent, slug);
+      const withheld = view.tools
+        .filter((t) => t.status !== 'removed' && t.withheldReason !== null)
+        .map((t) => ({ tool: t.tool, reason: t.withheldReason }));
+      return { connection: bindingJson(binding), check, withheld };
     },
   }),
   route({

@@ -25,9 +25,7 @@ function connectionSection(session: PageSession, agent: AgentRecord, c: Connecti
       name: (t) => t.tool,
       description: (t) => t.description,
       note: (t) =>
-        t.readOnlyHint === true
-          ? html`<div class="muted small">server hint: read-only (advisory)</div>`
-          : html``,
+        html`${t.readOnlyHint === true ? html`<div class="muted small">server hint: read-only (advisory)</div>` : ''}${t.withheldReason && t.status !== 'removed' ? html`<div class="absent small" data-withheld>not offered: ${t.withheldReason}</div>` : ''}`,
       attributes: (t) => html` data-tool="${t.tool}" data-status="${t.status}"`,
       columns: [
         {
