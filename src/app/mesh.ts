@@ -3,6 +3,8 @@ import { loadCatalog, type LoadedCatalog } from '../manifest/verify-catalog.ts';
 import { RunLedger } from '../run/ledger.ts';
 import { runStore } from '../store/run-store.ts';
 import { secretRows } from '../store/secrets.ts';
+import { instanceKeyRows } from '../store/instance-key.ts';
+import { checkInstanceKey } from '../secrets/instance-key-record.ts';
 import {
   connect,
   connectOptionsFromEnv,
@@ -69,6 +71,8 @@ export async function openMesh(
   const db = await connect(options);
   try {
     await migrate(db);
+    // Every replica must hold the deployment's key: one with another refuses to start.
+    await checkInstanceKey(instanceKeyRows(db), instanceKey);
   } catch (error) {
     await db.close();
     throw error;

@@ -89,6 +89,13 @@ const TOKENS_USAGE = `Usage:
   mesh tokens list [--json]        tokens with their labels and dates (never the tokens)
   mesh tokens revoke ID            revoke a token and end the UI sessions it opened`;
 
+const KEYS_USAGE = `Usage: mesh keys rotate --new-key-file F
+
+Rotates the deployment's instance key (MESH_INSTANCE_KEY_FILE, or $MESH_HOME/instance.key) to the
+key in F (32 raw bytes, mode 0600): every secret's data key is re-wrapped in this process, in
+batches. Interrupted, run it again with the same files and it continues. Then restart every
+replica with MESH_INSTANCE_KEY_FILE=F. Stop mesh serve first on the embedded database.`;
+
 const MIGRATE_USAGE = `Usage: mesh migrate
 
 Applies the numbered migrations this Mesh ships, in order, each in its own transaction, under
@@ -157,6 +164,12 @@ export const commands: readonly Command[] = [
     summary: 'Create, list and revoke operator tokens',
     usage: TOKENS_USAGE,
     load: async () => (await import('./tokens.ts')).tokensCommand,
+  },
+  {
+    name: 'keys',
+    summary: "Rotate the deployment's instance key",
+    usage: KEYS_USAGE,
+    load: async () => (await import('./keys.ts')).keysCommand,
   },
   {
     name: 'migrate',

@@ -89,3 +89,30 @@ export function openSecret(
     dataKey.fill(0);
   }
 }
+
+/**
+ * Re-wraps a version's data key from one instance key to another, in this process: the value's
+ * ciphertext is untouched and the data key never leaves this function unwrapped.
+ */
+export function rewrapDataKey(
+  from: InstanceKey,
+  to: InstanceKey,
+  secret: SecretIdentity,
+  wrapped: {
+    readonly keyId: string;
+    readonly wrappedKey: Uint8Array;
+    readonly keyNonce: Uint8Array;
+  },
+): { keyId: string; wrappedKey: Buffer; keyNonce: Buffer } {
+  if (wrapped.keyId !== from.id) throw new SecretKeyMismatchError(secret, wrapped.keyId, from.id);
+  const dataKey = from.unwrap(wrapped.keyNonce, wrapped.wrappedKey, aad('data-key', secret));
+  if (dataKey === undefined || dataKey.byteLength !== AES_256_KEY_BYTES) {
+    throw new SecretUndecryptableError(secret, 'unwrap');
+  }
+  try {
+    const next = to.wrap(dataKey, aad('data-key', secret));
+    return { keyId: to.id, wrappedKey: next.sealed, keyNonce: next.nonce };
+  } finally {
+    dataKey.fill(0);
+  }
+}

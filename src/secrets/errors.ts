@@ -14,6 +14,8 @@ export const SECRET_ERROR_CODES = Object.freeze({
   kindInvalid: 'secret_kind_invalid',
   valueInvalid: 'secret_value_invalid',
   keyMismatch: 'secret_key_mismatch',
+  instanceKeyMismatch: 'instance_key_mismatch',
+  rotationRefused: 'instance_key_rotation_refused',
   undecryptable: 'secret_undecryptable',
 } as const);
 
@@ -86,5 +88,31 @@ export class SecretUndecryptableError extends MeshError {
         'nonce, wrapped key or owner fields do not match what was sealed',
       { ...identityData(secret), stage },
     );
+  }
+}
+
+/**
+ * This process holds another instance key than the one the deployment recorded: starting would
+ * seal secrets the other replicas cannot read. Names both fingerprints (never a key) and the fix.
+ */
+export class InstanceKeyMismatchError extends MeshError {
+  static readonly code = SECRET_ERROR_CODES.instanceKeyMismatch;
+  constructor(recorded: string, held: string) {
+    super(
+      InstanceKeyMismatchError.code,
+      `this process's instance key has fingerprint ${held}, but the database was set up with ` +
+        `instance key ${recorded}: every replica must use the deployment's key. Set ` +
+        "MESH_INSTANCE_KEY_FILE to the path of the deployment's key file (its fingerprint is " +
+        '`sha256sum <file> | cut -c1-16`) and start again',
+      { recordedFingerprint: recorded, instanceKeyFingerprint: held },
+    );
+  }
+}
+
+/** A rotation could not begin: the key given as the current one is not recorded, or another rotation is pending. */
+export class InstanceKeyRotationError extends MeshError {
+  static readonly code = SECRET_ERROR_CODES.rotationRefused;
+  constructor(message: string, data: JsonObject) {
+    super(InstanceKeyRotationError.code, message, data);
   }
 }

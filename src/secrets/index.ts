@@ -1,5 +1,7 @@
 export {
   InstanceKeyError,
+  InstanceKeyMismatchError,
+  InstanceKeyRotationError,
   SECRET_ERROR_CODES,
   SecretInputError,
   SecretKeyMismatchError,
@@ -30,4 +32,9 @@ export {
   type SecretStore,
 } from './secret-store.ts';
 export { SECRET_OWNER_TYPES } from './secret-records.ts';
-export type { SecretOwnerType, SecretRows } from './secret-records.ts';
+export type { InstanceKeyRows, SecretOwnerType, SecretRows } from './secret-records.ts';
+export {
+  checkInstanceKey,
+  rotateInstanceKey,
+  type RotationOptions,
+} from './instance-key-record.ts';

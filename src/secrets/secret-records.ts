@@ -78,3 +78,41 @@ export type OwnerMatch =
   | { readonly ownerType: SecretOwnerType; readonly ownerId: string }
   | { readonly ownerType: SecretOwnerType; readonly ownerIdPrefix: string }
   | { readonly ownerType: SecretOwnerType; readonly ownerIdSuffix: string };
+
+/** The deployment's recorded instance key: its fingerprint, and a rotation's target while one runs. */
+export interface InstanceKeyRecord {
+  readonly fingerprint: string;
+  readonly pendingFingerprint: string | null;
+}
+
+/** A live version's wrapped data key, with what it is bound to: what rotation re-wraps. */
+export interface WrappedSecretRow extends SecretSlot {
+  readonly id: string;
+  readonly version: number;
+  readonly keyId: string;
+  readonly wrappedKey: Uint8Array;
+  readonly keyNonce: Uint8Array;
+}
+
+/** A data key wrapped under another instance key. */
+export interface WrappedDataKey {
+  readonly keyId: string;
+  readonly wrappedKey: Uint8Array;
+  readonly keyNonce: Uint8Array;
+}
+
+/** The storage behind instance key checks and rotation (src/store's `instanceKeyRows`). */
+export interface InstanceKeyRows {
+  /** Records `fingerprint` if none is recorded yet; returns what is recorded. */
+  record(fingerprint: string): Promise<InstanceKeyRecord>;
+  /** Marks a rotation `from` → `to` pending (again, when resuming); undefined when `from` is not recorded or another rotation is pending. */
+  beginRotation(from: string, to: string): Promise<InstanceKeyRecord | undefined>;
+  /** Re-wraps up to `limit` live versions still under `from`, in one transaction; how many. */
+  rewrapBatch(
+    from: string,
+    limit: number,
+    rewrap: (row: WrappedSecretRow) => WrappedDataKey,
+  ): Promise<number>;
+  /** Records `to` as the key once no live version is under `from`; false if some still are. */
+  finishRotation(from: string, to: string): Promise<boolean>;
+}
