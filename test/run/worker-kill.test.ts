@@ -33,7 +33,7 @@ describe.skipIf(!process.env['DATABASE_URL'])('a killed worker on postgres', () 
   beforeAll(async () => {
     const fresh = await freshPostgresUrl();
     url = fresh.url;
-    drop = () => fresh.drop();
+    drop = fresh.drop;
     db = await openPostgres({ url });
     await migrate(db);
     mkdirSync(join(here, '..', '..', 'test-output'), { recursive: true });
