@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { RUN_LEASE_MS, startLeaseHeartbeat } from '../run/lease-heartbeat.ts';
 import { hostname, userInfo } from 'node:os';
 import type { JsonObject } from '../model/json.ts';
 import { observationFrom } from '../run/ledger.ts';
@@ -96,23 +95,19 @@ export async function callToolAsOperator(
     checkpoint: scriptCheckpoint([
       { id: `op_${randomUUID()}`, name: input.tool, arguments: input.arguments },
     ]),
-    lease: { owner, leaseMs: RUN_LEASE_MS },
+    lease: { owner, leaseMs: 60_000 },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
   const driver = operatorCallDriver(mesh, offered.registry);
   const controller = new AbortController();
-  // Heartbeat the lease: if this process dies, a worker resumes the run within seconds.
-  const heartbeat = startLeaseHeartbeat(mesh.ledger, lease, RUN_LEASE_MS, () => controller.abort());
   let end;
   try {
     end = await driver.drive({ run, lease, ledger: mesh.ledger, signal: controller.signal });
   } catch (error) {
-    heartbeat.stop();
     const message = error instanceof Error ? error.message : String(error);
     await mesh.ledger.finish(lease, 'failed', `failed: ${message}`);
     throw error;
   }
-  heartbeat.stop();
   await mesh.ledger.finish(lease, end.status, end.reason);
   const steps = await mesh.ledger.steps(run.id);
   const last = steps.findLast((s) => s.kind === 'observation');

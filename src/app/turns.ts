@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { RUN_LEASE_MS, startLeaseHeartbeat } from '../run/lease-heartbeat.ts';
 import type { ModelClient } from '../model/client.ts';
 import { ModelCallError } from '../providers/errors.ts';
 import type { AttemptListener } from '../providers/openai-compatible.ts';
@@ -135,12 +134,10 @@ export async function chat(
     ...(input.audience ? { audience: input.audience } : {}),
     actor: input.actor,
     body: input.body,
-    lease: { owner, leaseMs: RUN_LEASE_MS },
+    lease: { owner, leaseMs: 120_000 },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
   const controller = new AbortController();
-  // Heartbeat the lease: if this process dies, a worker resumes the run within seconds.
-  const heartbeat = startLeaseHeartbeat(mesh.ledger, lease, RUN_LEASE_MS, () => controller.abort());
   let end;
   try {
     end = await turnDriver(turnEnvironment(mesh)).drive({
@@ -150,7 +147,6 @@ export async function chat(
       signal: controller.signal,
     });
   } catch (error) {
-    heartbeat.stop();
     await mesh.ledger.finish(
       lease,
       'failed',
@@ -158,7 +154,6 @@ export async function chat(
     );
     throw error;
   }
-  heartbeat.stop();
   await mesh.ledger.finish(lease, end.status, end.reason);
   const steps = await mesh.ledger.steps(run.id);
   const reply = steps.find((s) => s.kind === 'reply');
