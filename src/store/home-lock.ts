@@ -138,7 +138,7 @@ function claim(path: string, content: string, depth: number): Claim {
 /**
  * Takes the lock on an embedded data directory: PGlite is single-process, and two processes on one
  * data directory corrupt it. A lock left by a dead process is taken over, by exactly one of any
- * number of processes starting at the same moment (see docs/decisions/0013-home-lock-takeover.md).
+ * number of processes starting at the same moment (see docs/decisions/0015-home-lock-takeover.md).
  */
 export function acquireHomeLock(home: string): { release(): void } {
   mkdirSync(home, { recursive: true });

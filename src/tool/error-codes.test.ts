@@ -82,6 +82,7 @@ describe('the error code table', () => {
       'provider_in_use',
       'tool_provider_in_use',
       'tool_withheld',
+      'instance_key_rotation_refused',
     ]);
     const changed = Object.keys(ERROR_CODES)
       .filter((code) => !faces.has(code) && !newer.has(code))

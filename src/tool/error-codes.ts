@@ -47,7 +47,9 @@ export const ERROR_CODES = Object.freeze({
   // Secrets and the instance key.
   instance_key_exposed: INTERNAL,
   instance_key_malformed: INTERNAL,
+  instance_key_mismatch: INTERNAL,
   instance_key_missing: INTERNAL,
+  instance_key_rotation_refused: CONFLICT,
   instance_key_unreadable: INTERNAL,
   secret_field_unknown: BAD_REQUEST,
   secret_key_mismatch: INTERNAL,
