@@ -1,5 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshMeshHome, meshIn } from '../support/cli.ts';
 
@@ -81,27 +80,4 @@ describe('the mesh command on a fresh embedded database', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('--agent is required');
   });
-
-  it('deletes what it created: an agent (with --yes), a provider, a remote server', async () => {
-    const script = join(home, 'script.json');
-    writeFileSync(script, JSON.stringify({ fallback: { content: 'hi' } }));
-    expect((await mesh('providers', 'add', '--name', 'brief', '--scripted', script)).code).toBe(0);
-    expect(
-      (await mesh('agents', 'create', 'brief', '--provider', 'brief', '--model', 'm')).code,
-    ).toBe(0);
-    expect((await mesh('mcp', 'add', 'brief', 'https://mcp.example/mcp')).code).toBe(0);
-
-    const inUse = await mesh('providers', 'delete', 'brief');
-    expect(inUse.code).toBe(1);
-    expect(inUse.stderr).toContain('used by 1 agent (brief)');
-    const unconfirmed = await mesh('agents', 'delete', 'brief');
-    expect(unconfirmed.code).toBe(2);
-    expect(unconfirmed.stderr).toContain('--yes');
-
-    expect((await mesh('agents', 'delete', 'brief', '--yes')).code).toBe(0);
-    // The provider can go once its agent has gone.
-    expect((await mesh('providers', 'delete', 'brief')).code).toBe(0);
-    expect((await mesh('mcp', 'remove', 'brief')).code).toBe(0);
-    expect(JSON.parse((await mesh('providers', 'list', '--json')).stdout)).toEqual([]);
-  }, 60_000);
 });

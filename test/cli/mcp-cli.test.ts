@@ -173,4 +173,27 @@ describe('mesh mcp and tools call on a remote tool', () => {
       .join('\n');
     expect(everything).not.toContain(TOKEN);
   }, 60_000);
+
+  it('deletes what it created: an agent (with --yes), a provider, a remote server', async () => {
+    const script = join(home, 'script.json');
+    writeFileSync(script, JSON.stringify({ fallback: { content: 'hi' } }));
+    expect((await mesh('providers', 'add', '--name', 'brief', '--scripted', script)).code).toBe(0);
+    expect(
+      (await mesh('agents', 'create', 'brief', '--provider', 'brief', '--model', 'm')).code,
+    ).toBe(0);
+    expect((await mesh('mcp', 'add', 'brief', 'https://mcp.example/mcp')).code).toBe(0);
+
+    const inUse = await mesh('providers', 'delete', 'brief');
+    expect(inUse.code).toBe(1);
+    expect(inUse.err).toContain('used by 1 agent (brief)');
+    const unconfirmed = await mesh('agents', 'delete', 'brief');
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.err).toContain('--yes');
+
+    expect((await mesh('agents', 'delete', 'brief', '--yes')).code).toBe(0);
+    // The provider can go once its agent has gone.
+    expect((await mesh('providers', 'delete', 'brief')).code).toBe(0);
+    expect((await mesh('mcp', 'remove', 'brief')).code).toBe(0);
+    expect(JSON.parse((await mesh('providers', 'list', '--json')).out)).toEqual([]);
+  }, 60_000);
 });

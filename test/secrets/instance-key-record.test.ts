@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkInstanceKey, rotateInstanceKey } from '../../src/secrets/instance-key-record.ts';
 import { InstanceKey, instanceKeyId } from '../../src/secrets/instance-key.ts';
@@ -12,7 +10,8 @@ import type { Db } from '../../src/store/db.ts';
 import { instanceKeyRows } from '../../src/store/instance-key.ts';
 import { secretRows } from '../../src/store/secrets.ts';
 import { testDatabases } from '../support/db.ts';
-import { freshMeshHome, meshBin, meshEnv } from '../support/cli.ts';
+import { main } from '../../src/cli/main.ts';
+import { freshMeshHome, meshEnv } from '../support/cli.ts';
 import { freshPostgresUrl } from '../support/postgres.ts';
 
 /*
@@ -20,8 +19,6 @@ import { freshPostgresUrl } from '../support/postgres.ts';
  * another key refuses to start naming both, and a rotation interrupted midway is resumed with
  * every secret readable under the new key.
  */
-
-const run = promisify(execFile);
 
 async function failure(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
   try {
@@ -118,13 +115,26 @@ function keyFile(dir: string, name: string): { path: string; fingerprint: string
   return { path, fingerprint: instanceKeyId(bytes) };
 }
 
+/**
+ * Runs `mesh` in this process with the settings `env` gives (home, key file, database): the
+ * refusal happens where `openMesh` checks the key, the same in a process of its own.
+ */
 async function meshWith(env: NodeJS.ProcessEnv, ...args: string[]) {
+  const keys = ['MESH_HOME', 'MESH_INSTANCE_KEY_FILE', 'DATABASE_URL'] as const;
+  const saved = keys.map((k) => process.env[k]);
+  for (const k of keys) {
+    if (env[k] === undefined || env[k] === '') delete process.env[k];
+    else process.env[k] = env[k];
+  }
+  let stderr = '';
   try {
-    await run(process.execPath, [meshBin, ...args], { env });
-    return { code: 0, stderr: '' };
-  } catch (error) {
-    const e = error as { code: number; stderr: string };
-    return { code: e.code, stderr: e.stderr };
+    const code = await main(args, { out: () => undefined, err: (t) => (stderr += `${t}\n`) });
+    return { code, stderr };
+  } finally {
+    keys.forEach((k, i) => {
+      if (saved[i] === undefined) delete process.env[k];
+      else process.env[k] = saved[i];
+    });
   }
 }
 
