@@ -2,14 +2,29 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The crash smoke run is among the longest files (real processes killed and restarted); starting it
- * first lets every other file run beside it instead of after it.
+ * The longest files (real processes killed and restarted, CLI runs, a browser, property runs over
+ * every route) start first, so the short ones fill in beside them instead of the suite ending on
+ * one long file running alone.
  */
+const LONGEST = [
+  '/test/crash/',
+  '/test/cli/cli.test.ts',
+  '/test/server/hostile-input.test.ts',
+  '/test/cli/mcp-cli.test.ts',
+  '/test/browser/',
+  '/test/mcp/remote-mcp.test.ts',
+  '/test/cli/chat-cli.test.ts',
+  '/test/cli/serve.test.ts',
+];
+
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const first = (f: TestSpecification) => (f.moduleId.includes('/test/crash/') ? 0 : 1);
-    return [...sorted].sort((a, b) => first(a) - first(b));
+    const rank = (f: TestSpecification) => {
+      const i = LONGEST.findIndex((part) => f.moduleId.includes(part));
+      return i < 0 ? LONGEST.length : i;
+    };
+    return [...sorted].sort((a, b) => rank(a) - rank(b));
   }
 }
 
