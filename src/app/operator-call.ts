@@ -106,6 +106,8 @@ export async function callToolAsOperator(
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     await mesh.ledger.finish(lease, 'failed', `failed: ${message}`);
+    // The failed call has a run with every step recorded: its id goes with the failure.
+    if (error instanceof Error) error.message = `${error.message} (run ${run.id})`;
     throw error;
   }
   await mesh.ledger.finish(lease, end.status, end.reason);

@@ -275,7 +275,7 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
         arguments: '{}',
         operator: 'test',
       }),
-    ).rejects.toThrow('tool flaky__act failed');
+    ).rejects.toThrow(/tool flaky__act failed.* \(run [0-9a-f-]{36}\)$/);
     const [last] = await listRuns(mesh.db, { agentId: ada.id, limit: 1 });
     expect(last).toMatchObject({ status: 'failed' });
     const steps = await mesh.ledger.steps(last?.id ?? '');
