@@ -157,6 +157,15 @@ function catalogEntries(
   });
 }
 
+/** The listed tools that cannot be offered, each with why (what connecting reports at once). */
+export function withheldTools(tools: readonly CatalogEntry[]): { tool: string; reason: string }[] {
+  return tools.flatMap((t) =>
+    t.status !== 'removed' && t.withheldReason !== null
+      ? [{ tool: t.tool, reason: t.withheldReason }]
+      : [],
+  );
+}
+
 /** The binding's catalog with fingerprints and what changed since the operator last reviewed. */
 export async function catalogView(
   mesh: Mesh,

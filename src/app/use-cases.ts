@@ -167,10 +167,8 @@ export const useCases = {
       await import('./mcp-connections.ts')
     ).connectAgent(mesh, agent, input.provider, input.token);
     // What cannot be offered is said at once, not first in a chat run's withheld list.
-    const view = await (await import('./mcp-catalog.ts')).catalogView(mesh, agent, input.provider);
-    const withheld = view.tools
-      .filter((t) => t.status !== 'removed' && t.withheldReason !== null)
-      .map((t) => ({ tool: t.tool, reason: t.withheldReason ?? '' }));
+    const { catalogView, withheldTools } = await import('./mcp-catalog.ts');
+    const withheld = withheldTools((await catalogView(mesh, agent, input.provider)).tools);
     return { agent, check, withheld };
   },
 

@@ -1,5 +1,6 @@
 import {
   catalogView,
+  withheldTools,
   excludeTool,
   markLegacyQuery,
   recheckCatalog,
@@ -147,10 +148,7 @@ export const mcpRoutes: readonly Route[] = [
     handle: async ({ context, params, body }) => {
       const { agent, slug } = await agentAndSlug(context.mesh, params);
       const { binding, check } = await connectAgent(context.mesh, agent, slug, body.value);
-      const view = await catalogView(context.mesh, agent, slug);
-      const withheld = view.tools
-        .filter((t) => t.status !== 'removed' && t.withheldReason !== null)
-        .map((t) => ({ tool: t.tool, reason: t.withheldReason }));
+      const withheld = withheldTools((await catalogView(context.mesh, agent, slug)).tools);
       return { connection: bindingJson(binding), check, withheld };
     },
   }),
