@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/db.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { signIn, startTestServer, type TestServer } from '../support/server.ts';
 
 /** Live (unretired) secret rows, by owner type. */
 async function liveSecrets(server: TestServer): Promise<Record<string, number>> {
@@ -145,16 +145,9 @@ describe.each(testDatabases())(
           .status,
       ).toBe(201);
 
-      const login = await fetch(`${server.url}login`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ token: server.token }).toString(),
-      });
-      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+      const { cookie, csrf } = await signIn(server);
       const agentsPage = await (await fetch(`${server.url}agents`, { headers: { cookie } })).text();
       expect(agentsPage).toContain('action="/agents/paged/delete"');
-      const csrf = /name="csrf" value="([^"]+)"/.exec(agentsPage)?.[1] ?? '';
       const providersPage = await (
         await fetch(`${server.url}providers`, { headers: { cookie } })
       ).text();

@@ -3,7 +3,7 @@ import { meshApp } from '../../src/server/server.ts';
 import type { Db } from '../../src/store/db.ts';
 import { StoreError } from '../../src/store/db.ts';
 import { testDatabases } from '../support/db.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { signIn, startTestServer, type TestServer } from '../support/server.ts';
 import { scriptedAgent } from '../support/turn.ts';
 
 /**
@@ -84,15 +84,7 @@ describe.each(testDatabases())('texts no database stores, on $name', (database) 
   });
 
   it('refuses them in a UI form field', async () => {
-    const login = await fetch(`${server.url}login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: server.token }).toString(),
-    });
-    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-    const page = await (await fetch(`${server.url}agents`, { headers: { cookie } })).text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+    const { cookie, csrf } = await signIn(server);
     const res = await fetch(`${server.url}agents`, {
       method: 'POST',
       redirect: 'manual',

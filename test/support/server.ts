@@ -124,3 +124,17 @@ export async function startTestServer(
     close: () => server.close(),
   };
 }
+
+/** Signs in to the web UI with the server's operator token: the session cookie and a CSRF token. */
+export async function signIn(server: TestServer): Promise<{ cookie: string; csrf: string }> {
+  const login = await fetch(`${server.url}login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: server.token }).toString(),
+  });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const page = await (await fetch(`${server.url}agents`, { headers: { cookie } })).text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+  return { cookie, csrf };
+}
