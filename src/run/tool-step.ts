@@ -1,7 +1,7 @@
 import type { ToolCall } from '../model/wire.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import { toolEffect } from '../tool/effect.ts';
-import { hasCode, serializeError } from '../tool/errors.ts';
+import { hasCode, MeshError, serializeError } from '../tool/errors.ts';
 import { FatalToolError, invoke, resolveCall, type ExecuteResult } from '../tool/executor.ts';
 import { observation, type Observation } from '../tool/observation.ts';
 import type { Registry } from '../tool/registry.ts';
@@ -22,6 +22,22 @@ export interface ToolStepContext {
   readonly registry: Registry;
   readonly runtime: ToolRuntime;
   readonly hooks?: CallHooks;
+}
+
+/**
+ * The run's work was stopped (its lease was lost or given up, or its worker is stopping) while a
+ * call was in flight. Nothing about the call is recorded: whatever the handler came to was cut
+ * short by the stop, not by the world, so the holder that resumes the run settles the call by the
+ * commit-boundary rule (re-run if replayable and unstamped, otherwise reported as unknown).
+ */
+export class RunInterruptedError extends MeshError {
+  static readonly code = 'run_interrupted';
+  constructor(runId: string, callId: string) {
+    super(
+      RunInterruptedError.code,
+      `run ${runId} was interrupted during call ${callId}; the run's next holder settles the call`,
+    );
+  }
 }
 
 /** How one call ended, with the observation as persisted (excerpted if it was large). */
@@ -64,9 +80,11 @@ async function complete(
   run: () => Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>>,
 ): Promise<ToolCallOutcome> {
   let result: Exclude<ExecuteResult, { kind: 'unknown_tool' }>;
+  const interrupted = () => new RunInterruptedError(ctx.lease.runId, call.id);
   try {
     result = await run();
   } catch (error) {
+    if (ctx.runtime.signal.aborted) throw interrupted();
     if (hasCode(error, FatalToolError.code)) {
       const failure = error.toJSON();
       await ctx.ledger.recordObservation(
@@ -82,6 +100,8 @@ async function complete(
     }
     throw error;
   }
+  // An outcome reached after the stop is not the call's own (an aborted fetch, a cut stream).
+  if (ctx.runtime.signal.aborted) throw interrupted();
   await ctx.hooks?.at('after_execute', call);
   const recorded = await ctx.ledger.recordObservation(ctx.lease, callStep, result.observation);
   await ctx.hooks?.at('after_observation', call);

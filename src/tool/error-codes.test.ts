@@ -83,6 +83,7 @@ describe('the error code table', () => {
       'tool_provider_in_use',
       'tool_withheld',
       'instance_key_rotation_refused',
+      'run_interrupted',
     ]);
     const changed = Object.keys(ERROR_CODES)
       .filter((code) => !faces.has(code) && !newer.has(code))

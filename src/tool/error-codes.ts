@@ -24,6 +24,8 @@ const UNSUPPORTED_MEDIA: ErrorCodeInfo = Object.freeze({ status: 415, retryable:
 const TOO_MANY: ErrorCodeInfo = Object.freeze({ status: 429, retryable: true });
 const INTERNAL: ErrorCodeInfo = Object.freeze({ status: 500, retryable: false });
 const UNAVAILABLE: ErrorCodeInfo = Object.freeze({ status: 500, retryable: true });
+/** This process stopped driving a run and left it for another holder: asking again would repeat it. */
+const HANDED_OVER: ErrorCodeInfo = Object.freeze({ status: 503, retryable: false });
 const UPSTREAM: ErrorCodeInfo = Object.freeze({ status: 502, retryable: false });
 const UPSTREAM_TRANSIENT: ErrorCodeInfo = Object.freeze({ status: 502, retryable: true });
 
@@ -73,6 +75,7 @@ export const ERROR_CODES = Object.freeze({
   home_locked: UNAVAILABLE,
   invalid_agent_name: BAD_REQUEST,
   lease_lost: INTERNAL,
+  run_interrupted: HANDED_OVER,
   memory_not_active: INTERNAL,
   message_too_long: BAD_REQUEST,
   migration_changed: INTERNAL,

@@ -40,6 +40,16 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
         return { text: 'posted' };
       },
     }),
+    testDefinition('stall', {
+      class: 'effect',
+      replay: 'effectful',
+      // Like a fetch given the run's signal: it settles only when the run is stopped.
+      execute: (ctx) =>
+        new Promise((_resolve, reject) => {
+          executed.push(`stall:${ctx.callId}`);
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error));
+        }),
+    }),
     testDefinition('dump', {
       execute: async () => ({ text: `HEAD${'é'.repeat(20_000)}TAIL` }),
     }),
@@ -287,5 +297,43 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
       'tool_call',
       'observation',
     ]);
+  });
+
+  it('records nothing for a call the run was stopped in: the next holder settles it as unknown', async () => {
+    executed.length = 0;
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: {},
+      checkpoint: scriptCheckpoint([call('s1', 'lookup'), call('s2', 'stall')]),
+    });
+    // A holder whose database stops answering its heartbeat lets go of the run in mid-call.
+    class UnrenewableLedger extends RunLedger {
+      override renew(): Promise<boolean> {
+        return Promise.reject(new Error('the database connection was lost'));
+      }
+    }
+    const holder = new Worker({
+      ledger: new UnrenewableLedger(runStore(db)),
+      drivers: [driver],
+      owner: 'cut-holder',
+      leaseMs: 900,
+    });
+    expect(await holder.runOnce()).toBe(true);
+    expect(executed).toEqual(['lookup:s1', 'stall:s2']);
+    const cut = await ledger.steps(run.id);
+    // The aborted handler's rejection is the stop's, not the world's: no observation of it.
+    expect(cut.filter((s) => callIdOf(s) === 's2').map((s) => s.kind)).toEqual(['tool_call']);
+    const released = await ledger.run(run.id);
+    expect(released?.status).toBe('running');
+
+    await new Worker({ ledger, drivers: [driver], owner: 'next-holder' }).runOnce();
+    const finished = await ledger.run(run.id);
+    expect(finished?.status).toBe('succeeded');
+    const s2 = (await ledger.steps(run.id)).filter((s) => callIdOf(s) === 's2');
+    expect(s2.map((s) => s.status)).toEqual(['unknown', 'completed']);
+    expect(observationOf(s2[1])?.['kind']).toBe('unknown_outcome');
+    expect(executed).toEqual(['lookup:s1', 'stall:s2']);
   });
 });
