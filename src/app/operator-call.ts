@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import type { JsonObject } from '../model/json.ts';
+import { driveHeldRun } from '../run/held-run.ts';
+import { RUN_LEASE_MS } from '../run/lease-heartbeat.ts';
 import { observationFrom } from '../run/ledger.ts';
 import type { RunDriver } from '../run/driver.ts';
 import { scriptCheckpoint, scriptDriver } from '../run/script-driver.ts';
@@ -95,22 +97,19 @@ export async function callToolAsOperator(
     checkpoint: scriptCheckpoint([
       { id: `op_${randomUUID()}`, name: input.tool, arguments: input.arguments },
     ]),
-    lease: { owner, leaseMs: 60_000 },
+    lease: { owner, leaseMs: RUN_LEASE_MS },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
   const driver = operatorCallDriver(mesh, offered.registry);
-  const controller = new AbortController();
   let end;
   try {
-    end = await driver.drive({ run, lease, ledger: mesh.ledger, signal: controller.signal });
+    end = await driveHeldRun(mesh.ledger, driver, run, lease);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    await mesh.ledger.finish(lease, 'failed', `failed: ${message}`);
-    // The failed call has a run with every step recorded: its id goes with the failure.
-    if (error instanceof Error) error.message = `${error.message} (run ${run.id})`;
+    // The call has a run with every step recorded: its id goes with the failure.
+    if (error instanceof Error && !error.message.includes(run.id))
+      error.message = `${error.message} (run ${run.id})`;
     throw error;
   }
-  await mesh.ledger.finish(lease, end.status, end.reason);
   const steps = await mesh.ledger.steps(run.id);
   const last = steps.findLast((s) => s.kind === 'observation');
   return {

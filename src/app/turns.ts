@@ -4,6 +4,8 @@ import { ModelCallError } from '../providers/errors.ts';
 import type { AttemptListener } from '../providers/openai-compatible.ts';
 import { parseScript, scriptedClient } from '../providers/scripted.ts';
 import type { Audience } from '../policy/audience.ts';
+import { driveHeldRun } from '../run/held-run.ts';
+import { RUN_LEASE_MS } from '../run/lease-heartbeat.ts';
 import type { AgentRecord, RunRecord, StepRecord } from '../run/records.ts';
 import { getAgent } from '../store/agents.ts';
 import { getConversation, getMessage, listMessagesBefore } from '../store/conversations.ts';
@@ -134,27 +136,10 @@ export async function chat(
     ...(input.audience ? { audience: input.audience } : {}),
     actor: input.actor,
     body: input.body,
-    lease: { owner, leaseMs: 120_000 },
+    lease: { owner, leaseMs: RUN_LEASE_MS },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
-  const controller = new AbortController();
-  let end;
-  try {
-    end = await turnDriver(turnEnvironment(mesh)).drive({
-      run,
-      lease,
-      ledger: mesh.ledger,
-      signal: controller.signal,
-    });
-  } catch (error) {
-    await mesh.ledger.finish(
-      lease,
-      'failed',
-      `failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
-    throw error;
-  }
-  await mesh.ledger.finish(lease, end.status, end.reason);
+  const end = await driveHeldRun(mesh.ledger, turnDriver(turnEnvironment(mesh)), run, lease);
   const steps = await mesh.ledger.steps(run.id);
   const reply = steps.find((s) => s.kind === 'reply');
   const body = reply?.kind === 'reply' ? reply.data.body : undefined;

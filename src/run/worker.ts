@@ -5,6 +5,7 @@ import type { RunDriver } from './driver.ts';
 import type { RunLedger } from './ledger.ts';
 import type { Lease, RunRecord } from './records.ts';
 import { describeFailure } from './tool-step.ts';
+import { RUN_LEASE_MS, startLeaseHeartbeat } from './lease-heartbeat.ts';
 
 /** The code a fenced write rejects with once its lease is lost (src/store's `LeaseLostError`). */
 const LEASE_LOST = 'lease_lost';
@@ -29,9 +30,10 @@ interface IdleWaiter {
 }
 
 /**
- * Claims runnable runs (queued, or running with an expired lease) and drives them, renewing each
- * lease while it works. A failure in one run — a dropped connection included — ends that run as
- * failed with the reason (when the database lets us write it) and never stops the worker.
+ * Claims runnable runs (queued, or running with an expired lease) and drives them, heartbeating
+ * each lease while it works and stopping work on a run whose lease it cannot renew in time. A
+ * failure in one run — a dropped connection included — ends that run as failed with the reason
+ * (when the database lets us write it) and never stops the worker.
  *
  * Callers await events instead of polling the ledger: {@link Worker.idle} resolves once the worker
  * has looked for work, found none and holds no run; {@link Worker.wake} ends the wait between
@@ -57,7 +59,7 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.options = {
-      leaseMs: 30_000,
+      leaseMs: RUN_LEASE_MS,
       concurrency: 4,
       pollMs: 500,
       ...options,
@@ -161,15 +163,17 @@ export class Worker {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     this.active.set(run.id, { controller, lease, done });
-    const renewEvery = Math.max(50, Math.floor(this.options.leaseMs / 3));
-    const renewal = setInterval(() => {
-      this.options.ledger.renew(lease, this.options.leaseMs).then(
-        (held) => {
-          if (!held) controller.abort(leaseLost(lease));
-        },
-        () => undefined,
-      );
-    }, renewEvery);
+    const heartbeat = startLeaseHeartbeat(
+      this.options.ledger,
+      lease,
+      this.options.leaseMs,
+      (why) => {
+        this.options.log?.(
+          `worker ${this.owner}: ${why === 'lost' ? 'lost the lease of' : 'could not renew the lease of'} run ${run.id}; stopping work on it`,
+        );
+        controller.abort(leaseLost(lease));
+      },
+    );
     try {
       const driver = this.options.drivers.find((d) => d.kind === run.kind);
       if (!driver) {
@@ -189,7 +193,11 @@ export class Worker {
       await this.options.ledger.finish(lease, end.status, end.reason);
     } catch (error) {
       if (hasCode(error, LEASE_LOST) || controller.signal.aborted) {
-        this.options.log?.(`worker ${this.owner}: lost run ${run.id}; another worker resumes it`);
+        this.options.log?.(
+          `worker ${this.owner}: let go of run ${run.id}; another worker resumes it`,
+        );
+        // Fenced: a no-op when the lease is already another's, a sooner claim when it is still ours.
+        await this.options.ledger.release(lease).catch(() => undefined);
         return;
       }
       const reason = `failed: ${describeFailure(error)}`;
@@ -200,7 +208,7 @@ export class Worker {
         );
       });
     } finally {
-      clearInterval(renewal);
+      heartbeat.stop();
       this.active.delete(run.id);
       resolveDone();
       // A freed slot, and the chance to report idle, should not wait out a poll.

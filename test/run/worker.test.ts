@@ -4,6 +4,7 @@ import { RunLedger } from '../../src/run/ledger.ts';
 import { runStore } from '../../src/store/run-store.ts';
 import { scriptCheckpoint, scriptDriver } from '../../src/run/script-driver.ts';
 import { Worker } from '../../src/run/worker.ts';
+import type { RunDriver } from '../../src/run/driver.ts';
 import type { Db } from '../../src/store/db.ts';
 import { claimRunnable } from '../../src/store/runs.ts';
 import { createRegistry } from '../../src/tool/registry.ts';
@@ -57,6 +58,96 @@ describe.each(testDatabases())('workers on $name', (database) => {
     expect(new Set(claimed).size).toBe(claimed.length);
     expect(claimed.length).toBe(12);
     expect(new Set(claimed)).toEqual(ids);
+  });
+
+  /** A driver that works for `ms` unless its signal aborts first, reporting which happened. */
+  const patientDriver = (
+    ms: number,
+    onEnd: (how: 'finished' | 'aborted', runId: string) => Promise<void>,
+    onStart?: () => void,
+  ): RunDriver => ({
+    kind: 'patient',
+    async drive({ run, signal }) {
+      onStart?.();
+      const how = await new Promise<'finished' | 'aborted'>((resolve) => {
+        const timer = setTimeout(() => resolve('finished'), ms);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve('aborted');
+        });
+      });
+      await onEnd(how, run.id);
+      return how === 'finished'
+        ? { status: 'succeeded', reason: null }
+        : { status: 'interrupted', reason: null };
+    },
+  });
+
+  const patientRun = () =>
+    ledger.createRun({
+      agentId,
+      kind: 'patient',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: {},
+      checkpoint: script(0, 'patient-'),
+    });
+
+  it('a live worker heartbeats its lease: a worker beside it never takes the run', async () => {
+    await db.query(`update runs set status = 'failed' where status in ('queued', 'running')`);
+    const ends: string[] = [];
+    let started!: () => void;
+    const working = new Promise<void>((resolve) => (started = resolve));
+    const run = await patientRun();
+    // Leases of 150 ms: the holder works on the run for eight of them.
+    const holder = new Worker({
+      ledger,
+      drivers: [patientDriver(1_200, async (how) => void ends.push(how), started)],
+      leaseMs: 150,
+      pollMs: 10,
+    });
+    const rival = new Worker({
+      ledger,
+      drivers: [patientDriver(0, async (how) => void ends.push(`rival ${how}`))],
+      leaseMs: 150,
+      pollMs: 10,
+    });
+    const holding = holder.runOnce();
+    await working;
+    rival.start();
+    expect(await holding).toBe(true);
+    await rival.stop();
+    expect(ends).toEqual(['finished']);
+    const { rows } = await db.query<{ status: string; epoch: number }>(
+      'select status, lease_epoch as epoch from runs where id = $1',
+      [run.id],
+    );
+    expect(rows[0]).toEqual({ status: 'succeeded', epoch: 1 });
+  });
+
+  it('a worker that cannot renew its lease stops work on the run before the lease expires', async () => {
+    await db.query(`update runs set status = 'failed' where status in ('queued', 'running')`);
+    class UnrenewableLedger extends RunLedger {
+      override renew(): Promise<boolean> {
+        return Promise.reject(new Error('the database connection was lost'));
+      }
+    }
+    const ends: { how: string; stillHeld: boolean }[] = [];
+    const driver = patientDriver(6_000, async (how, runId) => {
+      const { rows } = await db.query<{ held: boolean }>(
+        'select lease_expires_at > now() as held from runs where id = $1',
+        [runId],
+      );
+      ends.push({ how, stillHeld: rows[0]?.held ?? false });
+    });
+    const worker = new Worker({
+      ledger: new UnrenewableLedger(runStore(db)),
+      drivers: [driver],
+      leaseMs: 1_500,
+    });
+    await patientRun();
+    expect(await worker.runOnce()).toBe(true);
+    // It let go while the lease it could not renew was still its own: no one else held it yet.
+    expect(ends).toEqual([{ how: 'aborted', stillHeld: true }]);
   });
 
   it('a background worker drives queued runs to the end and stops cleanly', async () => {

@@ -60,8 +60,13 @@ export interface ServeProcess {
 
 /** `mesh serve` as `npm start` runs it, on the embedded database in `home`. */
 export function serveIn(home: string, ...args: string[]): ServeProcess {
+  return serveWith(meshEnv(home), ...args);
+}
+
+/** `mesh serve` in the given environment (a replica on PostgreSQL, say). */
+export function serveWith(env: NodeJS.ProcessEnv, ...args: string[]): ServeProcess {
   const child = spawn(process.execPath, [meshBin, 'serve', ...args], {
-    env: meshEnv(home),
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
