@@ -1,7 +1,8 @@
 import { createGuardedFetch } from '../mcp/guarded-fetch.ts';
-import { accessToken, type OAuthState } from '../mcp/oauth.ts';
+import { accessToken, type OAuthState, type OAuthStateStore } from '../mcp/oauth.ts';
 import { openMcpSession, type McpSession } from '../mcp/session.ts';
 import { markCatalogStale, type ToolProviderRecord } from '../store/mcp.ts';
+import type { SecretStore } from '../secrets/secret-store.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
 
@@ -33,26 +34,48 @@ interface StoredOAuth {
 export function oauthStore(mesh: Mesh, agentId: string, providerId: string, redirectUrl?: string) {
   const owner = bindingOwner(agentId, providerId);
   const byBinding = mesh.mcp.oauthStores;
-  const read = async (): Promise<StoredOAuth | undefined> => {
-    const text = await mesh.secrets.reveal({ ...owner, kind: MCP_OAUTH_KIND });
+  const reader = (secrets: SecretStore) => async (): Promise<StoredOAuth | undefined> => {
+    const text = await secrets.reveal({ ...owner, kind: MCP_OAUTH_KIND });
     if (text === undefined) return undefined;
     const doc = JSON.parse(text) as StoredOAuth;
     holdOAuthSecrets(mesh, doc.state);
     return doc;
   };
-  const write = async (doc: StoredOAuth) => {
-    holdOAuthSecrets(mesh, doc.state);
-    await mesh.secrets.capture({ ...owner, kind: MCP_OAUTH_KIND, value: JSON.stringify(doc) });
+  const read = reader(mesh.secrets);
+  const storeOver = (secrets: SecretStore): OAuthStateStore => {
+    const readHere = reader(secrets);
+    return {
+      load: async () => (await readHere())?.state ?? {},
+      save: async (state) => {
+        const url = redirectUrl ?? (await readHere())?.redirectUrl;
+        if (!url) throw new MeshError('mcp_oauth_failed', 'no authorization was started');
+        holdOAuthSecrets(mesh, state);
+        await secrets.capture({
+          ...owner,
+          kind: MCP_OAUTH_KIND,
+          value: JSON.stringify({ redirectUrl: url, state } satisfies StoredOAuth),
+        });
+      },
+    };
   };
   let store = byBinding.get(owner.ownerId);
   if (!store || redirectUrl) {
     store = {
-      load: async () => (await read())?.state ?? {},
-      save: async (state) => {
-        const url = redirectUrl ?? (await read())?.redirectUrl;
-        if (!url) throw new MeshError('mcp_oauth_failed', 'no authorization was started');
-        await write({ redirectUrl: url, state });
-      },
+      ...storeOver(mesh.secrets),
+      // Replicas share PostgreSQL: a refresh holds the binding's lock in one transaction, and
+      // reads and writes the state in it. The embedded database has one process, whose refreshes
+      // share one already (and a transaction there would hold up every query for the refresh).
+      ...(mesh.db.kind === 'postgres'
+        ? {
+            exclusive: <T>(refresh: (locked: OAuthStateStore) => Promise<T>) =>
+              mesh.transaction(async ({ db, secrets }) => {
+                await db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
+                  `mcp_oauth_refresh:${owner.ownerId}`,
+                ]);
+                return refresh(storeOver(secrets));
+              }),
+          }
+        : {}),
     };
     byBinding.set(owner.ownerId, store);
   }

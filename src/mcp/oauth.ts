@@ -57,6 +57,14 @@ export interface OAuthState {
 export interface OAuthStateStore {
   load(): Promise<OAuthState>;
   save(state: OAuthState): Promise<void>;
+  /**
+   * Runs a refresh holding this binding's refresh lock across every process that shares the
+   * store's database, handing it a store that reads and writes under that lock. The refresh
+   * re-reads the tokens inside it, so a token another replica refreshed meanwhile is used as it
+   * is, and a rotating refresh token is never spent twice. Without it, refreshes are serialized
+   * within this process only.
+   */
+  exclusive?<T>(refresh: (locked: OAuthStateStore) => Promise<T>): Promise<T>;
 }
 
 /** Why an OAuth step failed; `data.reason` of {@link McpOAuthError}. */
@@ -506,7 +514,8 @@ function expiring(tokens: OAuthTokenState, now: number): boolean {
 /**
  * The current access token, refreshed first (with the refresh token and `resource`) when it has
  * expired or expires within {@link REFRESH_MARGIN_MS}; undefined when there is none. Concurrent
- * calls with the same store share one refresh (a rotated refresh token is used once).
+ * calls with the same store share one refresh, and a store with `exclusive` serializes refreshes
+ * across processes too (a rotated refresh token is used once).
  */
 export async function accessToken(options: OAuthFlowOptions): Promise<string | undefined> {
   const tokens = (await options.store.load()).tokens;
@@ -514,7 +523,12 @@ export async function accessToken(options: OAuthFlowOptions): Promise<string | u
   if (!expiring(tokens, (options.clock ?? systemClock).now().getTime())) return tokens.access_token;
   let pending = refreshing.get(options.store);
   if (pending === undefined) {
-    pending = refresh(options).finally(() => refreshing.delete(options.store));
+    const { store } = options;
+    pending = (
+      store.exclusive
+        ? store.exclusive((locked) => refresh({ ...options, store: locked }))
+        : refresh(options)
+    ).finally(() => refreshing.delete(store));
     refreshing.set(options.store, pending);
   }
   return pending;

@@ -20,6 +20,8 @@ export interface FakeOAuthConfig {
   refuseRefresh: boolean;
   /** Answer every token request with 503 `server_error` (a server that is down for a while). */
   tokenEndpointDown: boolean;
+  /** Hold every token answer this long (a slow authorization server; races become certain). */
+  tokenDelayMs: number;
   /** The `resource` of the protected resource metadata; the MCP URL when undefined. */
   prmResource?: string;
   /**
@@ -118,6 +120,7 @@ export async function startFakeOAuth(initial: Partial<FakeOAuthConfig> = {}): Pr
     refuseRefresh: false,
     protectedResourceMetadata: true,
     tokenEndpointDown: false,
+    tokenDelayMs: 0,
     leakyErrors: false,
     ...initial,
   };
@@ -170,6 +173,7 @@ export async function startFakeOAuth(initial: Partial<FakeOAuthConfig> = {}): Pr
     const params = new URLSearchParams(await readBody(req));
     const record: TokenRequest = { params, outcome: 'issued' };
     tokenRequests.push(record);
+    if (config.tokenDelayMs > 0) await new Promise((r) => setTimeout(r, config.tokenDelayMs));
     const refuse = (error: string, status = 400): void => {
       record.outcome = error;
       const echoed = ['code', 'code_verifier', 'refresh_token', 'client_secret']
