@@ -7,6 +7,11 @@ import {
   type Tool,
 } from '@modelcontextprotocol/client';
 import { hasCode, isMeshError, MeshError } from '../tool/errors.ts';
+import {
+  describeConnectFailure,
+  describeHttpFailure,
+  type CredentialKind,
+} from './connect-failure.ts';
 
 /** How Mesh presents itself to MCP servers. */
 const CLIENT_INFO = { name: 'mesh', version: '0.1.0' };
@@ -70,6 +75,8 @@ export interface SessionOptions {
   /** The egress-guarded fetch of this connection (DNS resolved once and pinned). */
   readonly fetch: FetchLike;
   readonly timeoutMs?: number;
+  /** How the connection authenticates (names a refused credential); from `token` when unsaid. */
+  readonly credential?: CredentialKind;
 }
 
 function describe(error: unknown): string {
@@ -79,10 +86,12 @@ function describe(error: unknown): string {
 }
 
 /** Classifies a failure of a request on an open session. */
-function failure(error: unknown): MeshError {
+function failure(error: unknown, credential: CredentialKind): MeshError {
   if (error instanceof ProtocolError) return new McpProtocolError(error.message, error.code);
   if (isMeshError(error) && !hasCode(error, McpProtocolError.code)) return error;
-  return new McpTransportError(describe(error), { cause: error });
+  return new McpTransportError(describeHttpFailure(error, credential) ?? describe(error), {
+    cause: error,
+  });
 }
 
 /**
@@ -110,11 +119,21 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
     },
   });
   const timeout = options.timeoutMs ?? 30_000;
+  // Requests on an open session were authorized once; a refusal later is of the same credential.
+  const credential: CredentialKind = options.credential ?? 'bearer';
   try {
     await client.connect(transport, { timeout });
   } catch (error) {
     await client.close().catch(() => undefined);
-    throw new McpTransportError(`could not connect: ${describe(error)}`, { cause: error });
+    const presented =
+      options.credential ??
+      ((await options.token().catch(() => undefined)) === undefined ? 'none' : 'bearer');
+    const why = await describeConnectFailure(
+      error,
+      { url: options.url, fetch: options.fetch, credential: presented },
+      describe(error),
+    );
+    throw new McpTransportError(`could not connect: ${why}`, { cause: error });
   }
   return {
     protocolVersion: transport.protocolVersion,
@@ -132,7 +151,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
             { timeout, ...(signal ? { signal } : {}) },
           );
         } catch (error) {
-          throw failure(error);
+          throw failure(error, credential);
         }
         pages++;
         tools.push(...page.tools);
@@ -166,7 +185,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
           { timeout, ...(signal ? { signal } : {}) },
         );
       } catch (error) {
-        throw failure(error);
+        throw failure(error, credential);
       }
     },
     onToolsChanged(listener) {
