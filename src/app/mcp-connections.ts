@@ -7,6 +7,7 @@ import {
   deleteBinding,
   findToolProvider,
   listBindings,
+  listMcpTools,
   upsertBinding,
   type BindingRecord,
   type ToolProviderRecord,
@@ -140,6 +141,28 @@ export async function finishOAuthConnection(
   });
   const check = await checkCatalog(mesh, agent.id, provider);
   return { agent, provider, check };
+}
+
+/**
+ * Where an OAuth connection stands: an authorization started and not yet finished (`pending`),
+ * and whether the agent is bound with OAuth (with the tools its last catalog check listed).
+ */
+export async function oauthStatus(
+  mesh: Mesh,
+  agent: AgentRecord,
+  providerSlug: string,
+): Promise<{ pending: boolean; connected: boolean; tools: number }> {
+  const provider = await requireToolProvider(mesh, providerSlug);
+  const doc = await oauthStore(mesh, agent.id, provider.id).read();
+  const binding = (await listBindings(mesh.db, agent.id)).find(
+    (b) => b.provider.id === provider.id,
+  );
+  const connected = binding?.authKind === 'oauth';
+  const tools = connected
+    ? (await listMcpTools(mesh.db, agent.id, provider.id)).filter((t) => t.removedAt === null)
+        .length
+    : 0;
+  return { pending: doc?.state.pendingState !== undefined, connected, tools };
 }
 
 /** An agent's bindings, for the operator. */

@@ -140,6 +140,7 @@ export async function sessionFor(
     // A refused OAuth access token is refreshed before the one retry; a bearer token is not.
     onUnauthorized: () => expireOAuthToken(mesh, agentId, provider.id),
     fetch,
+    timeoutMs: provider.requestTimeoutMs,
   });
   // A list-changed notification makes the next look re-read the catalog.
   session.onToolsChanged(() => {

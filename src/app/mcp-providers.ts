@@ -6,6 +6,7 @@ import {
   findToolProvider,
   getBinding,
   insertToolProvider,
+  setToolProviderTimeout,
   type BindingRecord,
   type ToolProviderRecord,
 } from '../store/mcp.ts';
@@ -24,11 +25,27 @@ function isLoopbackHost(hostname: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/** A remote server's request timeout when the operator sets none, and the most one may set. */
+export const DEFAULT_MCP_TIMEOUT_SECONDS = 60;
+export const MAX_MCP_TIMEOUT_SECONDS = 3600;
+
+function timeoutMs(seconds: number | undefined): number {
+  const s = seconds ?? DEFAULT_MCP_TIMEOUT_SECONDS;
+  if (!Number.isInteger(s) || s < 1 || s > MAX_MCP_TIMEOUT_SECONDS)
+    throw new MeshError(
+      'invalid_tool_provider',
+      `a request timeout is a whole number of seconds from 1 to ${MAX_MCP_TIMEOUT_SECONDS}`,
+      { field: 'timeout_seconds' },
+    );
+  return s * 1000;
+}
+
 /** Registers a remote MCP server. Plain http only to loopback, and only when asked for. */
 export async function addToolProvider(
   mesh: Mesh,
-  input: { slug: string; url: string; allowLoopbackHttp?: boolean },
+  input: { slug: string; url: string; allowLoopbackHttp?: boolean; timeoutSeconds?: number },
 ): Promise<ToolProviderRecord> {
+  const requestTimeoutMs = timeoutMs(input.timeoutSeconds);
   if (!SLUG_PATTERN.test(input.slug) || input.slug.length > 32)
     throw new MeshError(
       'invalid_tool_provider',
@@ -75,7 +92,21 @@ export async function addToolProvider(
     slug: input.slug,
     url: url.toString(),
     allowLoopbackHttp: input.allowLoopbackHttp === true && loopback,
+    requestTimeoutMs,
   });
+}
+
+/** Sets how long one request to a registered server may take, in whole seconds. */
+export async function setToolProviderTimeoutSeconds(
+  mesh: Mesh,
+  slug: string,
+  seconds: number,
+): Promise<ToolProviderRecord> {
+  const requestTimeoutMs = timeoutMs(seconds);
+  const provider = await requireToolProvider(mesh, slug);
+  const updated = await setToolProviderTimeout(mesh.db, provider.id, requestTimeoutMs);
+  if (!updated) throw new MeshError('tool_provider_not_found', `no MCP provider named ${slug}`);
+  return updated;
 }
 
 export async function requireToolProvider(

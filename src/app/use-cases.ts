@@ -143,8 +143,17 @@ export const useCases = {
   'tokens.revoke': async (mesh: Mesh, input: { id: string }) =>
     (await import('./operator-auth.ts')).revokeOperatorToken(mesh.db, input.id),
 
-  'mcp.add': async (mesh: Mesh, input: { slug: string; url: string; allowLoopbackHttp: boolean }) =>
-    (await import('./mcp-providers.ts')).addToolProvider(mesh, input),
+  'mcp.add': async (
+    mesh: Mesh,
+    input: { slug: string; url: string; allowLoopbackHttp: boolean; timeoutSeconds?: number },
+  ) => (await import('./mcp-providers.ts')).addToolProvider(mesh, input),
+
+  'mcp.timeout': async (mesh: Mesh, input: { provider: string; seconds: number }) =>
+    (await import('./mcp-providers.ts')).setToolProviderTimeoutSeconds(
+      mesh,
+      input.provider,
+      input.seconds,
+    ),
 
   'mcp.remove': async (mesh: Mesh, input: { provider: string }) =>
     (await import('./mcp-providers.ts')).removeToolProvider(mesh, input.provider),
@@ -170,6 +179,20 @@ export const useCases = {
     const { catalogView, withheldTools } = await import('./mcp-catalog.ts');
     const withheld = withheldTools((await catalogView(mesh, agent, input.provider)).tools);
     return { agent, check, withheld };
+  },
+
+  /** Starts an OAuth connection; the authorization server redirects back to `origin`. */
+  'mcp.oauthStart': async (mesh: Mesh, input: BindingInput & { origin: string }) => {
+    const agent = await agentNamed(mesh, input.agent);
+    const { authorizationUrl } = await (
+      await import('./mcp-connections.ts')
+    ).startOAuthConnection(mesh, agent, input.provider, input.origin);
+    return { agent, authorizationUrl: authorizationUrl.toString() };
+  },
+
+  'mcp.oauthStatus': async (mesh: Mesh, input: BindingInput) => {
+    const agent = await agentNamed(mesh, input.agent);
+    return (await import('./mcp-connections.ts')).oauthStatus(mesh, agent, input.provider);
   },
 
   'mcp.catalog': async (mesh: Mesh, input: BindingInput & { refresh: boolean }) => {

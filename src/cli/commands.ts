@@ -59,13 +59,17 @@ const TOOLS_USAGE = `Usage:
   mesh tools validate [DIR]                      check tool packages on disk (default tools/)`;
 
 const MCP_USAGE = `Usage:
-  mesh mcp add SLUG URL [--allow-loopback-http]
+  mesh mcp add SLUG URL [--allow-loopback-http] [--timeout SECONDS]
       register a remote MCP server (Streamable HTTP; https, or http to loopback in development);
-      its tools are named SLUG__<tool>
+      its tools are named SLUG__<tool>; one request to it may take SECONDS (default 60, at most 3600)
+  mesh mcp timeout SLUG SECONDS                   change how long one request to the server may take
   mesh mcp remove SLUG                            unregister a server no agent is connected to
   mesh mcp list [--agent A]                       providers, or an agent's connections
   mesh mcp connect --agent A --provider SLUG --token-file F
       connect the agent with its own account's bearer token (stored encrypted on the binding)
+  mesh mcp oauth --agent A --provider SLUG --server URL [--wait SECONDS]
+      connect with OAuth: prints the authorization URL and waits until the authorization server
+      has redirected back to the mesh serve at URL (or MESH_SERVER_URL) and the binding is made
   mesh mcp catalog --agent A --provider SLUG [--refresh] [--json]
       the tools the agent's account sees, with fingerprints and what changed since the last review
   mesh mcp review --agent A --provider SLUG       mark the current catalog as reviewed

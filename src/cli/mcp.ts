@@ -25,14 +25,41 @@ const add: Subcommand = async (args, io) => {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: { 'allow-loopback-http': { type: 'boolean', default: false } },
+    options: {
+      'allow-loopback-http': { type: 'boolean', default: false },
+      timeout: { type: 'string' },
+    },
   });
   const [slug, url] = positionals;
   if (!slug || !url || positionals.length > 2) throw new UsageError('give SLUG and URL');
+  const timeoutSeconds = values.timeout === undefined ? undefined : seconds(values.timeout);
   const provider = await withUseCases((call) =>
-    call('mcp.add', { slug, url, allowLoopbackHttp: values['allow-loopback-http'] }),
+    call('mcp.add', {
+      slug,
+      url,
+      allowLoopbackHttp: values['allow-loopback-http'],
+      ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+    }),
   );
-  io.out(`Added MCP provider ${provider.slug} (${provider.url}).`);
+  io.out(
+    `Added MCP provider ${provider.slug} (${provider.url}; requests time out after ${provider.requestTimeoutMs / 1000} s).`,
+  );
+  return 0;
+};
+
+function seconds(raw: string): number {
+  if (!/^\d+$/.test(raw)) throw new UsageError('--timeout is a whole number of seconds');
+  return Number(raw);
+}
+
+const timeout: Subcommand = async (args, io) => {
+  const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
+  const [slug, raw] = positionals;
+  if (!slug || !raw || positionals.length > 2) throw new UsageError('give SLUG and SECONDS');
+  const provider = await withUseCases((call) =>
+    call('mcp.timeout', { provider: slug, seconds: seconds(raw) }),
+  );
+  io.out(`Requests to ${provider.slug} now time out after ${provider.requestTimeoutMs / 1000} s.`);
   return 0;
 };
 
@@ -66,9 +93,14 @@ const list: Subcommand = async (args, io) => {
     printList(io, {
       json: values.json,
       rows: await call('mcp.providers', {}),
-      toJson: (p) => ({ slug: p.slug, url: p.url, allow_loopback_http: p.allowLoopbackHttp }),
+      toJson: (p) => ({
+        slug: p.slug,
+        url: p.url,
+        allow_loopback_http: p.allowLoopbackHttp,
+        timeout_seconds: p.requestTimeoutMs / 1000,
+      }),
       empty: 'No MCP providers yet: mesh mcp add SLUG URL',
-      line: (p) => `${p.slug}  ${p.url}`,
+      line: (p) => `${p.slug}  ${p.url}  timeout ${p.requestTimeoutMs / 1000} s`,
     });
     return 0;
   });
@@ -100,6 +132,59 @@ const connect: Subcommand = async (args, io) => {
   );
   for (const w of withheld) io.out(`  withheld ${w.tool}: ${w.reason}`);
   return 0;
+};
+
+/** How often `mesh mcp oauth` looks whether the authorization finished, and for how long. */
+const OAUTH_POLL_MS = 1_000;
+const OAUTH_WAIT_SECONDS = 600;
+
+/**
+ * `mesh mcp oauth`: starts an OAuth connection, prints the authorization URL for the operator's
+ * browser, and waits until the authorization server has redirected back to the running server
+ * (`--server`, the URL of `mesh serve`) and the binding is made.
+ */
+const oauth: Subcommand = async (args, io) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      ...bindingOptions,
+      server: { type: 'string' },
+      wait: { type: 'string' },
+    },
+  });
+  const agent = need(values.agent, '--agent');
+  const provider = need(values.provider, '--provider');
+  const server = values.server ?? process.env['MESH_SERVER_URL'];
+  if (!server)
+    throw new UsageError(
+      'give --server URL (or MESH_SERVER_URL): the mesh serve the authorization server redirects back to',
+    );
+  let origin: string;
+  try {
+    origin = new URL(server).origin;
+  } catch {
+    throw new UsageError('--server is not a URL');
+  }
+  const waitSeconds = values.wait === undefined ? OAUTH_WAIT_SECONDS : seconds(values.wait);
+  return withUseCases(async (call) => {
+    const started = await call('mcp.oauthStart', { agent, provider, origin });
+    io.out(`Open this URL in a browser to authorize ${started.agent.name} on ${provider}:`);
+    io.out(started.authorizationUrl);
+    io.out(`Waiting for the authorization server to redirect back to ${origin} …`);
+    const deadline = Date.now() + waitSeconds * 1000;
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, OAUTH_POLL_MS));
+      const status = await call('mcp.oauthStatus', { agent, provider });
+      if (!status.pending && status.connected) {
+        io.out(`Connected ${started.agent.name} to ${provider} with OAuth: ${status.tools} tools.`);
+        return 0;
+      }
+    }
+    io.err(
+      `mesh mcp oauth: the authorization did not finish within ${waitSeconds} s; if it failed, the page the browser landed on says why`,
+    );
+    return 1;
+  });
 };
 
 const catalog: Subcommand = async (args, io) => {
@@ -211,7 +296,9 @@ export const mcpCommand: CommandBody = commandGroup({
     return 0;
   },
   list,
+  timeout,
   connect,
+  oauth,
   catalog,
   review: bindingCommand(async (call, b, _p, _v, io) => {
     const { agent } = await call('mcp.review', b);

@@ -118,7 +118,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
       ...(options.onUnauthorized ? { onUnauthorized: options.onUnauthorized } : {}),
     },
   });
-  const timeout = options.timeoutMs ?? 30_000;
+  const timeout = options.timeoutMs ?? 60_000;
   // Requests on an open session were authorized once; a refusal later is of the same credential.
   const credential: CredentialKind = options.credential ?? 'bearer';
   try {

@@ -8,20 +8,43 @@ export interface ToolProviderRecord {
   readonly slug: string;
   readonly url: string;
   readonly allowLoopbackHttp: boolean;
+  /** How long one request to the server may take before it fails (connect, list, call). */
+  readonly requestTimeoutMs: number;
   readonly createdAt: Date;
 }
 
-const PROVIDER = `id, slug, url, allow_loopback_http as "allowLoopbackHttp", created_at as "createdAt"`;
+const PROVIDER = `id, slug, url, allow_loopback_http as "allowLoopbackHttp",
+  request_timeout_ms as "requestTimeoutMs", created_at as "createdAt"`;
+
+/** Sets a provider's request timeout; false when there is no such provider. */
+export async function setToolProviderTimeout(
+  q: Queryable,
+  providerId: string,
+  requestTimeoutMs: number,
+): Promise<ToolProviderRecord | undefined> {
+  const { rows } = await q.query<ToolProviderRecord>(
+    `update tool_providers set request_timeout_ms = $2 where id = $1 returning ${PROVIDER}`,
+    [providerId, requestTimeoutMs],
+  );
+  return rows[0];
+}
 
 export async function insertToolProvider(
   q: Queryable,
-  p: { id: string; slug: string; url: string; allowLoopbackHttp: boolean },
+  p: {
+    id: string;
+    slug: string;
+    url: string;
+    allowLoopbackHttp: boolean;
+    /** Default: the column's, 60 s. */
+    requestTimeoutMs?: number;
+  },
 ): Promise<ToolProviderRecord> {
   try {
     const { rows } = await q.query<ToolProviderRecord>(
-      `insert into tool_providers (id, slug, url, allow_loopback_http) values ($1, $2, $3, $4)
-       returning ${PROVIDER}`,
-      [p.id, p.slug, p.url, p.allowLoopbackHttp],
+      `insert into tool_providers (id, slug, url, allow_loopback_http, request_timeout_ms)
+       values ($1, $2, $3, $4, $5) returning ${PROVIDER}`,
+      [p.id, p.slug, p.url, p.allowLoopbackHttp, p.requestTimeoutMs ?? 60_000],
     );
     return rows[0] as ToolProviderRecord;
   } catch (error) {

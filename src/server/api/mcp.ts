@@ -14,7 +14,12 @@ import {
   disconnectAgent,
   startOAuthConnection,
 } from '../../app/mcp-connections.ts';
-import { addToolProvider, removeToolProvider } from '../../app/mcp-providers.ts';
+import {
+  addToolProvider,
+  MAX_MCP_TIMEOUT_SECONDS,
+  removeToolProvider,
+  setToolProviderTimeoutSeconds,
+} from '../../app/mcp-providers.ts';
 import type { Mesh } from '../../app/mesh.ts';
 import { requireAgent } from '../../app/agents.ts';
 import { listToolProviders } from '../../app/queries.ts';
@@ -23,12 +28,19 @@ import { UUID_SOURCE } from '../ids.ts';
 import { closedObject } from '../router.ts';
 import { route, type Route } from './context.ts';
 
+const TIMEOUT_SECONDS = {
+  type: 'integer',
+  minimum: 1,
+  maximum: MAX_MCP_TIMEOUT_SECONDS,
+} as const;
+
 export function toolProviderJson(p: ToolProviderRecord): Record<string, unknown> {
   return {
     id: p.id,
     slug: p.slug,
     url: p.url,
     allow_loopback_http: p.allowLoopbackHttp,
+    timeout_seconds: p.requestTimeoutMs / 1000,
     created_at: p.createdAt,
   };
 }
@@ -102,6 +114,7 @@ export const mcpRoutes: readonly Route[] = [
         slug: { type: 'string', pattern: '^[a-z][a-z0-9]*(_[a-z0-9]+)*$', maxLength: 32 },
         url: { type: 'string', minLength: 1, maxLength: 2000 },
         allow_loopback_http: { type: 'boolean' },
+        timeout_seconds: TIMEOUT_SECONDS,
       },
       ['slug', 'url'],
     ),
@@ -111,9 +124,26 @@ export const mcpRoutes: readonly Route[] = [
           slug: body.slug,
           url: body.url,
           allowLoopbackHttp: body.allow_loopback_http === true,
+          ...(body.timeout_seconds === undefined ? {} : { timeoutSeconds: body.timeout_seconds }),
         }),
       );
     },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/mcp/providers/{provider}/timeout',
+    operationId: 'setToolProviderTimeout',
+    summary: 'Set how long one request to the server (connect, list, call) may take, in seconds',
+    tag: 'mcp',
+    body: closedObject({ timeout_seconds: TIMEOUT_SECONDS }, ['timeout_seconds']),
+    handle: async ({ context, params, body }) =>
+      toolProviderJson(
+        await setToolProviderTimeoutSeconds(
+          context.mesh,
+          params['provider'] ?? '',
+          body.timeout_seconds,
+        ),
+      ),
   }),
   route({
     method: 'DELETE',
