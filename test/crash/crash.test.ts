@@ -24,11 +24,11 @@ describe('crash safety with real processes killed by SIGKILL (smoke)', () => {
     async () => {
       const result = await runCampaign({
         database: 'postgres',
-        runs: 24,
-        minKills: 24,
+        runs: 12,
+        minKills: 12,
         ...(seed === undefined ? {} : { seed }),
       });
-      expectTruthful(result, 24);
+      expectTruthful(result, 12);
       // Kills after a commit stamp and before its observation happen; each must be reported.
       expect(result.unknownReported).toBeGreaterThan(0);
     },
