@@ -34,6 +34,12 @@ function oneLine(text: string): string {
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
+/** A request the server did not answer in time (the SDK's `REQUEST_TIMEOUT`), named; else undefined. */
+export function describeTimeout(error: unknown, timeoutMs: number): string | undefined {
+  if ((error as { code?: unknown } | null)?.code !== 'REQUEST_TIMEOUT') return undefined;
+  return `the server did not answer within ${timeoutMs / 1000} s (the provider's request timeout)`;
+}
+
 /** The failure of a request (or of connecting) with an HTTP status, named; undefined otherwise. */
 export function describeHttpFailure(
   error: unknown,
@@ -90,9 +96,16 @@ export async function isLegacySseEndpoint(url: string, fetch: FetchLike): Promis
 /** Why connecting failed, named; falls back to `fallback` (the failure's own message). */
 export async function describeConnectFailure(
   error: unknown,
-  attempt: { readonly url: string; readonly fetch: FetchLike; readonly credential: CredentialKind },
+  attempt: {
+    readonly url: string;
+    readonly fetch: FetchLike;
+    readonly credential: CredentialKind;
+    readonly timeoutMs: number;
+  },
   fallback: string,
 ): Promise<string> {
+  const late = describeTimeout(error, attempt.timeoutMs);
+  if (late) return late;
   const status = isSdkUnauthorized(error) ? 401 : httpStatus(error);
   // A Streamable HTTP endpoint takes POST; a legacy SSE one refuses it (404/405) but streams a GET.
   if (

@@ -10,6 +10,7 @@ import { hasCode, isMeshError, MeshError } from '../tool/errors.ts';
 import {
   describeConnectFailure,
   describeHttpFailure,
+  describeTimeout,
   type CredentialKind,
 } from './connect-failure.ts';
 
@@ -86,12 +87,12 @@ function describe(error: unknown): string {
 }
 
 /** Classifies a failure of a request on an open session. */
-function failure(error: unknown, credential: CredentialKind): MeshError {
+function failure(error: unknown, credential: CredentialKind, timeoutMs: number): MeshError {
   if (error instanceof ProtocolError) return new McpProtocolError(error.message, error.code);
   if (isMeshError(error) && !hasCode(error, McpProtocolError.code)) return error;
-  return new McpTransportError(describeHttpFailure(error, credential) ?? describe(error), {
-    cause: error,
-  });
+  const why =
+    describeTimeout(error, timeoutMs) ?? describeHttpFailure(error, credential) ?? describe(error);
+  return new McpTransportError(why, { cause: error });
 }
 
 /**
@@ -130,7 +131,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
       ((await options.token().catch(() => undefined)) === undefined ? 'none' : 'bearer');
     const why = await describeConnectFailure(
       error,
-      { url: options.url, fetch: options.fetch, credential: presented },
+      { url: options.url, fetch: options.fetch, credential: presented, timeoutMs: timeout },
       describe(error),
     );
     throw new McpTransportError(`could not connect: ${why}`, { cause: error });
@@ -151,7 +152,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
             { timeout, ...(signal ? { signal } : {}) },
           );
         } catch (error) {
-          throw failure(error, credential);
+          throw failure(error, credential, timeout);
         }
         pages++;
         tools.push(...page.tools);
@@ -185,7 +186,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
           { timeout, ...(signal ? { signal } : {}) },
         );
       } catch (error) {
-        throw failure(error, credential);
+        throw failure(error, credential, timeout);
       }
     },
     onToolsChanged(listener) {

@@ -74,6 +74,29 @@ describe('why connecting to a remote MCP server failed', () => {
     expect(await failureOf(guarded.url, 'the-right-token')).toBe('connected');
   });
 
+  it('names a server that does not answer within the request timeout', async () => {
+    const silent = createServer(() => undefined); // reads every request, answers none
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const message = await openMcpSession({
+        url: `http://127.0.0.1:${port}/mcp`,
+        token: async () => undefined,
+        fetch,
+        timeoutMs: 300,
+      }).then(
+        () => 'connected',
+        (error: unknown) => (error as Error).message,
+      );
+      expect(message).toBe(
+        "could not connect: the server did not answer within 0.3 s (the provider's request timeout)",
+      );
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
   it('names a legacy HTTP+SSE endpoint, and a URL with no MCP endpoint, without their HTML', async () => {
     const sse = await failureOf(`${legacyUrl}/sse`, undefined);
     expect(sse).toContain('legacy HTTP+SSE endpoint (MCP 2024-11-05)');
