@@ -251,7 +251,10 @@ describe('mesh tools call on server-everything', () => {
       tokenFile,
     );
     expect(connected.code, connected.err).toBe(0);
-    expect(connected.out).toMatch(/withheld/);
+    expect(connected.out).toMatch(/^Connected ada to ev: \d+ tools, \d+ usable/);
+    expect(connected.out).toContain(
+      'withheld ev__simulate-research-query: it accepts only task-augmented calls',
+    );
 
     const refused = await mesh(
       'tools',
