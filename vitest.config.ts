@@ -11,6 +11,7 @@ const LONGEST = [
   '/test/cli/cli.test.ts',
   '/test/server/hostile-input.test.ts',
   '/test/cli/mcp-cli.test.ts',
+  '/test/interop/',
   '/test/browser/',
   '/test/mcp/remote-mcp.test.ts',
   '/test/cli/chat-cli.test.ts',
