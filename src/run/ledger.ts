@@ -12,6 +12,7 @@ import {
   type Observation,
 } from '../tool/observation.ts';
 import type {
+  ArtifactRecord,
   CallStatus,
   ConversationRecord,
   Lease,
@@ -86,6 +87,11 @@ export class RunLedger {
 
   async steps(runId: string): Promise<StepRecord[]> {
     return this.store.listSteps(runId);
+  }
+
+  /** A stored artifact of the run, or undefined when the run holds none with that id. */
+  async artifact(runId: string, id: string): Promise<ArtifactRecord | undefined> {
+    return this.store.getArtifact(runId, id);
   }
 
   /** Claims the oldest runnable run for `owner`, or undefined when none is runnable. */

@@ -36,6 +36,8 @@ export function runStore(db: Db): RunStore {
           )
         : appendObservation(db, lease, callSeq, callStatus, step),
     getArtifact: async (runId, id) => {
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+        return undefined;
       const found = await getArtifact(db, id);
       return found && found.runId === runId ? found : undefined;
     },

@@ -1,12 +1,15 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireAgent } from '../../src/app/agents.ts';
 import { connectAgent } from '../../src/app/mcp-connections.ts';
 import { addToolProvider } from '../../src/app/mcp-providers.ts';
 import { callToolAsOperator } from '../../src/app/operator-call.ts';
+import { chat } from '../../src/app/turns.ts';
 import type { AgentRecord } from '../../src/run/records.ts';
+import { insertModelProvider } from '../../src/store/model-providers.ts';
 import { getArtifact } from '../../src/store/runs.ts';
 import { testDatabases } from '../support/db.ts';
+import { startFakeChatCompletions } from '../support/fake-chat-completions.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 import { signIn, startTestServer, type TestServer } from '../support/server.ts';
 import { scriptedAgent } from '../support/turn.ts';
@@ -193,5 +196,93 @@ describe.each(testDatabases())('rich MCP content on $name', (database) => {
       redirect: 'manual',
     });
     expect(signedOut.status).toBe(303);
+  });
+
+  it('adds the images of a tool round to the next model request only when the model accepts images', async () => {
+    const fake = await startFakeChatCompletions();
+    try {
+      const provider = await insertModelProvider(server.mesh.db, {
+        id: randomUUID(),
+        name: 'vision-fake',
+        kind: 'openai_compatible',
+        baseUrl: fake.baseUrl,
+        script: null,
+      });
+      await server.mesh.secrets.capture({
+        ownerType: 'model_provider',
+        ownerId: provider.id,
+        kind: 'api_key',
+        value: 'sk-test-vision-0123',
+      });
+      const create = async (name: string, imageInput?: boolean) => {
+        const made = await server.api('POST', '/api/agents', {
+          name,
+          provider: 'vision-fake',
+          model: 'fake-model',
+          ...(imageInput === undefined ? {} : { image_input: imageInput }),
+        });
+        expect(made.status).toBe(201);
+        expect(made.json).toMatchObject({ image_input: imageInput ?? false });
+        const agent = await requireAgent(server.mesh, name);
+        await connectAgent(server.mesh, agent, 'cam', 'tok');
+        return agent;
+      };
+      const vision = await create('vision', true);
+      const plain = await create('plain');
+      const toggled = await server.api('PUT', '/api/agents/plain/image-input', {
+        image_input: true,
+      });
+      expect(toggled.json).toMatchObject({ image_input: true });
+      await server.api('PUT', '/api/agents/plain/image-input', { image_input: false });
+
+      mcp.state.call = () => ({
+        content: [
+          { type: 'text', text: 'snapped' },
+          { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
+        ],
+      });
+      const turn = async (agent: AgentRecord) => {
+        const before = fake.requests.length;
+        fake.enqueue(
+          {
+            kind: 'completion',
+            toolCalls: [{ id: `call_${agent.name}`, name: 'cam__snap', arguments: '{}' }],
+          },
+          { kind: 'completion', content: 'I see a pixel.' },
+        );
+        const done = await chat(server.mesh, { agentId: agent.id, actor: 'u', body: 'look' });
+        expect(done.status).toBe('succeeded');
+        const second = fake.requests.slice(before)[1]?.json as {
+          messages: { role: string; content: unknown }[];
+        };
+        return { run: done.runId, messages: second.messages };
+      };
+
+      const seen = await turn(vision);
+      const roles = seen.messages.map((m) => m.role);
+      const toolAt = roles.lastIndexOf('tool');
+      const user = seen.messages[toolAt + 1] as {
+        role: string;
+        content: { type: string; text?: string; image_url?: { url: string } }[];
+      };
+      expect(user.role).toBe('user');
+      expect(user.content[0]?.text).toMatch(/^The images the tool calls above returned/);
+      expect(user.content[1]).toEqual({
+        type: 'image_url',
+        image_url: { url: `data:image/png;base64,${PNG_BASE64}` },
+      });
+      const steps = await server.mesh.ledger.steps(seen.run);
+      const request = steps.filter((s) => s.kind === 'model_request')[1];
+      expect(request && 'data' in request ? request.data['images'] : undefined).toBe(1);
+
+      const blind = await turn(plain);
+      expect(JSON.stringify(blind.messages)).not.toContain('image_url');
+      const afterTools = blind.messages.slice(
+        blind.messages.map((m) => m.role).lastIndexOf('tool'),
+      );
+      expect(afterTools.map((m) => m.role)).toEqual(['tool', 'system']);
+    } finally {
+      await fake.close();
+    }
   });
 });
