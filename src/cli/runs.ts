@@ -12,7 +12,9 @@ function clip(text: string, max = 160): string {
 /** One line per artifact an observation links: kind, media type, size, id (and URI). */
 function artifactLines(raw: unknown): string[] {
   if (!Array.isArray(raw)) return [];
-  return raw.map((entry: Record<string, unknown>) => {
+  return raw.map((value: unknown) => {
+    const entry: Record<string, unknown> =
+      typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
     const field = (k: string) => {
       const v = entry[k];
       return typeof v === 'string' ? v : '?';

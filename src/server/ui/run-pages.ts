@@ -123,7 +123,9 @@ const ESTIMATE_PARTS = ['system', 'memory', 'history', 'current', 'round', 'tool
 /** The artifacts an observation links, as the browser may show them. */
 function artifactList(runId: string, raw: unknown): Html | '' {
   if (!Array.isArray(raw) || raw.length === 0) return '';
-  const items = raw.flatMap((entry: Record<string, unknown>) => {
+  const items = raw.flatMap((value: unknown) => {
+    if (typeof value !== 'object' || value === null) return [];
+    const entry = value as Record<string, unknown>;
     const id = str(entry['artifactId']);
     if (!isUuid(id)) return [];
     const kind = str(entry['kind']);
