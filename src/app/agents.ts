@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRecord } from '../run/records.ts';
-import { countUnfinishedRuns, deleteAgentRow, findAgent, insertAgent } from '../store/agents.ts';
+import {
+  countUnfinishedRuns,
+  deleteAgentRow,
+  findAgent,
+  insertAgent,
+  setModelImageInput,
+} from '../store/agents.ts';
 import { findModelProvider } from '../store/model-providers.ts';
 import { MeshError, quoteName } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
@@ -20,7 +26,13 @@ export async function requireAgent(mesh: Mesh, nameOrId: string): Promise<AgentR
 /** Creates an agent, optionally bound to a model provider and model. */
 export async function createAgent(
   mesh: Mesh,
-  input: { name: string; provider?: string; model?: string; persona?: string | null },
+  input: {
+    name: string;
+    provider?: string;
+    model?: string;
+    persona?: string | null;
+    imageInput?: boolean;
+  },
 ): Promise<AgentRecord> {
   if ((input.provider === undefined) !== (input.model === undefined))
     throw new MeshError('invalid_agent', 'a provider and a model go together');
@@ -40,7 +52,24 @@ export async function createAgent(
     persona: input.persona ?? null,
     modelProviderId: providerId,
     model: input.model ?? null,
+    modelImageInput: input.imageInput ?? false,
   });
+}
+
+/**
+ * Says whether an agent's model accepts image input. When it does, the images tools return are
+ * added to the model's next request; a model that does not accept images would refuse it.
+ */
+export async function setAgentImageInput(
+  mesh: Mesh,
+  nameOrId: string,
+  accepts: boolean,
+): Promise<AgentRecord> {
+  const agent = await requireAgent(mesh, nameOrId);
+  const updated = await setModelImageInput(mesh.db, agent.id, accepts);
+  if (!updated)
+    throw new MeshError('agent_not_found', `no agent named ${JSON.stringify(nameOrId)}`);
+  return updated;
 }
 
 /**

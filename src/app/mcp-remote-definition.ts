@@ -1,59 +1,17 @@
-import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
 import { EgressRefusedError } from '../mcp/guarded-fetch.ts';
 import { McpProtocolError, type McpSession } from '../mcp/session.ts';
-import type { JsonSchema, JsonValue } from '../model/json.ts';
+import type { JsonSchema } from '../model/json.ts';
 import { isLegacyQuery, remoteToolName } from '../policy/remote-offer.ts';
 import type { McpToolRecord, ToolProviderRecord } from '../store/mcp.ts';
 import { prepareDecoder } from '../tool/decode-arguments.ts';
-import type { Definition, ToolHandler, ToolOutput } from '../tool/definition.ts';
+import type { Definition, ToolHandler } from '../tool/definition.ts';
 import { hasCode, ToolUnavailableError } from '../tool/errors.ts';
 import { createRegistry } from '../tool/registry.ts';
+import { toOutput } from './mcp-content.ts';
 import { sessionFor } from './mcp-credentials.ts';
 import type { Mesh } from './mesh.ts';
 
 /** A catalog row as a definition the executor runs: the call goes to the server as the agent. */
-
-/** Text for the model from a result's content blocks; non-text blocks are described, not inlined. */
-function contentText(content: readonly ContentBlock[]): string {
-  return content
-    .map((block) => {
-      switch (block.type) {
-        case 'text':
-          return block.text;
-        case 'image':
-        case 'audio':
-          return `[${block.type} ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes]`;
-        case 'resource_link':
-          return `[resource ${block.uri}]`;
-        case 'resource': {
-          const r = block.resource as { uri: string; text?: string };
-          return typeof r.text === 'string' ? r.text : `[resource ${r.uri}]`;
-        }
-        default:
-          return '[content]';
-      }
-    })
-    .join('\n');
-}
-
-/** Turns a call's result into what the executor records: `isError` results are observations. */
-function toOutput(
-  result: CallToolResult,
-  outputSchemaCheck?: (data: unknown) => string | undefined,
-): ToolOutput {
-  const text = contentText(result.content ?? []);
-  const structured = result.structuredContent as JsonValue | undefined;
-  if (result.isError)
-    return { text: text || '(the tool reported an error without a message)', isError: true };
-  if (structured !== undefined && outputSchemaCheck) {
-    const problem = outputSchemaCheck(structured);
-    if (problem)
-      return {
-        text: `the server's structured result does not match its output schema (${problem}); text: ${text}`,
-      };
-  }
-  return structured === undefined ? { text } : { text, data: structured };
-}
 
 /** A definition the registry can hold for one catalog row, calling the server as the agent. */
 function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRecord): Definition {

@@ -88,6 +88,7 @@ export function turnEnvironment(
       return {
         client: clientFor(provider, cap),
         model: agent.model,
+        imageInput: agent.modelImageInput,
         budget: {
           contextTokens: provider.contextTokens,
           reservedOutputTokens: provider.maxOutputTokens,

@@ -21,6 +21,7 @@ export function agentJson(a: AgentRecord): Record<string, unknown> {
     persona: a.persona,
     model_provider_id: a.modelProviderId,
     model: a.model,
+    image_input: a.modelImageInput,
     created_at: a.createdAt,
   };
 }

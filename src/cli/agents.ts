@@ -11,6 +11,7 @@ async function create(args: readonly string[], io: CliIo): Promise<number> {
       provider: { type: 'string' },
       model: { type: 'string' },
       persona: { type: 'string' },
+      'image-input': { type: 'boolean', default: false },
     },
   });
   const name = positionals[0];
@@ -32,10 +33,26 @@ async function create(args: readonly string[], io: CliIo): Promise<number> {
       ...(values.provider === undefined ? {} : { provider: values.provider }),
       ...(values.model === undefined ? {} : { model: values.model }),
       persona,
+      ...(values['image-input'] ? { imageInput: true } : {}),
     }),
   );
   io.out(
     `Created agent ${agent.name} (${agent.id})${values.model ? ` using ${values.provider} / ${values.model}` : ''}.`,
+  );
+  return 0;
+}
+
+/** `mesh agents image-input NAME on|off`: whether the agent's model accepts image input. */
+async function imageInput(args: readonly string[], io: CliIo): Promise<number> {
+  const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
+  const [name, setting] = positionals;
+  if (!name || (setting !== 'on' && setting !== 'off') || positionals.length > 2)
+    throw new UsageError('usage: mesh agents image-input NAME on|off');
+  const agent = await withUseCases((call) =>
+    call('agents.imageInput', { agent: name, accepts: setting === 'on' }),
+  );
+  io.out(
+    `${agent.name}'s model ${agent.modelImageInput ? 'accepts' : 'does not accept'} image input: images tools return ${agent.modelImageInput ? 'are' : 'are not'} shown to it.`,
   );
   return 0;
 }
@@ -73,4 +90,9 @@ async function remove(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `mesh agents …`: create, list and delete agents. */
-export const agentsCommand: CommandBody = commandGroup({ create, list, delete: remove });
+export const agentsCommand: CommandBody = commandGroup({
+  create,
+  list,
+  delete: remove,
+  'image-input': imageInput,
+});

@@ -22,8 +22,12 @@ its hash is stored).
   --new-token    mint another operator token and print it once`;
 
 const AGENTS_USAGE = `Usage:
-  mesh agents create NAME [--provider P --model M] [--persona FILE]
-                               create an agent (lowercase letters, digits, - and _)
+  mesh agents create NAME [--provider P --model M] [--persona FILE] [--image-input]
+                               create an agent (lowercase letters, digits, - and _);
+                               --image-input: its model accepts images
+  mesh agents image-input NAME on|off
+                               whether the agent's model accepts image input (images
+                               tools return are then shown to it)
   mesh agents list [--json]    list agents
   mesh agents delete NAME --yes
                                delete an agent with its conversations, runs, memories and

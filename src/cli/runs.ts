@@ -9,7 +9,26 @@ function clip(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** One line per step, saying what an operator needs to read the run. */
+/** One line per artifact an observation links: kind, media type, size, id (and URI). */
+function artifactLines(raw: unknown): string[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.map((value: unknown) => {
+    const entry: Record<string, unknown> =
+      typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+    const field = (k: string) => {
+      const v = entry[k];
+      return typeof v === 'string' ? v : '?';
+    };
+    const size = typeof entry['sizeBytes'] === 'number' ? entry['sizeBytes'] : '?';
+    const uri = typeof entry['uri'] === 'string' ? ` ${clip(entry['uri'], 100)}` : '';
+    return `${' '.repeat(5)}artifact ${field('kind')} ${field('mediaType')} ${size} bytes ${field('artifactId')}${uri}`;
+  });
+}
+
+/**
+ * One line per step, saying what an operator needs to read the run; an observation adds a line
+ * per artifact it links.
+ */
 export function describeStep(step: StepRecord): string {
   const head = `${String(step.seq).padStart(3)}  ${step.kind.padEnd(14)} ${step.status.padEnd(9)}`;
   switch (step.kind) {
@@ -29,7 +48,8 @@ export function describeStep(step: StepRecord): string {
       return `${head} ${step.toolName} (${step.callId}) ${step.effect?.class ?? ''}/${step.effect?.replay ?? ''}${step.committedAt ? ` commit stamp ${step.committedAt.toISOString()}` : ''} args ${clip(step.arguments, 100)}`;
     case 'observation': {
       const o = step.observation;
-      return `${head} ${typeof o['kind'] === 'string' ? o['kind'] : '?'} (${step.callId}): ${clip(typeof o['text'] === 'string' ? o['text'] : '')}`;
+      const line = `${head} ${typeof o['kind'] === 'string' ? o['kind'] : '?'} (${step.callId}): ${clip(typeof o['text'] === 'string' ? o['text'] : '')}`;
+      return [line, ...artifactLines(o['artifacts'])].join('\n');
     }
     case 'reply':
       return `${head} "${clip(step.data.body)}"`;

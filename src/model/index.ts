@@ -11,5 +11,6 @@ export type {
   ToolCall,
   ToolResultMessage,
   Usage,
+  ImagePart,
   UserMessage,
 } from './wire.ts';

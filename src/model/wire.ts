@@ -23,9 +23,18 @@ export interface SystemMessage {
   readonly content: string;
 }
 
+/** An image shown to a model that accepts image input: its bytes as base64, with their type. */
+export interface ImagePart {
+  /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`. */
+  readonly mediaType: string;
+  readonly base64: string;
+}
+
 export interface UserMessage {
   readonly role: 'user';
   readonly content: string;
+  /** Images after the text, only for a model that accepts image input. */
+  readonly images?: readonly ImagePart[];
 }
 
 export interface AssistantMessage {

@@ -38,7 +38,19 @@ function toWireMessage(message: Message): ChatCompletionMessageParam {
     case 'system':
       return { role: 'system', content: message.content };
     case 'user':
-      return { role: 'user', content: message.content };
+      if (!message.images || message.images.length === 0)
+        return { role: 'user', content: message.content };
+      // Chat Completions carries images only in user messages, as data: URLs.
+      return {
+        role: 'user',
+        content: [
+          { type: 'text', text: message.content },
+          ...message.images.map((image) => ({
+            type: 'image_url' as const,
+            image_url: { url: `data:${image.mediaType};base64,${image.base64}` },
+          })),
+        ],
+      };
     case 'assistant':
       if (message.toolCalls.length === 0) return { role: 'assistant', content: message.content };
       return {

@@ -1,15 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
-import type { Definition } from '../tool/definition.ts';
+import type { Definition, ToolAttachment } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
 import { noRedaction, type Redactor } from '../tool/redaction.ts';
 import {
+  ARTIFACT_KINDS,
   artifactId,
   observation as makeObservation,
+  type ArtifactLink,
   type Observation,
 } from '../tool/observation.ts';
 import type {
+  ArtifactRecord,
   CallStatus,
   ConversationRecord,
   Lease,
@@ -69,6 +72,7 @@ export class RunLedger {
       text,
       ...(data === undefined ? {} : { data }),
       ...(o.truncated ? { truncated: o.truncated } : {}),
+      ...(o.artifacts ? { artifacts: o.artifacts } : {}),
     });
   }
 
@@ -83,6 +87,11 @@ export class RunLedger {
 
   async steps(runId: string): Promise<StepRecord[]> {
     return this.store.listSteps(runId);
+  }
+
+  /** A stored artifact of the run, or undefined when the run holds none with that id. */
+  async artifact(runId: string, id: string): Promise<ArtifactRecord | undefined> {
+    return this.store.getArtifact(runId, id);
   }
 
   /** Claims the oldest runnable run for `owner`, or undefined when none is runnable. */
@@ -195,13 +204,15 @@ export class RunLedger {
   /**
    * Records a call's observation and completes its call step, together. An observation larger
    * than the limit is stored whole as an artifact; the step keeps its head and tail and the
-   * artifact id.
+   * artifact id. The bytes a call returned (`attachments`, which the observation links) are
+   * stored as artifacts of the same step, in the same transaction.
    */
   async recordObservation(
     lease: Lease,
     callStep: Pick<ToolCallStep, 'seq' | 'callId' | 'toolName'>,
     result: Observation,
     callStatus: CallStatus = 'completed',
+    attachments: readonly ToolAttachment[] = [],
   ): Promise<{ step: StepRecord; observation: Observation }> {
     const step = (o: Observation) => ({
       kind: 'observation' as const,
@@ -209,17 +220,59 @@ export class RunLedger {
       callId: callStep.callId,
       observation: observationJson(o),
     });
-    const clean = this.cleanObservation(result);
+    const linked = this.attachmentArtifacts(result, attachments);
+    const clean = this.cleanObservation(linked.observation);
     const large = this.largeObservation(clean);
     const stored = large?.observation ?? clean;
+    const artifacts = [...linked.artifacts, ...(large ? [large.artifact] : [])];
     const recorded = await this.store.appendObservation(
       lease,
       callStep.seq,
       callStatus,
       step(stored),
-      large?.artifact,
+      artifacts,
     );
     return { step: recorded, observation: stored };
+  }
+
+  /**
+   * The artifacts of a call's attachments, each matching one of the observation's links. A
+   * textual blob has held secrets removed like any text, and its link then gives the stored size.
+   */
+  private attachmentArtifacts(
+    result: Observation,
+    attachments: readonly ToolAttachment[],
+  ): { artifacts: NewArtifact[]; observation: Observation } {
+    if (attachments.length === 0) return { artifacts: [], observation: result };
+    const byId = new Map(attachments.map((a) => [a.id, a]));
+    const artifacts: NewArtifact[] = [];
+    const links = (result.artifacts ?? []).flatMap((link) => {
+      const a = byId.get(link.artifactId);
+      if (!a) return [];
+      let content = a.content;
+      if (isTextual(a.mediaType)) {
+        const text = Buffer.from(content).toString('utf8');
+        const cleaned = this.redactor.text(text);
+        if (cleaned !== text) content = Buffer.from(cleaned, 'utf8');
+      }
+      artifacts.push({
+        id: a.id,
+        mediaType: a.mediaType,
+        content,
+        sha256: createHash('sha256').update(content).digest('hex'),
+      });
+      return [{ ...link, sizeBytes: content.byteLength }];
+    });
+    return {
+      artifacts,
+      observation: makeObservation({
+        kind: result.kind,
+        text: result.text,
+        ...(result.data === undefined ? {} : { data: result.data }),
+        ...(result.truncated ? { truncated: result.truncated } : {}),
+        ...(links.length === 0 ? {} : { artifacts: links }),
+      }),
+    };
   }
 
   /** The artifact and the excerpted observation of a result over the limit, else undefined. */
@@ -245,6 +298,7 @@ export class RunLedger {
           totalBytes: bytes.length,
           shownBytes: cut.shownBytes,
         },
+        ...(result.artifacts ? { artifacts: result.artifacts } : {}),
       }),
     };
   }
@@ -295,7 +349,40 @@ export function observationJson(o: Observation): JsonObject {
   const out: Record<string, JsonValue> = { kind: o.kind, text: o.text };
   if (o.data !== undefined) out['data'] = o.data;
   if (o.truncated) out['truncated'] = { ...o.truncated };
+  if (o.artifacts) out['artifacts'] = o.artifacts.map((link) => ({ ...link }));
   return out;
+}
+
+/** Media types whose bytes are text, so held secrets can be removed from them. */
+function isTextual(mediaType: string): boolean {
+  return (
+    mediaType.startsWith('text/') ||
+    mediaType === 'application/json' ||
+    mediaType.endsWith('+json') ||
+    mediaType === 'application/xml' ||
+    mediaType.endsWith('+xml')
+  );
+}
+
+/** The artifact links of a stored observation (malformed entries are skipped). */
+export function artifactLinksFrom(json: JsonObject): ArtifactLink[] {
+  const raw = json['artifacts'];
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((entry: JsonValue) => {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return [];
+    const { artifactId: id, kind, mediaType, sizeBytes, uri } = entry as JsonObject;
+    if (typeof id !== 'string' || id === '' || typeof mediaType !== 'string') return [];
+    if (!ARTIFACT_KINDS.some((k) => k === kind) || typeof sizeBytes !== 'number') return [];
+    return [
+      {
+        artifactId: artifactId(id),
+        kind: kind as ArtifactLink['kind'],
+        mediaType,
+        sizeBytes,
+        ...(typeof uri === 'string' ? { uri } : {}),
+      },
+    ];
+  });
 }
 
 /** Rebuilds an observation from a stored step (re-validating the truncation rule). */
@@ -309,5 +396,6 @@ export function observationFrom(json: JsonObject): Observation {
     ...(truncated
       ? { truncated: { ...truncated, artifactId: artifactId(truncated.artifactId) } }
       : {}),
+    ...(json['artifacts'] === undefined ? {} : { artifacts: artifactLinksFrom(json) }),
   });
 }

@@ -189,6 +189,8 @@ export interface AgentRecord {
   readonly persona: string | null;
   readonly modelProviderId: string | null;
   readonly model: string | null;
+  /** The model accepts image input: images tools returned are shown to it (off by default). */
+  readonly modelImageInput: boolean;
   readonly createdAt: Date;
 }
 

@@ -1,6 +1,7 @@
 import type { JsonObject } from '../model/json.ts';
 import type { Audience } from '../policy/audience.ts';
 import type {
+  ArtifactRecord,
   CallStatus,
   ConversationRecord,
   Lease,
@@ -47,16 +48,19 @@ export interface RunStore {
   /** Appends two steps in order in one write (a refused call and its observation). */
   appendStepPair(lease: Lease, first: NewStep, second: NewStep): Promise<[StepRecord, StepRecord]>;
   /**
-   * Appends a call's observation and finishes the call step with `callStatus`, in one write. With
-   * `artifact`, the whole observation is stored beside the step in the same transaction.
+   * Appends a call's observation and finishes the call step with `callStatus`, in one write. The
+   * `artifacts` (a large observation whole, the bytes a call returned) are stored as artifacts of
+   * the step in the same transaction, fenced by the same lease.
    */
   appendObservation(
     lease: Lease,
     callSeq: number,
     callStatus: CallStatus,
     step: Extract<NewStep, { kind: 'observation' }>,
-    artifact?: NewArtifact,
+    artifacts?: readonly NewArtifact[],
   ): Promise<StepRecord>;
+  /** A stored artifact of a run, or undefined when the run holds none with that id. */
+  getArtifact(runId: string, id: string): Promise<ArtifactRecord | undefined>;
   updateProgress(
     lease: Lease,
     progress: { usage?: JsonObject; checkpoint?: JsonObject },

@@ -103,7 +103,13 @@ async function complete(
   // An outcome reached after the stop is not the call's own (an aborted fetch, a cut stream).
   if (ctx.runtime.signal.aborted) throw interrupted();
   await ctx.hooks?.at('after_execute', call);
-  const recorded = await ctx.ledger.recordObservation(ctx.lease, callStep, result.observation);
+  const recorded = await ctx.ledger.recordObservation(
+    ctx.lease,
+    callStep,
+    result.observation,
+    'completed',
+    result.kind === 'observation' ? result.attachments : undefined,
+  );
   await ctx.hooks?.at('after_observation', call);
   return { kind: result.kind, observation: recorded.observation, callStep };
 }

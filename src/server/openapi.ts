@@ -61,7 +61,11 @@ export function openApiDocument(
             ? { description: 'Done; no content.' }
             : {
                 description: 'Success.',
-                content: { 'application/json': { schema: route.response ?? { type: 'object' } } },
+                content: {
+                  [route.mediaType ?? 'application/json']: {
+                    schema: route.response ?? { type: 'object' },
+                  },
+                },
               },
         ...(route.body
           ? { '400': error('The body was refused; the message names the field.') }

@@ -28,6 +28,11 @@ export interface ApiRoute<C, B = unknown> extends RoutePattern {
   readonly status?: 200 | 201 | 204;
   /** The success response's schema, for the document. */
   readonly response?: JsonSchema;
+  /**
+   * The success response's media type when it is not JSON: the handler then answers with a
+   * `Response` of its own (bytes, with their headers).
+   */
+  readonly mediaType?: string;
   handle(call: ApiCall<C, B>): Promise<unknown>;
 }
 

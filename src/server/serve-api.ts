@@ -63,6 +63,7 @@ export function mountApi(
       body,
       context: { mesh, operator: c.get('operator'), version, origin: originOf(c) },
     });
+    if (route.mediaType !== undefined && result instanceof Response) return result;
     return jsonResponse(c, route.status ?? 200, result);
   });
   app.all('/api/*', () => {

@@ -33,6 +33,7 @@ const pagePolicy = secureHeaders({
     styleSrc: ["'self'"],
     scriptSrc: ["'self'"],
     imgSrc: ["'self'"],
+    mediaSrc: ["'self'"],
     formAction: ["'self'"],
     frameAncestors: ["'none'"],
     baseUri: ["'none'"],
@@ -239,6 +240,7 @@ export function mountUi(
       query: new URL(c.req.url).searchParams,
       form: page.form,
     });
+    if ('response' in result) return result.response;
     if ('redirect' in result) {
       if (result.flash) putFlash(c, result.flash);
       else if (page.flash) putCookie(c, FLASH_COOKIE, '', 0);

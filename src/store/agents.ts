@@ -1,7 +1,8 @@
 import type { AgentRecord } from '../run/records.ts';
 import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 
-const COLUMNS = `id, name, persona, model_provider_id as "modelProviderId", model, created_at as "createdAt"`;
+const COLUMNS = `id, name, persona, model_provider_id as "modelProviderId", model,
+  model_image_input as "modelImageInput", created_at as "createdAt"`;
 
 /** Agent names are what operators type; they stay short and shell-friendly. */
 export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -14,6 +15,7 @@ export async function insertAgent(
     persona?: string | null;
     modelProviderId?: string | null;
     model?: string | null;
+    modelImageInput?: boolean;
   },
 ): Promise<AgentRecord> {
   if (!AGENT_NAME_PATTERN.test(agent.name)) {
@@ -24,13 +26,15 @@ export async function insertAgent(
   }
   try {
     const { rows } = await q.query<AgentRecord>(
-      `insert into agents (id, name, persona, model_provider_id, model) values ($1, $2, $3, $4, $5) returning ${COLUMNS}`,
+      `insert into agents (id, name, persona, model_provider_id, model, model_image_input)
+       values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
       [
         agent.id,
         agent.name,
         agent.persona ?? null,
         agent.modelProviderId ?? null,
         agent.model ?? null,
+        agent.modelImageInput ?? false,
       ],
     );
     return rows[0] as AgentRecord;
@@ -53,6 +57,19 @@ export async function findAgent(q: Queryable, nameOrId: string): Promise<AgentRe
 export async function listAgents(q: Queryable): Promise<AgentRecord[]> {
   const { rows } = await q.query<AgentRecord>(`select ${COLUMNS} from agents order by name`);
   return rows;
+}
+
+/** Says whether the agent's model accepts image input; undefined when there is no such agent. */
+export async function setModelImageInput(
+  q: Queryable,
+  id: string,
+  accepts: boolean,
+): Promise<AgentRecord | undefined> {
+  const { rows } = await q.query<AgentRecord>(
+    `update agents set model_image_input = $2 where id = $1 returning ${COLUMNS}`,
+    [id, accepts],
+  );
+  return rows[0];
 }
 
 export async function getAgent(q: Queryable, id: string): Promise<AgentRecord | undefined> {

@@ -4,11 +4,12 @@ import { getConversation, insertConversation, insertMessage } from './conversati
 import type { Db } from './db.ts';
 import {
   appendObservation,
-  appendObservationWithArtifact,
+  appendObservationWithArtifacts,
   appendStep,
   appendStepPair,
   claimRunnable,
   finishRun,
+  getArtifact,
   getRun,
   insertRun,
   listSteps,
@@ -28,12 +29,18 @@ export function runStore(db: Db): RunStore {
     releaseLease: (lease) => releaseLease(db, lease),
     appendStep: (lease, step) => appendStep(db, lease, step),
     appendStepPair: (lease, first, second) => appendStepPair(db, lease, first, second),
-    appendObservation: (lease, callSeq, callStatus, step, artifact) =>
-      artifact
+    appendObservation: (lease, callSeq, callStatus, step, artifacts) =>
+      artifacts && artifacts.length > 0
         ? db.transaction((tx) =>
-            appendObservationWithArtifact(tx, lease, callSeq, callStatus, step, artifact),
+            appendObservationWithArtifacts(tx, lease, callSeq, callStatus, step, artifacts),
           )
         : appendObservation(db, lease, callSeq, callStatus, step),
+    getArtifact: async (runId, id) => {
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+        return undefined;
+      const found = await getArtifact(db, id);
+      return found && found.runId === runId ? found : undefined;
+    },
     updateProgress: (lease, progress) => updateProgress(db, lease, progress),
     finishRun: (lease, status, reason) => finishRun(db, lease, status, reason),
     receiveInbound: (input) =>

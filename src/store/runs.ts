@@ -425,19 +425,21 @@ export async function listSteps(q: Queryable, runId: string): Promise<StepRecord
 }
 
 /**
- * Appends an observation too large for its step: the whole of it goes to an artifact numbered
- * with the step, the step keeps its excerpt, and the call step is finished, in one transaction.
+ * Appends an observation with its artifacts (the whole of an observation too large for its step,
+ * the bytes a call returned), numbered with the step, and finishes the call step, in one
+ * transaction. The reservation comes first, so a lost lease writes nothing.
  */
-export async function appendObservationWithArtifact(
+export async function appendObservationWithArtifacts(
   tx: Queryable,
   lease: Lease,
   callSeq: number,
   callStatus: CallStatus,
   step: NewStep,
-  artifact: NewArtifact,
+  artifacts: readonly NewArtifact[],
 ): Promise<StepRecord> {
   const seq = await reserveSeq(tx, lease);
-  await insertArtifact(tx, { ...artifact, runId: lease.runId, stepSeq: seq });
+  for (const artifact of artifacts)
+    await insertArtifact(tx, { ...artifact, runId: lease.runId, stepSeq: seq });
   const recorded = await insertStep(tx, lease.runId, seq, step);
   await finishStep(tx, lease.runId, callSeq, callStatus);
   return recorded;

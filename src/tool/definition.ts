@@ -1,6 +1,7 @@
 import type { JsonObject, JsonSchema, JsonValue } from '../model/json.ts';
 import type { Tool } from '../model/wire.ts';
 import type { ToolContext } from './context.ts';
+import type { ArtifactKind } from './observation.ts';
 
 /** What a call can touch; declared, never inferred from behaviour. */
 export type ToolClass = 'query' | 'workspace' | 'browser' | 'effect';
@@ -31,12 +32,29 @@ export interface Origin {
   readonly digest: string;
 }
 
-/** What a handler returns: text for the model and, optionally, structured data. */
+/**
+ * Bytes a handler returns beside its text, stored by the run as an artifact of the observation's
+ * step (in the same transaction). The handler names the id so that its text can name it too.
+ */
+export interface ToolAttachment {
+  /** A lowercase UUID, unique within the output: the artifact's id. */
+  readonly id: string;
+  readonly kind: ArtifactKind;
+  /** The media type the bytes claim (`type/subtype`, no parameters). */
+  readonly mediaType: string;
+  readonly content: Uint8Array;
+  /** The resource's URI, for an embedded resource. */
+  readonly uri?: string;
+}
+
+/** What a handler returns: text for the model and, optionally, structured data and bytes. */
 export interface ToolOutput {
   readonly text: string;
   readonly data?: JsonValue;
   /** The tool ran and reports that it failed: the observation is a `tool_error`. */
   readonly isError?: boolean;
+  /** Images, audio and embedded blobs, each stored as an artifact the observation links. */
+  readonly attachments?: readonly ToolAttachment[];
 }
 
 /** A handler: the executable half of a definition. */

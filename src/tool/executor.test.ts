@@ -19,6 +19,40 @@ async function fatal(promise: Promise<unknown>): Promise<FatalToolError> {
 }
 
 describe('execute', () => {
+  it('links the bytes a handler returns as artifacts and hands the bytes on, sized', async () => {
+    const id = '6f1d0c6e-94a4-4f51-a1c7-2d2f0c3c1b7a';
+    const content = new Uint8Array([1, 2, 3]);
+    const registry = createRegistry([
+      testDefinition('snap', {
+        execute: async () => ({
+          text: `[image image/png, 3 bytes, artifact ${id}]`,
+          attachments: [{ id, kind: 'image', mediaType: 'image/png', content }],
+        }),
+      }),
+    ]);
+    const result = await execute(registry, call('snap', '{}'), testRuntime());
+    expect(result.kind).toBe('observation');
+    expect(result.observation.artifacts).toEqual([
+      { artifactId: id, kind: 'image', mediaType: 'image/png', sizeBytes: 3 },
+    ]);
+    expect(result.kind === 'observation' && result.attachments?.[0]?.content).toBe(content);
+  });
+
+  it('fails the call when a handler returns attachments it cannot store', async () => {
+    const registry = createRegistry([
+      testDefinition('snap', {
+        execute: async () => ({
+          text: 'x',
+          attachments: [
+            { id: 'not-a-uuid', kind: 'image', mediaType: 'image/png', content: new Uint8Array() },
+          ],
+        }),
+      }),
+    ]);
+    const error = await fatal(execute(registry, call('snap', '{}'), testRuntime()));
+    expect(error.failure.message).toMatch(/attachments\[0\]\.id/);
+  });
+
   it('decodes, invokes the handler with its context and returns a typed observation', async () => {
     let seen: ToolContext | undefined;
     const registry = createRegistry([

@@ -2,7 +2,7 @@ import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
 import { declaredServices, servicesDeclared, type ToolRuntime } from './context.ts';
 import { decodeArguments, prepareDecoder } from './decode-arguments.ts';
-import type { Definition, ToolOutput } from './definition.ts';
+import type { Definition, ToolAttachment, ToolOutput } from './definition.ts';
 import {
   hasCode,
   InvalidToolInputError,
@@ -11,7 +11,13 @@ import {
   ToolUnavailableError,
   type SerializedError,
 } from './errors.ts';
-import { observation, type Observation } from './observation.ts';
+import {
+  ARTIFACT_KINDS,
+  artifactId,
+  observation,
+  type ArtifactLink,
+  type Observation,
+} from './observation.ts';
 import type { Registry } from './registry.ts';
 
 /** What one call came to. Only bugs and infrastructure faults are thrown ({@link FatalToolError}). */
@@ -20,6 +26,8 @@ export type ExecuteResult =
       readonly kind: 'observation';
       readonly definition: Definition;
       readonly observation: Observation;
+      /** The bytes of the artifacts the observation links, for the run to store with it. */
+      readonly attachments?: readonly ToolAttachment[];
     }
   | {
       readonly kind: 'invalid_input';
@@ -198,13 +206,54 @@ export async function invoke(
       });
     }
   }
+  const attachments = output.attachments ?? [];
+  const problem = attachmentProblem(attachments);
+  if (problem !== undefined) {
+    throw new FatalToolError(definition.tool.name, {
+      code: 'invalid_tool_output',
+      message: `the handler's attachments are malformed: ${problem}`,
+    });
+  }
+  const kind = output.isError ? 'tool_error' : 'result';
+  const links: ArtifactLink[] = attachments.map((a) => ({
+    artifactId: artifactId(a.id),
+    kind: a.kind,
+    mediaType: a.mediaType,
+    sizeBytes: a.content.byteLength,
+    ...(a.uri === undefined ? {} : { uri: a.uri }),
+  }));
   return {
     kind: 'observation',
     definition,
-    observation: observation(
-      output.data === undefined
-        ? { kind: output.isError ? 'tool_error' : 'result', text: output.text }
-        : { kind: output.isError ? 'tool_error' : 'result', text: output.text, data: output.data },
-    ),
+    observation: observation({
+      kind,
+      text: output.text,
+      ...(output.data === undefined ? {} : { data: output.data }),
+      ...(links.length === 0 ? {} : { artifacts: links }),
+    }),
+    ...(attachments.length === 0 ? {} : { attachments }),
   };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
+
+/** Why a handler's attachments cannot be stored (naming the index, never the bytes). */
+function attachmentProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return 'not a list';
+  const attachments = value as readonly ToolAttachment[];
+  const ids = new Set<string>();
+  for (const [i, a] of attachments.entries()) {
+    if (typeof a !== 'object' || a === null) return `attachments[${i}] is not an object`;
+    if (typeof a.id !== 'string' || !UUID.test(a.id) || ids.has(a.id))
+      return `attachments[${i}].id is not a fresh lowercase UUID`;
+    ids.add(a.id);
+    if (!ARTIFACT_KINDS.includes(a.kind)) return `attachments[${i}].kind is not a known kind`;
+    if (typeof a.mediaType !== 'string' || !MEDIA_TYPE.test(a.mediaType))
+      return `attachments[${i}].mediaType is not a type/subtype`;
+    if (!(a.content instanceof Uint8Array)) return `attachments[${i}].content is not bytes`;
+    if (a.uri !== undefined && typeof a.uri !== 'string')
+      return `attachments[${i}].uri is not a string`;
+  }
+  return undefined;
 }

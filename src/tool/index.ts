@@ -16,6 +16,7 @@ export type {
   Need,
   Origin,
   Replay,
+  ToolAttachment,
   ToolClass,
   ToolHandler,
   ToolOutput,
@@ -35,8 +36,15 @@ export {
 export type { SerializedError } from './errors.ts';
 export { execute, FatalToolError, invoke, resolveCall } from './executor.ts';
 export type { ExecuteResult, ResolvedCall } from './executor.ts';
-export { artifactId, observation } from './observation.ts';
-export type { ArtifactId, Observation, ObservationKind, Truncation } from './observation.ts';
+export { ARTIFACT_KINDS, artifactId, observation } from './observation.ts';
+export type {
+  ArtifactId,
+  ArtifactKind,
+  ArtifactLink,
+  Observation,
+  ObservationKind,
+  Truncation,
+} from './observation.ts';
 export {
   createRegistry,
   describeOrigin,

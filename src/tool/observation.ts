@@ -38,6 +38,25 @@ export interface Truncation {
   readonly shownBytes: number;
 }
 
+/** What kind of bytes a linked artifact holds: an image, a sound, or an embedded resource. */
+export type ArtifactKind = 'image' | 'audio' | 'resource';
+export const ARTIFACT_KINDS: readonly ArtifactKind[] = Object.freeze([
+  'image',
+  'audio',
+  'resource',
+]);
+
+/** An artifact holding bytes a call returned (an image, a sound, an embedded blob). */
+export interface ArtifactLink {
+  readonly artifactId: ArtifactId;
+  readonly kind: ArtifactKind;
+  readonly mediaType: string;
+  /** The stored size, in bytes. */
+  readonly sizeBytes: number;
+  /** The resource's URI, for an embedded resource. */
+  readonly uri?: string;
+}
+
 /** A typed, persisted result of one tool call: never a bare string blob. */
 export interface Observation {
   readonly kind: ObservationKind;
@@ -47,6 +66,8 @@ export interface Observation {
   readonly data?: JsonValue;
   /** Present only with the id of the artifact that holds the whole output. */
   readonly truncated?: Truncation;
+  /** The artifacts holding the bytes the call returned, in the order the text names them. */
+  readonly artifacts?: readonly ArtifactLink[];
 }
 
 /**
@@ -54,7 +75,7 @@ export interface Observation {
  * by the type, because observations are also rebuilt from stored rows.
  */
 export function observation(input: Observation): Observation {
-  const { kind, text, data, truncated } = input;
+  const { kind, text, data, truncated, artifacts } = input;
   if (truncated !== undefined) {
     if (typeof truncated.artifactId !== 'string' || truncated.artifactId.trim() === '') {
       throw new TypeError(
@@ -70,8 +91,18 @@ export function observation(input: Observation): Observation {
       throw new TypeError('a truncation needs 0 <= shownBytes <= totalBytes');
     }
   }
+  for (const link of artifacts ?? []) {
+    if (typeof link.artifactId !== 'string' || link.artifactId.trim() === '')
+      throw new TypeError('an artifact link needs the id of its artifact');
+    if (!ARTIFACT_KINDS.includes(link.kind))
+      throw new TypeError('an artifact link needs a kind: image, audio or resource');
+    if (!Number.isSafeInteger(link.sizeBytes) || link.sizeBytes < 0)
+      throw new TypeError('an artifact link needs a size of 0 or more bytes');
+  }
   const out: { -readonly [K in keyof Observation]: Observation[K] } = { kind, text };
   if (data !== undefined) out.data = data;
   if (truncated !== undefined) out.truncated = Object.freeze({ ...truncated });
+  if (artifacts !== undefined && artifacts.length > 0)
+    out.artifacts = Object.freeze(artifacts.map((link) => Object.freeze({ ...link })));
   return Object.freeze(out);
 }

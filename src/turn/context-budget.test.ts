@@ -1,7 +1,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import type { Message, Tool } from '../model/wire.ts';
-import { fitContext, toolTokens } from './context-budget.ts';
+import { fitContext, IMAGE_TOKEN_ESTIMATE, toolTokens } from './context-budget.ts';
 
 const tool: Tool = {
   name: 'remember',
@@ -85,5 +85,30 @@ describe('fitContext', async () => {
     );
     expect(fitted.messages.slice(-2)).toEqual([current, round[0]]);
     expect(fitted.estimate.droppedTurns).toBe(1);
+  });
+});
+
+describe('image pricing', () => {
+  it('prices each image at a fixed estimate, never by the length of its base64', async () => {
+    const parts = (images: number, base64: string) => ({
+      system: '',
+      memory: '',
+      history: [],
+      current,
+      round: [
+        {
+          role: 'user' as const,
+          content: 'images',
+          images: Array.from({ length: images }, () => ({ mediaType: 'image/png', base64 })),
+        },
+      ],
+      tools: [],
+    });
+    const budget = { contextTokens: 100_000, reservedOutputTokens: 0 };
+    const none = await fitContext(parts(0, ''), budget);
+    const small = await fitContext(parts(2, 'AAAA'), budget);
+    const large = await fitContext(parts(2, 'A'.repeat(400_000)), budget);
+    expect(small.estimate.round - none.estimate.round).toBe(2 * IMAGE_TOKEN_ESTIMATE);
+    expect(large.estimate.round).toBe(small.estimate.round);
   });
 });

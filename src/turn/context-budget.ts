@@ -49,6 +49,13 @@ export interface FittedContext {
 // Chat formats add a few tokens per message for roles and separators.
 const PER_MESSAGE = 4;
 
+/**
+ * What one image is priced at. Providers price images by their pixels (OpenAI: 765 tokens for a
+ * 1024×1024 image in high detail; Anthropic: about 1,600 for 1,092×1,092); Mesh does not decode
+ * images to measure them, so every image is priced at the larger figure.
+ */
+export const IMAGE_TOKEN_ESTIMATE = 1600;
+
 async function messageTokens(counter: TokenCounter, m: Message): Promise<number> {
   switch (m.role) {
     case 'assistant': {
@@ -57,8 +64,13 @@ async function messageTokens(counter: TokenCounter, m: Message): Promise<number>
         n += (await counter.count(c.name)) + (await counter.count(c.arguments)) + 3;
       return n;
     }
-    case 'system':
     case 'user':
+      return (
+        PER_MESSAGE +
+        (await counter.count(m.content)) +
+        (m.images?.length ?? 0) * IMAGE_TOKEN_ESTIMATE
+      );
+    case 'system':
     case 'tool':
       return PER_MESSAGE + (await counter.count(m.content));
     default: {

@@ -4,6 +4,7 @@ import type { AssistantMessage, Message, ModelResponse, ToolCall } from '../mode
 import type { ToolPackage } from '../manifest/package-manifest.ts';
 import { budgetFrom, exhaustion, usageFrom, type RunUsage } from '../run/budget.ts';
 import { settleCalls } from '../run/call-loop.ts';
+import { artifactLinksFrom } from '../run/ledger.ts';
 import type { DriveContext, RunDriver, RunEnd } from '../run/driver.ts';
 import type {
   AgentRecord,
@@ -17,9 +18,11 @@ import type { CallHooks, ToolStepContext } from '../run/tool-step.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import { hasCode, serializeError } from '../tool/errors.ts';
+import type { ArtifactLink } from '../tool/observation.ts';
 import type { Registry } from '../tool/registry.ts';
 import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
 import { renderMemory, renderSystemPrompt } from './prompt.ts';
+import { withImages, type RoundImage } from './round-images.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
 
 /** The spec's cap: enough for recall → amend → answer, short of an autonomous loop. */
@@ -39,6 +42,8 @@ export interface TurnModel {
   readonly client: ModelClient;
   readonly model: string;
   readonly budget: InputBudget;
+  /** The model accepts image input: images tools returned are added to its requests. */
+  readonly imageInput?: boolean;
 }
 
 /** Everything a turn reads, wired by the composition root. */
@@ -90,11 +95,24 @@ function responseFrom(step: ModelResponseStep): AssistantMessage {
   };
 }
 
-/** This turn's round so far, rebuilt from its steps: assistant calls and their observations. */
-function roundMessages(steps: readonly StepRecord[]): Message[] {
+/**
+ * This turn's round so far, rebuilt from its steps: assistant calls and their observations, and
+ * where the images the observations link would go (after the tool messages of their round).
+ */
+function roundMessages(steps: readonly StepRecord[]): {
+  messages: Message[];
+  images: RoundImage[];
+} {
   const out: Message[] = [];
+  const images: RoundImage[] = [];
+  let pending: ArtifactLink[] = [];
+  const flush = () => {
+    for (const link of pending) images.push({ afterIndex: out.length, link });
+    pending = [];
+  };
   for (const step of steps) {
     if (step.kind === 'model_response') {
+      flush();
       const message = responseFrom(step);
       if (message.toolCalls.length > 0) out.push(message);
     } else if (step.kind === 'observation' && step.callId) {
@@ -104,9 +122,11 @@ function roundMessages(steps: readonly StepRecord[]): Message[] {
         toolCallId: step.callId,
         content: typeof text === 'string' ? text : '',
       });
+      pending.push(...artifactLinksFrom(step.observation).filter((l) => l.kind === 'image'));
     }
   }
-  return out;
+  flush();
+  return { messages: out, images };
 }
 
 function usageJson(u: RunUsage): JsonObject {
@@ -190,7 +210,11 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
         if (out) return { status: 'budget_exhausted', reason: out.reason };
 
         const offered = round < maxRounds ? registry.tools() : [];
-        const roundSoFar = roundMessages(steps);
+        const rebuilt = roundMessages(steps);
+        const pictured = model.imageInput
+          ? await withImages(rebuilt, async (id) => (await ledger.artifact(run.id, id))?.content)
+          : { messages: rebuilt.messages, shown: 0 };
+        const roundSoFar = pictured.messages;
         const entries = ledgerEntries(steps);
         if (entries.length > 0) roundSoFar.push({ role: 'system', content: renderLedger(entries) });
         const fitted = await fitContext(
@@ -219,6 +243,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
             model: model.model,
             provider: model.client.kind,
             estimate: estimateJson(fitted.estimate),
+            ...(pictured.shown > 0 ? { images: pictured.shown } : {}),
             offered: offered.map((t) => t.name),
             withheld: [
               ...offer.withheld.map((w) => ({ ...w })),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callToolAsOperator } from '../../src/app/operator-call.ts';
 import { parseScript } from '../../src/providers/scripted.ts';
 import type { Db } from '../../src/store/db.ts';
 import { launchBrowser, login, screenshot } from '../support/browser.ts';
@@ -11,6 +12,9 @@ import { scriptedAgent } from '../support/turn.ts';
 import { startFakeMcpServer, textTool } from '../support/mcp-server.ts';
 
 const DEMO_SCRIPT = new URL('../../examples/demo-script.json', import.meta.url);
+/** A 1×1 PNG. */
+const PNG_1X1 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 /**
  * Clicks a form's submit button, checks the status the post was answered with (a 303 back to a
@@ -396,6 +400,24 @@ describe('web UI in a browser (pglite)', () => {
       await expect(text(page.locator('p.flash.ok'))).resolves.toBe('idx__create is excluded.');
       expect(await page.content()).not.toContain('ui-mcp-token');
       await screenshot(page, 'mcp');
+
+      // An image the tool returns is an artifact the run page shows, loaded under the page's CSP.
+      mcp.state.call = () => ({
+        content: [{ type: 'image', data: PNG_1X1, mimeType: 'image/png' }],
+      });
+      const called = await callToolAsOperator(server.mesh, {
+        agent: 'demo',
+        tool: 'idx__search',
+        arguments: '{}',
+        operator: 'test',
+      });
+      await open(`runs/${called.runId}`);
+      const image = page.locator('ul.artifacts img');
+      await expect
+        .poll(() =>
+          image.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth),
+        )
+        .toBe(1);
     } finally {
       await mcp.close();
     }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunLedger } from '../../src/run/ledger.ts';
 import { runStore } from '../../src/store/run-store.ts';
@@ -10,7 +10,8 @@ import { claimRunnable, getArtifact, LeaseLostError } from '../../src/store/runs
 import type { Definition } from '../../src/tool/definition.ts';
 import { manualClock } from '../../src/tool/clock.ts';
 import { hasCode } from '../../src/tool/errors.ts';
-import { observation } from '../../src/tool/observation.ts';
+import { artifactId, observation } from '../../src/tool/observation.ts';
+import { createRedactor } from '../../src/tool/redaction.ts';
 import { createRegistry } from '../../src/tool/registry.ts';
 import { testDatabases } from '../support/db.ts';
 import { callIdOf, makeAgent, observationOf, runtimeFor } from '../support/run.ts';
@@ -132,6 +133,88 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
     expect(observationOf(steps[1])?.['truncated']).toMatchObject({
       artifactId: stored.truncated?.artifactId,
     });
+  });
+
+  it("stores a call's bytes as artifacts of its observation step, redacting textual ones", async () => {
+    const redacting = new RunLedger(runStore(db), { redactor: createRedactor(['sekrit-123']) });
+    const { run, lease } = await leasedRun();
+    const callStep = await redacting.recordToolCall(lease, call('c1', 'lookup'), {
+      class: 'query',
+      replay: 'replayable',
+    });
+    const png = new Uint8Array([137, 80, 78, 71, 0, 1, 2]);
+    const note = Buffer.from('token sekrit-123 inside');
+    const [imageId, noteId] = [randomUUID(), randomUUID()];
+    const { observation: stored, step } = await redacting.recordObservation(
+      lease,
+      callStep,
+      observation({
+        kind: 'result',
+        text: `picture and note`,
+        artifacts: [
+          { artifactId: artifactId(imageId), kind: 'image', mediaType: 'image/png', sizeBytes: 7 },
+          {
+            artifactId: artifactId(noteId),
+            kind: 'resource',
+            mediaType: 'text/plain',
+            sizeBytes: note.length,
+          },
+        ],
+      }),
+      'completed',
+      [
+        { id: imageId, kind: 'image', mediaType: 'image/png', content: png },
+        { id: noteId, kind: 'resource', mediaType: 'text/plain', content: note },
+      ],
+    );
+    const image = await getArtifact(db, imageId);
+    expect(image?.runId).toBe(run.id);
+    expect(image?.stepSeq).toBe(step.seq);
+    expect(Buffer.from(image?.content ?? []).equals(Buffer.from(png))).toBe(true);
+    const cleaned = await getArtifact(db, noteId);
+    const text = Buffer.from(cleaned?.content ?? []).toString('utf8');
+    expect(text).toBe('token [redacted] inside');
+    expect(Number(cleaned?.sizeBytes)).toBe(Buffer.byteLength(text));
+    expect(stored.artifacts?.[1]?.sizeBytes).toBe(Buffer.byteLength(text));
+    expect(observationOf((await ledger.steps(run.id))[1])?.['artifacts']).toEqual([
+      { artifactId: imageId, kind: 'image', mediaType: 'image/png', sizeBytes: 7 },
+      { artifactId: noteId, kind: 'resource', mediaType: 'text/plain', sizeBytes: text.length },
+    ]);
+  });
+
+  it('writes neither the observation nor its artifacts when the lease was lost', async () => {
+    const { run, lease } = await leasedRun();
+    const callStep = await ledger.recordToolCall(lease, call('c1', 'lookup'), {
+      class: 'query',
+      replay: 'replayable',
+    });
+    await db.query(`update runs set lease_expires_at = now() - interval '1 second' where id = $1`, [
+      run.id,
+    ]);
+    const stolen = await claimRunnable(db, 'other-owner', 60_000);
+    expect(stolen?.id).toBe(run.id);
+    const id = randomUUID();
+    await expect(
+      ledger.recordObservation(
+        lease,
+        callStep,
+        observation({
+          kind: 'result',
+          text: 'x',
+          artifacts: [
+            { artifactId: artifactId(id), kind: 'image', mediaType: 'image/png', sizeBytes: 1 },
+          ],
+        }),
+        'completed',
+        [{ id, kind: 'image', mediaType: 'image/png', content: new Uint8Array([1]) }],
+      ),
+    ).rejects.toMatchObject({ code: LeaseLostError.code });
+    expect(await getArtifact(db, id)).toBeUndefined();
+    await ledger.finish(
+      { runId: run.id, owner: 'other-owner', epoch: stolen?.leaseEpoch ?? 0 },
+      'succeeded',
+      null,
+    );
   });
 
   it('fences every write by the lease: a worker that lost its run cannot write', async () => {

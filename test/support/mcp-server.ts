@@ -15,7 +15,7 @@ export interface FakeMcpState {
     name: string,
     args: Record<string, unknown>,
   ) => {
-    content: { type: 'text'; text: string }[];
+    content: FakeContentBlock[];
     structuredContent?: Record<string, unknown>;
     isError?: boolean;
   };
@@ -26,6 +26,18 @@ export interface FakeMcpState {
   /** The only bearer tokens accepted (401 otherwise); undefined accepts any request. */
   acceptedTokens?: Set<string>;
 }
+
+/** A content block of a call's result, as the MCP spec (2025-06-18) shapes it. */
+export type FakeContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image' | 'audio'; data: string; mimeType: string }
+  | { type: 'resource_link'; uri: string; name: string; mimeType?: string }
+  | {
+      type: 'resource';
+      resource:
+        | { uri: string; mimeType?: string; text: string }
+        | { uri: string; mimeType?: string; blob: string };
+    };
 
 /** A real MCP server (the official server SDK) on loopback, recording what it received. */
 export interface FakeMcpServer {

@@ -1,4 +1,4 @@
-import { createAgent, deleteAgent, requireAgent } from '../../app/agents.ts';
+import { createAgent, deleteAgent, requireAgent, setAgentImageInput } from '../../app/agents.ts';
 import { listAgents } from '../../app/queries.ts';
 import { agentJson } from '../../app/views.ts';
 import { closedObject } from '../router.ts';
@@ -29,10 +29,33 @@ export const agentRoutes: readonly Route[] = [
         provider: { type: 'string', minLength: 1, maxLength: 200 },
         model: { type: 'string', minLength: 1, maxLength: 200 },
         persona: { type: 'string', maxLength: 20000 },
+        image_input: {
+          type: 'boolean',
+          description: "The agent's model accepts image input (default false)",
+        },
       },
       ['name'],
     ),
-    handle: async ({ context, body }) => agentJson(await createAgent(context.mesh, body)),
+    handle: async ({ context, body }) => {
+      const { image_input: imageInput, ...rest } = body;
+      return agentJson(
+        await createAgent(context.mesh, {
+          ...rest,
+          ...(imageInput === undefined ? {} : { imageInput }),
+        }),
+      );
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/agents/{agent}/image-input',
+    operationId: 'setAgentImageInput',
+    summary:
+      "Say whether the agent's model accepts image input: images tools return are then added to its next request",
+    tag: 'agents',
+    body: closedObject({ image_input: { type: 'boolean' } }, ['image_input']),
+    handle: async ({ context, params, body }) =>
+      agentJson(await setAgentImageInput(context.mesh, params['agent'] ?? '', body.image_input)),
   }),
   route({
     method: 'GET',

@@ -10,6 +10,7 @@ import {
 import { chat } from '../../app/turns.ts';
 import { conversationJson, messageJson, runJson, runSummaryJson } from '../../app/views.ts';
 import { MeshError } from '../../tool/errors.ts';
+import { artifactResponse } from '../artifact-response.ts';
 import { isUuid, UUID_SOURCE } from '../ids.ts';
 import { closedObject } from '../router.ts';
 import { actorOf, LIMIT, limitOf, route, type Route } from './context.ts';
@@ -18,6 +19,20 @@ async function runOr404(mesh: Mesh, id: string) {
   const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
   if (!run) throw new MeshError('run_not_found', 'no run with that id');
   return run;
+}
+
+/** The artifact the path names, in the run it names. */
+async function artifactOr404(mesh: Mesh, params: Readonly<Record<string, string>>) {
+  const run = await runOr404(mesh, params['run'] ?? '');
+  const id = params['artifact'] ?? '';
+  const artifact = isUuid(id) ? await getArtifact(mesh, id) : undefined;
+  if (!artifact || artifact.runId !== run.id)
+    throw new MeshError('artifact_not_found', 'no artifact with that id in this run');
+  return artifact;
+}
+
+function isTextual(mediaType: string): boolean {
+  return mediaType.startsWith('text/') || mediaType.startsWith('application/json');
 }
 
 /** Conversations and the runs their messages started. */
@@ -117,20 +132,31 @@ export const conversationRoutes: readonly Route[] = [
     summary: 'An observation stored whole as an artifact (its step shows the head and tail)',
     tag: 'runs',
     handle: async ({ context, params }) => {
-      const run = await runOr404(context.mesh, params['run'] ?? '');
-      const id = params['artifact'] ?? '';
-      const artifact = isUuid(id) ? await getArtifact(context.mesh, id) : undefined;
-      if (!artifact || artifact.runId !== run.id)
-        throw new MeshError('artifact_not_found', 'no artifact with that id in this run');
+      const artifact = await artifactOr404(context.mesh, params);
+      const textual = isTextual(artifact.mediaType);
       return {
         id: artifact.id,
         run_id: artifact.runId,
         step_seq: artifact.stepSeq,
         media_type: artifact.mediaType,
-        size_bytes: artifact.sizeBytes,
+        size_bytes: Number(artifact.sizeBytes),
         sha256: artifact.sha256,
-        content: Buffer.from(artifact.content).toString('utf8'),
+        // Bytes that are not text would not survive UTF-8: they come as base64 (or from /content).
+        content: textual ? Buffer.from(artifact.content).toString('utf8') : null,
+        content_base64: textual ? null : Buffer.from(artifact.content).toString('base64'),
       };
     },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/runs/{run}/artifacts/{artifact}/content',
+    operationId: 'getArtifactContent',
+    summary:
+      "An artifact's bytes: images, sound and text as their own type, anything else as an application/octet-stream download; always nosniff",
+    tag: 'runs',
+    mediaType: 'application/octet-stream',
+    response: { type: 'string', contentMediaType: 'application/octet-stream' },
+    handle: async ({ context, params }) =>
+      artifactResponse(await artifactOr404(context.mesh, params)),
   }),
 ];

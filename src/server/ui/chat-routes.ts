@@ -1,6 +1,7 @@
 import { requireAgent } from '../../app/agents.ts';
 import {
   getAgent,
+  getArtifact,
   getConversation,
   listConversationRuns,
   listConversations,
@@ -10,6 +11,7 @@ import {
 import type { Audience } from '../../app/records.ts';
 import { chat } from '../../app/turns.ts';
 import { MeshError } from '../../tool/errors.ts';
+import { artifactResponse } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
 import { chatPage, runPage, runsPage } from './run-pages.ts';
 import { agentPath, field, post, type UiRoute } from './ui-route.ts';
@@ -93,6 +95,18 @@ export const chatRoutes: readonly UiRoute[] = [
         mesh.ledger.steps(run.id),
       ]);
       return { page: runPage(session, agent, run, steps) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{run}/artifacts/{artifact}',
+    handle: async ({ mesh, params }) => {
+      const runId = params['run'] ?? '';
+      const id = params['artifact'] ?? '';
+      const artifact = isUuid(runId) && isUuid(id) ? await getArtifact(mesh, id) : undefined;
+      if (!artifact || artifact.runId !== runId)
+        throw new MeshError('artifact_not_found', 'no artifact with that id in this run');
+      return { response: artifactResponse(artifact) };
     },
   },
 ];

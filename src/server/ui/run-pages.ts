@@ -5,6 +5,8 @@ import type {
   RunRecord,
   StepRecord,
 } from '../../app/records.ts';
+import { isRenderable } from '../artifact-response.ts';
+import { isUuid } from '../ids.ts';
 import { html, type Html } from './html.ts';
 import { agentHeader, csrfField, layout, listTable, time, type PageSession } from './layout.ts';
 
@@ -118,6 +120,39 @@ function str(v: unknown): string {
 /** The parts of a request's token estimate, in the order they are priced. */
 const ESTIMATE_PARTS = ['system', 'memory', 'history', 'current', 'round', 'tools'] as const;
 
+/** The artifacts an observation links, as the browser may show them. */
+function artifactList(runId: string, raw: unknown): Html | '' {
+  if (!Array.isArray(raw) || raw.length === 0) return '';
+  const items = raw.flatMap((value: unknown) => {
+    if (typeof value !== 'object' || value === null) return [];
+    const entry = value as Record<string, unknown>;
+    const id = str(entry['artifactId']);
+    if (!isUuid(id)) return [];
+    const kind = str(entry['kind']);
+    const mediaType = str(entry['mediaType']);
+    const size = typeof entry['sizeBytes'] === 'number' ? entry['sizeBytes'] : 0;
+    const src = `/runs/${runId}/artifacts/${id}`;
+    const label = `${kind} ${mediaType}, ${size} bytes`;
+    const caption = html`<span class="muted"
+      >${kind} <code>${mediaType}</code> · ${size} bytes · artifact <code>${id}</code>${
+        entry['uri'] ? html` · <code>${str(entry['uri'])}</code>` : ''
+      }</span
+    >`;
+    const shown =
+      kind === 'image' && isRenderable(mediaType)
+        ? html`<img src="${src}" alt="${label}" loading="lazy" />`
+        : kind === 'audio' && isRenderable(mediaType)
+          ? html`<audio controls src="${src}" preload="none"></audio>`
+          : html`<a href="${src}" download>Download</a>`;
+    return [html`<li class="artifact ${kind}" data-artifact="${id}">${shown} ${caption}</li>`];
+  });
+  return items.length === 0
+    ? ''
+    : html`<ul class="artifacts">
+        ${items}
+      </ul>`;
+}
+
 function stepBody(step: StepRecord): Html {
   const data: Readonly<Record<string, unknown>> = 'data' in step ? step.data : {};
   switch (step.kind) {
@@ -175,7 +210,8 @@ function stepBody(step: StepRecord): Html {
           <span class="muted">call ${step.callId ?? '?'}</span>
         </p>
         <pre>${str(o['text'])}</pre>
-        ${truncated ? html`<p class="muted">Truncated: ${truncated.totalBytes ?? '?'} bytes in artifact ${truncated.artifactId ?? '?'}</p>` : ''}`;
+        ${truncated ? html`<p class="muted">Truncated: ${truncated.totalBytes ?? '?'} bytes in artifact ${truncated.artifactId ?? '?'}</p>` : ''}
+        ${artifactList(step.runId, o['artifacts'])}`;
     }
     case 'reply':
       return html`<p class="body">${str(data['body'])}</p>`;

@@ -64,6 +64,10 @@ form.inline { display: inline; } form.inline input { width: auto; }
 .step p { margin: .3rem 0; } .label { font-weight: 600; margin-right: .4rem; }
 .withheld ul { margin: .2rem 0; }
 pre { background: #f2f4f7; padding: .5rem; border-radius: 5px; overflow-x: auto; white-space: pre-wrap; word-break: break-word; margin: .3rem 0; }
+.artifacts { list-style: none; padding: 0; margin: .3rem 0; }
+.artifacts li { margin: .3rem 0; }
+.artifacts img { display: block; max-width: 100%; max-height: 24rem; border: 1px solid #dde1e7; border-radius: 5px; }
+.artifacts audio { display: block; }
 .summary { display: grid; grid-template-columns: 160px 1fr; gap: .2rem .8rem; background: #fff; padding: .8rem 1rem; border: 1px solid var(--line); border-radius: 8px; }
 .summary dt { color: var(--muted); } .summary dd { margin: 0; }
 .status.succeeded, .status.completed { color: var(--ok); } .status.failed, .status.refused, .status.unknown { color: var(--bad); }

@@ -19,10 +19,11 @@ export interface UiCall {
   readonly form: URLSearchParams;
 }
 
-/** What a page handler answers: a page, or a redirect with an optional notice. */
+/** What a page handler answers: a page, a redirect with an optional notice, or bytes. */
 export type UiResult =
   | { readonly page: string; readonly status?: number }
-  | { readonly redirect: string; readonly flash?: Flash };
+  | { readonly redirect: string; readonly flash?: Flash }
+  | { readonly response: Response };
 
 /** A page or form handler of the web UI, declared as data like the API's routes. */
 export interface UiRoute extends RoutePattern {

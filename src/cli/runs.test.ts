@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { describeStep } from './runs.ts';
+
+describe('mesh runs show', () => {
+  it('prints a line per artifact an observation links: kind, media type, size and id', () => {
+    const id = '6f1d0c6e-94a4-4f51-a1c7-2d2f0c3c1b7a';
+    const lines = describeStep({
+      runId: 'r',
+      seq: 4,
+      kind: 'observation',
+      status: 'completed',
+      startedAt: new Date(0),
+      finishedAt: new Date(0),
+      toolName: 'cam__snap',
+      callId: 'c1',
+      observation: {
+        kind: 'result',
+        text: `[image image/png, 68 bytes, artifact ${id}]`,
+        artifacts: [
+          { artifactId: id, kind: 'image', mediaType: 'image/png', sizeBytes: 68 },
+          {
+            artifactId: id,
+            kind: 'resource',
+            mediaType: 'application/pdf',
+            sizeBytes: 9,
+            uri: 'file:///r.pdf',
+          },
+        ],
+      },
+    }).split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[1]?.trim()).toBe(`artifact image image/png 68 bytes ${id}`);
+    expect(lines[2]?.trim()).toBe(`artifact resource application/pdf 9 bytes ${id} file:///r.pdf`);
+  });
+});
