@@ -57,7 +57,7 @@ const EVERYTHING_CALLS: Calls = {
   echo: { args: { message: 'hi' }, says: /^Echo: hi$/ },
   'get-annotated-message': {
     args: { messageType: 'success', includeImage: true },
-    says: /^Operation completed successfully\n\[image image\/png, \d+ bytes\]$/,
+    says: /^Operation completed successfully\n\[image image\/png, \d+ bytes, artifact [0-9a-f-]{36}\]$/,
   },
   'get-env': { args: {}, says: /"PORT"/ },
   'get-resource-links': { args: { count: 2 }, says: /\[resource [^\]]+\]/ },
@@ -67,7 +67,7 @@ const EVERYTHING_CALLS: Calls = {
   'get-tiny-image': { args: {}, says: /image\/png/ },
   'gzip-file-as-resource': {
     args: { name: 'hi.txt.gz', data: 'data:text/plain;base64,aGk=', outputType: 'resource' },
-    says: /\[resource [^\]]*hi\.txt\.gz\]/,
+    says: /\[resource [^\]]*hi\.txt\.gz[^\]]*\]/,
   },
   'toggle-simulated-logging': { args: {}, says: /simulated/i },
   'toggle-subscriber-updates': { args: {}, says: /subscri/i },
@@ -167,9 +167,18 @@ describe.each(testDatabases())('servers nobody here wrote, through Mesh on $name
       const image = await callAsOperator(server, 'ada', 'ev__get-tiny-image', {});
       expect(image.status).toBe('succeeded');
       expect(image.observation?.kind).toBe('result');
-      expect(image.observation?.text).toMatch(/image/i);
-      // TODO(artifacts): assert the image content block is stored as an artifact the observation
-      // names.
+      // The image is an artifact of the run, named in the text, its bytes served as the server sent them.
+      const [link] = image.observation?.artifacts ?? [];
+      expect(link).toMatchObject({ kind: 'image', mediaType: 'image/png' });
+      expect(image.observation?.text).toContain(`artifact ${link?.artifactId}`);
+      const served = await fetch(
+        `${server.url}api/runs/${image.runId}/artifacts/${link?.artifactId}/content`,
+        { headers: { authorization: `Bearer ${server.token}` } },
+      );
+      expect(served.headers.get('content-type')).toBe('image/png');
+      const bytes = Buffer.from(await served.arrayBuffer());
+      expect(bytes.length).toBe(link?.sizeBytes);
+      expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
     });
 
     it('reports an isError result as a tool error, and the run still succeeds', async () => {
