@@ -58,7 +58,7 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
  * pooled session) and records the catalog: a changed fingerprint is a changed tool (its
  * legacy-query mark no longer applies). A failure is recorded on the binding (its error and the
  * time of the check) and thrown. The listing stays fresh for the server's `ttlMs`, or for the
- * Mesh's default freshness when the server gave none.
+ * Mesh's default freshness when the server gave none (or 0).
  */
 export async function checkCatalog(
   mesh: Mesh,
@@ -90,7 +90,10 @@ export async function checkCatalog(
       if (!tools.has(tool.name))
         tools.set(tool.name, { name: tool.name, definition, fingerprint: fingerprint(definition) });
     }
-    const freshMs = listing.ttlMs ?? mesh.mcp.catalogFreshMs;
+    // SEP-2549 makes `ttlMs` required and SDKs send 0 when the server set nothing, so 0 is read
+    // as no lifetime given, not as "never fresh".
+    const freshMs =
+      listing.ttlMs !== undefined && listing.ttlMs > 0 ? listing.ttlMs : mesh.mcp.catalogFreshMs;
     await recordCatalog(
       mesh.db,
       { agentId, providerId: provider.id },

@@ -41,7 +41,9 @@ export async function remoteOffer(
   const definitions: Definition[] = [];
   const withheld: Withheld[] = [];
   const bindings = await listBindings(mesh.db, agentId);
-  const tools = await Promise.all(bindings.map((b) => listMcpTools(mesh.db, agentId, b.provider.id)));
+  const tools = await Promise.all(
+    bindings.map((b) => listMcpTools(mesh.db, agentId, b.provider.id)),
+  );
   bindings.forEach((binding, index) => {
     const provider = binding.provider;
     const inScope = bindingInScope(binding, scope);

@@ -56,7 +56,11 @@ export interface StatefulMcpServer {
 }
 
 export function statefulTool(name: string, description: string): Tool {
-  return { name, description, inputSchema: { type: 'object', properties: { q: { type: 'string' } } } };
+  return {
+    name,
+    description,
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+  };
 }
 
 export async function startStatefulMcpServer(
@@ -64,8 +68,10 @@ export async function startStatefulMcpServer(
 ): Promise<StatefulMcpServer> {
   const state: StatefulMcpState = { tools: [], hang: false, dropCalls: false, ...initial };
   const received: ReceivedRequest[] = [];
-  const waiters: { test: (r: ReceivedRequest) => boolean; resolve: (r: ReceivedRequest) => void }[] =
-    [];
+  const waiters: {
+    test: (r: ReceivedRequest) => boolean;
+    resolve: (r: ReceivedRequest) => void;
+  }[] = [];
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
   const hung: IncomingMessage[] = [];
 
@@ -123,7 +129,10 @@ export async function startStatefulMcpServer(
     res.end(
       JSON.stringify({
         jsonrpc: '2.0',
-        error: { code: -32001, message: sessionId === undefined ? 'no session' : 'Session not found' },
+        error: {
+          code: -32001,
+          message: sessionId === undefined ? 'no session' : 'Session not found',
+        },
         id: null,
       }),
     );
