@@ -25,6 +25,8 @@ export interface ReceivedRequest {
   readonly tool?: string;
   /** The HTTP status answered (404 for a session the server does not know), when answered. */
   status?: number;
+  /** The session id an `initialize` was answered with. */
+  opened?: string;
 }
 
 /** What a test's server answers; tests change it between requests. */
@@ -101,7 +103,12 @@ export async function startStatefulMcpServer(
     return server;
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    entry: ReceivedRequest,
+  ): Promise<void> {
     const header = req.headers['mcp-session-id'];
     const sessionId = typeof header === 'string' ? header : undefined;
     const existing = sessionId === undefined ? undefined : sessions.get(sessionId);
@@ -114,6 +121,7 @@ export async function startStatefulMcpServer(
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
         onsessioninitialized: (id) => {
+          entry.opened = id;
           sessions.set(id, { transport, server });
         },
         onsessionclosed: (id) => {
@@ -169,7 +177,7 @@ export async function startStatefulMcpServer(
         req.socket.destroy();
         return;
       }
-      handle(req, res, body).catch(() => {
+      handle(req, res, body, entry).catch(() => {
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });
