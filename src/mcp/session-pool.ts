@@ -156,15 +156,6 @@ export class SessionPool {
     await this.#settled();
   }
 
-  /** Ends every session whose key matches (a provider's, when it is removed). */
-  async closeMatching(test: (key: string) => boolean): Promise<void> {
-    await Promise.all(
-      this.keys()
-        .filter(test)
-        .map((key) => this.close(key)),
-    );
-  }
-
   /** Ends the sessions unused for the idle time; resolves when their `DELETE`s are done. */
   async closeIdle(): Promise<void> {
     const now = this.#clock.now().getTime();

@@ -185,19 +185,34 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
       },
     },
   });
+  const { signal } = options;
+  // An abandoned opening also cuts its requests; the signal is never aborted once it is open.
+  const fetch: FetchLike = signal
+    ? (url, init) =>
+        options.fetch(url, {
+          ...init,
+          signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal,
+        })
+    : options.fetch;
   const transport = new StreamableHTTPClientTransport(new URL(options.url), {
-    fetch: options.fetch,
+    fetch,
     authProvider: {
       token: options.token,
       ...(options.onUnauthorized ? { onUnauthorized: options.onUnauthorized } : {}),
     },
   });
   const timeout = options.timeoutMs ?? 30_000;
-  const abandon = () => void client.close().catch(() => undefined);
-  options.signal?.addEventListener('abort', abandon, { once: true });
+  let abandon = () => {};
+  const abandoned = new Promise<never>((_, reject) => {
+    abandon = () => reject(new Error('the opening was abandoned'));
+  });
+  void abandoned.catch(() => undefined);
+  signal?.addEventListener('abort', abandon, { once: true });
   try {
-    options.signal?.throwIfAborted();
-    await client.connect(transport, { timeout });
+    signal?.throwIfAborted();
+    const connecting = client.connect(transport, { timeout });
+    void connecting.catch(() => undefined);
+    await Promise.race([connecting, abandoned]);
   } catch (error) {
     await client.close().catch(() => undefined);
     // Opening sends no tool call: whatever failed, no call of the caller's reached the server.
@@ -206,7 +221,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
       delivery: 'not_sent',
     });
   } finally {
-    options.signal?.removeEventListener('abort', abandon);
+    signal?.removeEventListener('abort', abandon);
   }
   return {
     protocolVersion: transport.protocolVersion,

@@ -244,6 +244,11 @@ describe.each(testDatabases())('pooled MCP sessions on $name', (database) => {
       expect(withheld.find((w) => w.name === 'stalls__*')?.reason).toMatch(
         /could not be read: the server did not list its tools within 50 ms/,
       );
+      // Closing the Mesh abandons the opening still waiting on the hung server.
+      const pending = hasty.mcp.sessions.keys();
+      expect(pending).toHaveLength(1);
+      await hasty.mcp.close();
+      expect(hasty.mcp.sessions.keys()).toEqual([]);
     } finally {
       slow.releaseHung();
       slow.state.hang = false;
