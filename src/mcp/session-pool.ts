@@ -1,5 +1,5 @@
 import type { Clock } from '../tool/clock.ts';
-import { transportFailure, type McpSession } from './session.ts';
+import { McpTransportError, transportFailure, type McpSession } from './session.ts';
 
 /**
  * Long-lived MCP sessions, one per key (an agent's binding to a server), reused by every request
@@ -83,7 +83,11 @@ export class SessionPool {
     open: (signal: AbortSignal) => Promise<McpSession>,
     request: (session: McpSession) => Promise<T>,
   ): Promise<{ value: T } | { error: unknown; stale: boolean }> {
-    if (this.#closed) throw new Error('the session pool is closed');
+    if (this.#closed)
+      return {
+        error: new McpTransportError('the Mesh is closing', { delivery: 'not_sent' }),
+        stale: false,
+      };
     const entry = this.#entry(key, open);
     // A session that was open before this request may have gone stale while it waited.
     const reused = entry.session !== undefined;
@@ -101,8 +105,10 @@ export class SessionPool {
         const failed = transportFailure(error);
         // A session whose transport failed is not trusted again; one the server ended is not
         // told so (it answered 404: there is nothing left to DELETE).
-        if (failed) this.#drop(key, entry, failed.sessionExpired ? 'discard' : 'close');
-        return { error, stale: reused && failed !== undefined };
+        // A request its caller cancelled says nothing about the session: it is kept.
+        const broken = failed !== undefined && !failed.cancelled;
+        if (broken) this.#drop(key, entry, failed.sessionExpired ? 'discard' : 'close');
+        return { error, stale: reused && broken };
       }
     } finally {
       entry.inUse--;

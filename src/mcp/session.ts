@@ -68,6 +68,8 @@ export class McpTransportError extends MeshError {
       delivery?: Delivery;
       /** The server answered 404 to the session's id: it ended the session (Streamable HTTP). */
       sessionExpired?: boolean;
+      /** The caller gave up on the request (its signal): the session is not at fault. */
+      cancelled?: boolean;
     },
   ) {
     super(
@@ -76,6 +78,7 @@ export class McpTransportError extends MeshError {
       {
         delivery: options?.delivery ?? 'maybe_sent',
         ...(options?.sessionExpired ? { sessionExpired: true } : {}),
+        ...(options?.cancelled ? { cancelled: true } : {}),
       },
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
@@ -85,11 +88,12 @@ export class McpTransportError extends MeshError {
 /** What a transport failure says about the request that failed (see {@link Delivery}). */
 export function transportFailure(
   error: unknown,
-): { delivery: Delivery; sessionExpired: boolean } | undefined {
+): { delivery: Delivery; sessionExpired: boolean; cancelled: boolean } | undefined {
   if (!hasCode(error, McpTransportError.code)) return undefined;
   return {
     delivery: error.data?.['delivery'] === 'not_sent' ? 'not_sent' : 'maybe_sent',
     sessionExpired: error.data?.['sessionExpired'] === true,
+    cancelled: error.data?.['cancelled'] === true,
   };
 }
 
@@ -135,7 +139,7 @@ const NOT_CONNECTED = new Set([
   'ENETUNREACH',
 ]);
 
-/** The `code` of an error or of any error in its cause chain that is a connect failure. */
+/** Whether an error, or one in its cause chain, is a failure to connect at all. */
 function neverConnected(error: unknown): boolean {
   let at: unknown = error;
   for (let depth = 0; depth < 6 && typeof at === 'object' && at !== null; depth++) {
@@ -146,10 +150,19 @@ function neverConnected(error: unknown): boolean {
   return false;
 }
 
-/** Classifies a failure of a request on an open session (`sessionId`: the one it was sent on). */
-function failure(error: unknown, sessionId: string | undefined): MeshError {
+/**
+ * Classifies a failure of a request on an open session (`sessionId`: the one it was sent on;
+ * `signal`: the caller's, whose abort is the caller's doing, not the session's).
+ */
+function failure(
+  error: unknown,
+  sessionId: string | undefined,
+  signal: AbortSignal | undefined,
+): MeshError {
   if (error instanceof ProtocolError) return new McpProtocolError(error.message, error.code);
   if (isMeshError(error) && !hasCode(error, McpProtocolError.code)) return error;
+  if (signal?.aborted)
+    return new McpTransportError('the request was cancelled', { cause: error, cancelled: true });
   // Streamable HTTP: 404 to a request carrying a session id means the server ended the session
   // and did not process the request; the client starts a new session.
   if (
@@ -185,13 +198,13 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
       },
     },
   });
-  const { signal } = options;
+  const openSignal = options.signal;
   // An abandoned opening also cuts its requests; the signal is never aborted once it is open.
-  const fetch: FetchLike = signal
+  const fetch: FetchLike = openSignal
     ? (url, init) =>
         options.fetch(url, {
           ...init,
-          signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal,
+          signal: init?.signal ? AbortSignal.any([init.signal, openSignal]) : openSignal,
         })
     : options.fetch;
   const transport = new StreamableHTTPClientTransport(new URL(options.url), {
@@ -207,9 +220,9 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
     abandon = () => reject(new Error('the opening was abandoned'));
   });
   void abandoned.catch(() => undefined);
-  signal?.addEventListener('abort', abandon, { once: true });
+  openSignal?.addEventListener('abort', abandon, { once: true });
   try {
-    signal?.throwIfAborted();
+    openSignal?.throwIfAborted();
     const connecting = client.connect(transport, { timeout });
     void connecting.catch(() => undefined);
     await Promise.race([connecting, abandoned]);
@@ -221,7 +234,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
       delivery: 'not_sent',
     });
   } finally {
-    signal?.removeEventListener('abort', abandon);
+    openSignal?.removeEventListener('abort', abandon);
   }
   return {
     protocolVersion: transport.protocolVersion,
@@ -242,7 +255,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
             { timeout, ...(signal ? { signal } : {}) },
           );
         } catch (error) {
-          throw failure(error, transport.sessionId);
+          throw failure(error, transport.sessionId, signal);
         }
         pages++;
         tools.push(...page.tools);
@@ -276,7 +289,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
           { timeout, ...(signal ? { signal } : {}) },
         );
       } catch (error) {
-        throw failure(error, transport.sessionId);
+        throw failure(error, transport.sessionId, signal);
       }
     },
     onToolsChanged(listener) {
