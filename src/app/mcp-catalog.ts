@@ -1,5 +1,5 @@
 import { fingerprint, remoteDefinition } from '../mcp/fingerprint.ts';
-import type { ToolListing } from '../mcp/session.ts';
+import { McpTransportError, type ToolListing } from '../mcp/session.ts';
 import type { JsonObject } from '../model/json.ts';
 import type { Audience } from '../policy/audience.ts';
 import { isLegacyQuery, judgeRemoteTool, remoteToolName } from '../policy/remote-offer.ts';
@@ -33,14 +33,6 @@ export interface CatalogCheck {
   readonly removed: readonly string[];
   readonly pages: number;
   readonly stoppedBecause?: string;
-}
-
-/** A check that did not finish within its deadline. */
-export class CatalogCheckTimeoutError extends MeshError {
-  static readonly code = 'mcp_catalog_timeout';
-  constructor(ms: number) {
-    super(CatalogCheckTimeoutError.code, `the server did not list its tools within ${ms} ms`);
-  }
 }
 
 /** `promise`, or a rejection when `signal` aborts first (what it waits on is left running). */
@@ -143,7 +135,9 @@ export function scheduleCatalogCheck(
   if (runtime.closing.signal.aborted) return Promise.resolve();
   const deadline = runtime.catalogCheckDeadlineMs;
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new CatalogCheckTimeoutError(deadline)), deadline);
+  const timer = setTimeout(() => {
+    timeout.abort(new McpTransportError(`the server did not list its tools within ${deadline} ms`));
+  }, deadline);
   timer.unref();
   const signal = AbortSignal.any([timeout.signal, runtime.closing.signal]);
   const run = checkCatalog(mesh, agentId, provider, undefined, { signal })
