@@ -1,5 +1,5 @@
 import { fingerprint, remoteDefinition } from '../mcp/fingerprint.ts';
-import type { McpSession, ToolListing } from '../mcp/session.ts';
+import { McpTransportError, type ToolListing } from '../mcp/session.ts';
 import type { JsonObject } from '../model/json.ts';
 import type { Audience } from '../policy/audience.ts';
 import { isLegacyQuery, judgeRemoteTool, remoteToolName } from '../policy/remote-offer.ts';
@@ -9,6 +9,7 @@ import {
   listBindings,
   listMcpTools,
   markCatalogReviewed,
+  markCatalogStale,
   recordCatalog,
   recordCatalogError,
   setBindingExclusion,
@@ -19,14 +20,11 @@ import {
   type ToolProviderRecord,
 } from '../store/mcp.ts';
 import { MeshError } from '../tool/errors.ts';
-import { bindingOwner, sessionFor } from './mcp-credentials.ts';
+import { bindingKey, bindingOwner, withSession } from './mcp-credentials.ts';
 import { requireConnection } from './mcp-providers.ts';
 import type { Mesh } from './mesh.ts';
 
 /** A connection's catalog: reading it with fingerprints, and the operator's review of it. */
-
-/** How long a listing without a server-given lifetime counts as fresh: not at all. */
-const DEFAULT_FRESH_MS = 0;
 
 /** What a catalog check found. */
 export interface CatalogCheck {
@@ -37,24 +35,45 @@ export interface CatalogCheck {
   readonly stoppedBecause?: string;
 }
 
+/** `promise`, or a rejection when `signal` aborts first (what it waits on is left running). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /**
- * Lists every page of the server's tools as the agent's account sees them and records the
- * catalog: a changed fingerprint is a changed tool (its legacy-query mark no longer applies).
+ * Lists every page of the server's tools as the agent's account sees them (on the binding's
+ * pooled session) and records the catalog: a changed fingerprint is a changed tool (its
+ * legacy-query mark no longer applies). A failure is recorded on the binding (its error and the
+ * time of the check) and thrown. The listing stays fresh for the server's `ttlMs`, or for the
+ * Mesh's default freshness when the server gave none (or 0).
  */
 export async function checkCatalog(
   mesh: Mesh,
   agentId: string,
   provider: ToolProviderRecord,
   read?: ToolListing,
+  options: { signal?: AbortSignal } = {},
 ): Promise<CatalogCheck> {
-  const own = read ? undefined : await sessionFor(mesh, agentId, provider);
+  const { signal } = options;
   try {
     const before = new Map(
       (await listMcpTools(mesh.db, agentId, provider.id))
         .filter((t) => t.removedAt === null)
         .map((t) => [t.toolName, t.fingerprint]),
     );
-    const listing = read ?? (await (own as McpSession).listTools());
+    const listing =
+      read ??
+      (await (signal
+        ? abortable(
+            withSession(mesh, agentId, provider, (session) => session.listTools(signal), 'always'),
+            signal,
+          )
+        : withSession(mesh, agentId, provider, (session) => session.listTools(), 'always')));
     const tools = new Map<string, { name: string; definition: JsonObject; fingerprint: string }>();
     for (const tool of listing.tools) {
       // A server's text is the outside world's: a credential it echoes is not kept.
@@ -63,7 +82,10 @@ export async function checkCatalog(
       if (!tools.has(tool.name))
         tools.set(tool.name, { name: tool.name, definition, fingerprint: fingerprint(definition) });
     }
-    const freshMs = listing.ttlMs ?? DEFAULT_FRESH_MS;
+    // SEP-2549 makes `ttlMs` required and SDKs send 0 when the server set nothing, so 0 is read
+    // as no lifetime given, not as "never fresh".
+    const freshMs =
+      listing.ttlMs !== undefined && listing.ttlMs > 0 ? listing.ttlMs : mesh.mcp.catalogFreshMs;
     await recordCatalog(
       mesh.db,
       { agentId, providerId: provider.id },
@@ -80,15 +102,66 @@ export async function checkCatalog(
       ...(listing.stoppedBecause ? { stoppedBecause: listing.stoppedBecause } : {}),
     };
   } catch (error) {
-    await recordCatalogError(
-      mesh.db,
-      { agentId, providerId: provider.id },
-      mesh.redactor.text(error instanceof Error ? error.message : 'the listing failed'),
-    );
+    // A check stopped because the Mesh is closing says nothing about the server.
+    if (!mesh.mcp.closing.signal.aborted)
+      await recordCatalogError(
+        mesh.db,
+        { agentId, providerId: provider.id },
+        mesh.redactor.text(error instanceof Error ? error.message : 'the listing failed'),
+      );
     throw error;
-  } finally {
-    await own?.close();
   }
+}
+
+/**
+ * Starts a check of a binding's catalog in the background, unless one is already running for it
+ * (then `again` has one more run after it: a list-changed notice may postdate its listing).
+ * Never rejects: the outcome is recorded on the binding. Each check has its own deadline, so a
+ * server that hangs delays nothing but its own catalog.
+ */
+export function scheduleCatalogCheck(
+  mesh: Mesh,
+  agentId: string,
+  provider: ToolProviderRecord,
+  options: { again?: boolean } = {},
+): Promise<void> {
+  const runtime = mesh.mcp;
+  const key = bindingKey(agentId, provider.id);
+  const running = runtime.checks.get(key);
+  if (running) {
+    if (options.again) runtime.checksAgain.add(key);
+    return running;
+  }
+  if (runtime.closing.signal.aborted) return Promise.resolve();
+  const deadline = runtime.catalogCheckDeadlineMs;
+  const timeout = new AbortController();
+  const timer = setTimeout(() => {
+    timeout.abort(new McpTransportError(`the server did not list its tools within ${deadline} ms`));
+  }, deadline);
+  timer.unref();
+  const signal = AbortSignal.any([timeout.signal, runtime.closing.signal]);
+  const run = checkCatalog(mesh, agentId, provider, undefined, { signal })
+    .then(
+      () => undefined,
+      () => undefined,
+    )
+    .finally(() => {
+      clearTimeout(timer);
+      runtime.checks.delete(key);
+      if (runtime.checksAgain.delete(key)) void scheduleCatalogCheck(mesh, agentId, provider);
+    });
+  runtime.checks.set(key, run);
+  return run;
+}
+
+/**
+ * The server said its tool list changed (on the binding's pooled session): the catalog is stale
+ * from now on, and it is read again in the background.
+ */
+export function catalogChanged(mesh: Mesh, agentId: string, provider: ToolProviderRecord): void {
+  void markCatalogStale(mesh.db, agentId, provider.id)
+    .catch(() => undefined)
+    .then(() => scheduleCatalogCheck(mesh, agentId, provider, { again: true }));
 }
 
 /** A remote tool as an operator reviews it. */

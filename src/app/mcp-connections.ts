@@ -14,7 +14,13 @@ import {
 } from '../store/mcp.ts';
 import { MeshError } from '../tool/errors.ts';
 import { checkCatalog, type CatalogCheck } from './mcp-catalog.ts';
-import { bindingOwner, MCP_OAUTH_KIND, MCP_TOKEN_KIND, oauthStore } from './mcp-credentials.ts';
+import {
+  bindingOwner,
+  closeBindingSession,
+  MCP_OAUTH_KIND,
+  MCP_TOKEN_KIND,
+  oauthStore,
+} from './mcp-credentials.ts';
 import { requireToolProvider } from './mcp-providers.ts';
 import type { Mesh } from './mesh.ts';
 
@@ -56,25 +62,33 @@ export async function connectAgent(
       await secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
       return written;
     });
+    // A session opened with the credential this one replaces is not used again.
+    await closeBindingSession(mesh, agent.id, provider.id);
     const check = await checkCatalog(mesh, agent.id, provider, listing);
     return { binding, check };
   } finally {
+    // The trial session ends with a DELETE: the binding's own session is opened on first use.
     await session.close();
   }
 }
 
-/** Removes the binding and retires its token: the agent has no tools from the provider. */
+/**
+ * Removes the binding and retires its token: the agent has no tools from the provider. Its
+ * pooled session is ended (a DELETE), so the server does not hold it for an agent that left.
+ */
 export async function disconnectAgent(
   mesh: Mesh,
   agent: AgentRecord,
   providerSlug: string,
 ): Promise<boolean> {
   const provider = await requireToolProvider(mesh, providerSlug);
-  return mesh.transaction(async ({ db, secrets }) => {
+  const removed = await mesh.transaction(async ({ db, secrets }) => {
     await secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
     await secrets.retire(bindingOwner(agent.id, provider.id), MCP_OAUTH_KIND);
     return deleteBinding(db, agent.id, provider.id);
   });
+  await closeBindingSession(mesh, agent.id, provider.id);
+  return removed;
 }
 
 /** Where the authorization server sends the operator's browser back, for one binding. */
@@ -139,6 +153,7 @@ export async function finishOAuthConnection(
     await upsertBinding(db, { agentId: agent.id, providerId: provider.id, authKind: 'oauth' });
     await secrets.retire(bindingOwner(agent.id, provider.id), MCP_TOKEN_KIND);
   });
+  await closeBindingSession(mesh, agent.id, provider.id);
   const check = await checkCatalog(mesh, agent.id, provider);
   return { agent, provider, check };
 }

@@ -1,9 +1,11 @@
 import { createGuardedFetch } from '../mcp/guarded-fetch.ts';
 import { accessToken, type OAuthState, type OAuthStateStore } from '../mcp/oauth.ts';
+import type { ResendRule } from '../mcp/session-pool.ts';
 import { openMcpSession, type McpSession } from '../mcp/session.ts';
-import { markCatalogStale, type ToolProviderRecord } from '../store/mcp.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';
+import type { ToolProviderRecord } from '../store/mcp.ts';
 import { MeshError } from '../tool/errors.ts';
+import { catalogChanged } from './mcp-catalog.ts';
 import type { Mesh } from './mesh.ts';
 
 /**
@@ -16,9 +18,14 @@ export const MCP_TOKEN_KIND = 'mcp_access_token';
 /** The secret kind of a binding's OAuth state (tokens, client, discovery), sealed as one. */
 export const MCP_OAUTH_KIND = 'mcp_oauth_state';
 
+/** The key of an agent's binding to a provider: its secrets' owner id, its pooled session. */
+export function bindingKey(agentId: string, providerId: string): string {
+  return `${agentId}:${providerId}`;
+}
+
 /** The secret owner of an agent's binding to a provider. */
 export function bindingOwner(agentId: string, providerId: string) {
-  return { ownerType: 'agent_tool_provider' as const, ownerId: `${agentId}:${providerId}` };
+  return { ownerType: 'agent_tool_provider' as const, ownerId: bindingKey(agentId, providerId) };
 }
 
 /** What an OAuth binding keeps, sealed as one secret: the flow's state and its redirect URL. */
@@ -128,10 +135,11 @@ export async function credentialFor(
 }
 
 /** Opens a connection as the agent's own account: its token, its guarded egress. */
-export async function sessionFor(
+async function openSessionFor(
   mesh: Mesh,
   agentId: string,
   provider: ToolProviderRecord,
+  signal: AbortSignal,
 ): Promise<McpSession> {
   const fetch = createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp });
   const session = await openMcpSession({
@@ -141,10 +149,35 @@ export async function sessionFor(
     onUnauthorized: () => expireOAuthToken(mesh, agentId, provider.id),
     fetch,
     timeoutMs: provider.requestTimeoutMs,
+    signal,
   });
-  // A list-changed notification makes the next look re-read the catalog.
-  session.onToolsChanged(() => {
-    markCatalogStale(mesh.db, agentId, provider.id).catch(() => undefined);
-  });
+  // A list-changed notification makes the catalog stale and has it read again, off any call.
+  session.onToolsChanged(() => catalogChanged(mesh, agentId, provider));
   return session;
+}
+
+/**
+ * Runs `request` on the binding's pooled session, as the agent's own account: one session per
+ * binding and Mesh, opened on first use and reused by every call and catalog check after it.
+ * `resend` says whether a request that failed on a session the server dropped may be sent once
+ * more on a fresh one (see {@link ResendRule}).
+ */
+export function withSession<T>(
+  mesh: Mesh,
+  agentId: string,
+  provider: ToolProviderRecord,
+  request: (session: McpSession) => Promise<T>,
+  resend: ResendRule,
+): Promise<T> {
+  return mesh.mcp.sessions.use(
+    bindingKey(agentId, provider.id),
+    (signal) => openSessionFor(mesh, agentId, provider, signal),
+    request,
+    resend,
+  );
+}
+
+/** Ends the binding's pooled session, if one is open (a `DELETE` to the server). */
+export function closeBindingSession(mesh: Mesh, agentId: string, providerId: string) {
+  return mesh.mcp.sessions.close(bindingKey(agentId, providerId));
 }

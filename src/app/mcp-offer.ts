@@ -8,7 +8,7 @@ import {
 import type { Withheld } from '../policy/offer.ts';
 import { listBindings, listMcpTools } from '../store/mcp.ts';
 import type { Definition } from '../tool/definition.ts';
-import { checkCatalog } from './mcp-catalog.ts';
+import { scheduleCatalogCheck } from './mcp-catalog.ts';
 import { checkedDefinition } from './mcp-remote-definition.ts';
 import type { Mesh } from './mesh.ts';
 
@@ -19,41 +19,47 @@ export interface RemoteOffer {
 }
 
 /**
- * The remote definitions of an agent's bindings for one conversation. Catalogs past their
- * freshness are re-checked first; a binding whose check fails offers nothing this turn.
+ * The remote definitions of an agent's bindings for one conversation, built from the catalogs as
+ * last recorded: nothing here waits for a server. A catalog past its freshness (or whose last
+ * check failed) is re-checked in the background, every binding on its own, and its tools are
+ * offered as last seen with effect semantics meanwhile: a definition not confirmed within its
+ * freshness cannot be trusted to be unchanged, so none keeps query semantics. A binding whose
+ * last check failed, or whose catalog was never read, offers nothing on a turn and says why; an
+ * operator's explicit call (`last_seen`) still uses what was last seen, as effects.
  */
 export async function remoteOffer(
   mesh: Mesh,
   agentId: string,
   scope: RemoteScope & {
     /**
-     * When a catalog cannot be re-checked: `withhold` its tools (a turn), or use them as last
-     * seen with effect semantics (an operator's explicit call: no definition can be trusted to
-     * be unchanged, so none keeps query semantics).
+     * When a catalog's last check failed: `withhold` its tools (a turn), or use them as last
+     * seen with effect semantics (an operator's explicit call).
      */
     onCheckFailure?: 'withhold' | 'last_seen';
   },
 ): Promise<RemoteOffer> {
   const definitions: Definition[] = [];
   const withheld: Withheld[] = [];
-  for (const binding of await listBindings(mesh.db, agentId)) {
+  const bindings = await listBindings(mesh.db, agentId);
+  const tools = await Promise.all(
+    bindings.map((b) => listMcpTools(mesh.db, agentId, b.provider.id)),
+  );
+  bindings.forEach((binding, index) => {
     const provider = binding.provider;
     const inScope = bindingInScope(binding, scope);
-    let unchecked = false;
-    if (inScope && catalogStale(binding, mesh.clock.now())) {
-      try {
-        await checkCatalog(mesh, agentId, provider);
-      } catch (error) {
-        if (scope.onCheckFailure !== 'last_seen') {
-          withheld.push(
-            unreadableCatalog(provider.slug, error instanceof Error ? error.message : 'failure'),
-          );
-          continue;
-        }
-        unchecked = true;
-      }
+    const failed = binding.catalogError !== null;
+    const stale = catalogStale(binding, mesh.clock.now());
+    if (inScope && (stale || failed)) void scheduleCatalogCheck(mesh, agentId, provider);
+    if (inScope && binding.catalogCheckedAt === null) {
+      withheld.push(unreadableCatalog(provider.slug, 'it has not been listed yet'));
+      return;
     }
-    for (const tool of await listMcpTools(mesh.db, agentId, provider.id)) {
+    if (inScope && failed && scope.onCheckFailure !== 'last_seen') {
+      withheld.push(unreadableCatalog(provider.slug, binding.catalogError ?? 'failure'));
+      return;
+    }
+    const unconfirmed = stale || failed;
+    for (const tool of tools[index] ?? []) {
       const verdict = judgeRemoteTool(provider.slug, binding, tool, inScope);
       if ('absent' in verdict) continue;
       if ('withhold' in verdict) {
@@ -63,7 +69,7 @@ export async function remoteOffer(
       const checked = checkedDefinition(
         mesh,
         provider,
-        unchecked ? { ...tool, legacyQueryFingerprint: null } : tool,
+        unconfirmed ? { ...tool, legacyQueryFingerprint: null } : tool,
       );
       if ('refused' in checked) {
         withheld.push({
@@ -74,6 +80,6 @@ export async function remoteOffer(
       }
       definitions.push(checked.definition);
     }
-  }
+  });
   return { definitions, withheld };
 }

@@ -1,5 +1,5 @@
 import { EgressRefusedError } from '../mcp/guarded-fetch.ts';
-import { McpProtocolError, type McpSession } from '../mcp/session.ts';
+import { McpProtocolError, transportFailure } from '../mcp/session.ts';
 import type { JsonSchema } from '../model/json.ts';
 import { isLegacyQuery, remoteToolName } from '../policy/remote-offer.ts';
 import type { McpToolRecord, ToolProviderRecord } from '../store/mcp.ts';
@@ -8,7 +8,7 @@ import type { Definition, ToolHandler } from '../tool/definition.ts';
 import { hasCode, ToolUnavailableError } from '../tool/errors.ts';
 import { createRegistry } from '../tool/registry.ts';
 import { toOutput } from './mcp-content.ts';
-import { sessionFor } from './mcp-credentials.ts';
+import { withSession } from './mcp-credentials.ts';
 import type { Mesh } from './mesh.ts';
 
 /** A catalog row as a definition the executor runs: the call goes to the server as the agent. */
@@ -20,26 +20,30 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
   const inputSchema = (remote['inputSchema'] as JsonSchema | undefined) ?? { type: 'object' };
   const outputSchema = remote['outputSchema'] as JsonSchema | undefined;
   const execute: ToolHandler = async (ctx, args) => {
-    let session: McpSession;
     try {
-      session = await sessionFor(mesh, ctx.agentId, provider);
-    } catch (error) {
-      // Nothing was sent: even an effect did not act. Query semantics may say "unavailable".
-      if (query) throw new ToolUnavailableError(`${provider.slug} could not be reached`);
-      throw error;
-    }
-    try {
-      const result = await session.callTool(tool.toolName, args, ctx.signal);
+      // The binding's pooled session; a call is sent again only when it provably never reached
+      // the server (the session had ended, or no connection could be made): an effect must not
+      // repeat.
+      const result = await withSession(
+        mesh,
+        ctx.agentId,
+        provider,
+        (session) => session.callTool(tool.toolName, args, ctx.signal),
+        'not_sent',
+      );
       return toOutput(result, outputSchema ? outputChecker(outputSchema) : undefined);
     } catch (error) {
       if (hasCode(error, McpProtocolError.code))
         return { text: `${provider.slug} refused the call: ${error.message}`, isError: true };
       if (hasCode(error, EgressRefusedError.code)) throw error;
+      // Nothing was sent: even an effect did not act. Query semantics may say "unavailable".
+      if (transportFailure(error)?.delivery === 'not_sent') {
+        if (query) throw new ToolUnavailableError(`${provider.slug} could not be reached`);
+        throw error;
+      }
       // The request may have reached the server: only a query may be reported as unavailable.
       if (query) throw new ToolUnavailableError(`${provider.slug} did not answer`);
       throw error;
-    } finally {
-      await session.close();
     }
   };
   const description =

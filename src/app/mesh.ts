@@ -23,7 +23,7 @@ import type { RetryPolicy } from '../providers/retry-policy.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
-import { createMcpRuntime, type McpRuntime } from './mcp-runtime.ts';
+import { createMcpRuntime, type McpRuntime, type McpRuntimeOptions } from './mcp-runtime.ts';
 import { createRedactor, type Redactor } from '../tool/redaction.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
@@ -35,7 +35,10 @@ export interface Mesh {
   readonly secrets: SecretStore;
   /** Where this Mesh reads the time: freshness, token expiry, retry deadlines. Tests move it. */
   readonly clock: Clock;
-  /** Remote MCP's in-memory state: OAuth stores and checked definitions, per Mesh. */
+  /**
+   * Remote MCP's in-memory state, per Mesh: OAuth stores, checked definitions, the pooled
+   * sessions and the background catalog checks (ended when the Mesh closes).
+   */
   readonly mcp: McpRuntime;
   /**
    * Every secret this process has captured or revealed, removed from whatever comes back from
@@ -99,6 +102,8 @@ export interface AssembleOptions {
   readonly modelRetry?: Partial<RetryPolicy>;
   /** The clock this Mesh reads; the system clock unless a test hands in a manual one. */
   readonly clock?: Clock;
+  /** Remote MCP's session idle time and catalog freshness (tests shorten them). */
+  readonly mcp?: McpRuntimeOptions;
 }
 
 /** Wires a Mesh over an open, migrated database (tests pass their own). */
@@ -112,11 +117,12 @@ export function assembleMesh(
   const redactor = createRedactor();
   const secrets = createSecretStore(secretRows(db), instanceKey, { redactor });
   const clock = options.clock ?? systemClock;
+  const mcp = createMcpRuntime(clock, options.mcp);
   return {
     secrets,
     clock,
     db,
-    mcp: createMcpRuntime(),
+    mcp,
     redactor,
     catalog: loaded,
     ledger: new RunLedger(runStore(db), { redactor }),
@@ -156,7 +162,12 @@ export function assembleMesh(
           secrets: createSecretStore(secretRows(joined), instanceKey, { redactor }),
         });
       }),
-    close: () => db.close(),
+    // Sessions are ended (a DELETE each) and background checks stopped before the database
+    // they record into goes away.
+    close: async () => {
+      await mcp.close();
+      await db.close();
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import {
   Client,
   ProtocolError,
+  SdkHttpError,
   StreamableHTTPClientTransport,
   type CallToolResult,
   type FetchLike,
@@ -34,6 +35,8 @@ export interface ToolListing {
 export interface McpSession {
   /** The negotiated protocol version. */
   readonly protocolVersion: string | undefined;
+  /** The server's `Mcp-Session-Id`, when it keeps sessions (a stateless server has none). */
+  readonly sessionId: string | undefined;
   listTools(signal?: AbortSignal): Promise<ToolListing>;
   callTool(
     name: string,
@@ -42,15 +45,62 @@ export interface McpSession {
   ): Promise<CallToolResult>;
   /** Called when the server says its tool list changed. */
   onToolsChanged(listener: () => void): void;
+  /**
+   * Ends the session: an HTTP `DELETE` with its id (so the server can free it; waited for at most
+   * {@link TERMINATE_WAIT_MS}), then the connection is closed.
+   */
   close(): Promise<void>;
+  /** Closes the connection without a `DELETE`: for a session the server no longer knows. */
+  discard(): Promise<void>;
 }
+
+/** How long closing a session waits for the server to answer its `DELETE`. */
+export const TERMINATE_WAIT_MS = 5_000;
+
+/**
+ * Whether a failed request could have reached the server. `not_sent`: it certainly did not act
+ * (no connection could be made, or the server refused the session before reading the request),
+ * so even a tool call may be sent again. `maybe_sent`: it may have acted; a call is never re-sent.
+ */
+export type Delivery = 'not_sent' | 'maybe_sent';
 
 /** A transport-level failure: the server could not be reached or did not answer in MCP. */
 export class McpTransportError extends MeshError {
   static readonly code = 'mcp_transport_failed';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(McpTransportError.code, message, undefined, options);
+  constructor(
+    message: string,
+    options?: {
+      cause?: unknown;
+      delivery?: Delivery;
+      /** The server answered 404 to the session's id: it ended the session (Streamable HTTP). */
+      sessionExpired?: boolean;
+      /** The caller gave up on the request (its signal): the session is not at fault. */
+      cancelled?: boolean;
+    },
+  ) {
+    super(
+      McpTransportError.code,
+      message,
+      {
+        delivery: options?.delivery ?? 'maybe_sent',
+        ...(options?.sessionExpired ? { sessionExpired: true } : {}),
+        ...(options?.cancelled ? { cancelled: true } : {}),
+      },
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
   }
+}
+
+/** What a transport failure says about the request that failed (see {@link Delivery}). */
+export function transportFailure(
+  error: unknown,
+): { delivery: Delivery; sessionExpired: boolean; cancelled: boolean } | undefined {
+  if (!hasCode(error, McpTransportError.code)) return undefined;
+  return {
+    delivery: error.data?.['delivery'] === 'not_sent' ? 'not_sent' : 'maybe_sent',
+    sessionExpired: error.data?.['sessionExpired'] === true,
+    cancelled: error.data?.['cancelled'] === true,
+  };
 }
 
 /** The server answered a request with a JSON-RPC error. */
@@ -76,6 +126,8 @@ export interface SessionOptions {
   /** The egress-guarded fetch of this connection (DNS resolved once and pinned). */
   readonly fetch: FetchLike;
   readonly timeoutMs?: number;
+  /** Abandons the opening (the session is no longer wanted): connecting fails at once. */
+  readonly signal?: AbortSignal;
   /** How the connection authenticates (names a refused credential); from `token` when unsaid. */
   readonly credential?: CredentialKind;
 }
@@ -86,13 +138,60 @@ function describe(error: unknown): string {
   return 'unknown failure';
 }
 
-/** Classifies a failure of a request on an open session. */
-function failure(error: unknown, credential: CredentialKind, timeoutMs: number): MeshError {
+/** Socket errors raised before a request could be written: nothing reached the server. */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+/** Whether an error, or one in its cause chain, is a failure to connect at all. */
+function neverConnected(error: unknown): boolean {
+  let at: unknown = error;
+  for (let depth = 0; depth < 6 && typeof at === 'object' && at !== null; depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && NOT_CONNECTED.has(code)) return true;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Classifies a failure of a request on an open session (`sessionId`: the one it was sent on;
+ * `signal`: the caller's, whose abort is the caller's doing, not the session's).
+ */
+function failure(
+  error: unknown,
+  sessionId: string | undefined,
+  signal: AbortSignal | undefined,
+  named: { readonly credential: CredentialKind; readonly timeoutMs: number },
+): MeshError {
   if (error instanceof ProtocolError) return new McpProtocolError(error.message, error.code);
   if (isMeshError(error) && !hasCode(error, McpProtocolError.code)) return error;
+  if (signal?.aborted)
+    return new McpTransportError('the request was cancelled', { cause: error, cancelled: true });
+  // Streamable HTTP: 404 to a request carrying a session id means the server ended the session
+  // and did not process the request; the client starts a new session.
+  if (
+    sessionId !== undefined &&
+    error instanceof SdkHttpError &&
+    (error.data as { status?: unknown } | undefined)?.status === 404
+  )
+    return new McpTransportError('the server ended the session', {
+      cause: error,
+      delivery: 'not_sent',
+      sessionExpired: true,
+    });
   const why =
-    describeTimeout(error, timeoutMs) ?? describeHttpFailure(error, credential) ?? describe(error);
-  return new McpTransportError(why, { cause: error });
+    describeTimeout(error, named.timeoutMs) ??
+    describeHttpFailure(error, named.credential) ??
+    describe(error);
+  return new McpTransportError(why, {
+    cause: error,
+    delivery: neverConnected(error) ? 'not_sent' : 'maybe_sent',
+  });
 }
 
 /**
@@ -112,8 +211,17 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
       },
     },
   });
+  const openSignal = options.signal;
+  // An abandoned opening also cuts its requests; the signal is never aborted once it is open.
+  const fetch: FetchLike = openSignal
+    ? (url, init) =>
+        options.fetch(url, {
+          ...init,
+          signal: init?.signal ? AbortSignal.any([init.signal, openSignal]) : openSignal,
+        })
+    : options.fetch;
   const transport = new StreamableHTTPClientTransport(new URL(options.url), {
-    fetch: options.fetch,
+    fetch,
     authProvider: {
       token: options.token,
       ...(options.onUnauthorized ? { onUnauthorized: options.onUnauthorized } : {}),
@@ -121,23 +229,43 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
   });
   const timeout = options.timeoutMs ?? 60_000;
   // Requests on an open session were authorized once; a refusal later is of the same credential.
-  const credential: CredentialKind = options.credential ?? 'bearer';
+  const named = { credential: options.credential ?? ('bearer' as const), timeoutMs: timeout };
+  let abandon = () => {};
+  const abandoned = new Promise<never>((_, reject) => {
+    abandon = () => reject(new Error('the opening was abandoned'));
+  });
+  void abandoned.catch(() => undefined);
+  openSignal?.addEventListener('abort', abandon, { once: true });
   try {
-    await client.connect(transport, { timeout });
+    openSignal?.throwIfAborted();
+    const connecting = client.connect(transport, { timeout });
+    void connecting.catch(() => undefined);
+    await Promise.race([connecting, abandoned]);
   } catch (error) {
     await client.close().catch(() => undefined);
     const presented =
       options.credential ??
       ((await options.token().catch(() => undefined)) === undefined ? 'none' : 'bearer');
-    const why = await describeConnectFailure(
-      error,
-      { url: options.url, fetch: options.fetch, credential: presented, timeoutMs: timeout },
-      describe(error),
-    );
-    throw new McpTransportError(`could not connect: ${why}`, { cause: error });
+    const why = openSignal?.aborted
+      ? describe(error)
+      : await describeConnectFailure(
+          error,
+          { url: options.url, fetch: options.fetch, credential: presented, timeoutMs: timeout },
+          describe(error),
+        );
+    // Opening sends no tool call: whatever failed, no call of the caller's reached the server.
+    throw new McpTransportError(`could not connect: ${why}`, {
+      cause: error,
+      delivery: 'not_sent',
+    });
+  } finally {
+    openSignal?.removeEventListener('abort', abandon);
   }
   return {
     protocolVersion: transport.protocolVersion,
+    get sessionId() {
+      return transport.sessionId;
+    },
     async listTools(signal) {
       const tools: Tool[] = [];
       let cursor: string | undefined;
@@ -152,7 +280,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
             { timeout, ...(signal ? { signal } : {}) },
           );
         } catch (error) {
-          throw failure(error, credential, timeout);
+          throw failure(error, transport.sessionId, signal, named);
         }
         pages++;
         tools.push(...page.tools);
@@ -186,13 +314,26 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
           { timeout, ...(signal ? { signal } : {}) },
         );
       } catch (error) {
-        throw failure(error, credential, timeout);
+        throw failure(error, transport.sessionId, signal, named);
       }
     },
     onToolsChanged(listener) {
       listeners.push(listener);
     },
     async close() {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        transport.terminateSession().catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, TERMINATE_WAIT_MS);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+      // Closing aborts whatever is still in flight, a DELETE left unanswered included.
+      await client.close().catch(() => undefined);
+    },
+    async discard() {
       await client.close().catch(() => undefined);
     },
   };
