@@ -6,12 +6,11 @@
  *
  * Two Mesh figures, since they differ in kind:
  *  - the executor path: the remote definition run by `execute` (decode and validate the
- *    arguments, open the agent's session with its credential, call, type the result);
+ *    arguments, the call on the binding's pooled session as the agent's account, type the result);
  *  - the operator call: `callToolAsOperator`, what `mesh tools call` runs — the offer is
  *    computed, and the call is a durable run (run, commit stamp, observation, settle) on the
- *    embedded PGlite in a data directory, as `mesh` keeps it. Computing the offer re-reads the
- *    catalog first (a session and a tools/list): server-everything gives its listing no `ttlMs`,
- *    and Mesh counts such a listing fresh for no time at all.
+ *    embedded PGlite in a data directory, as `mesh` keeps it. The offer comes from the recorded
+ *    catalog (a stale one is re-read in the background, never on the call's path).
  * A reference line, the direct client opening a new session for each call, shows what a session
  * costs on its own. The variants are measured in interleaved rounds, so load from other work on
  * the machine falls on all of them alike.
@@ -170,7 +169,7 @@ try {
     );
   }
   console.log(
-    'target: Mesh / direct (one session) <= 1.3x (medians); the operator call includes a catalog re-read (no ttlMs given)',
+    'target: Mesh / direct (one session) <= 1.3x (medians) for the executor path; the operator call adds a durable run on embedded PGlite',
   );
 } finally {
   await direct.close().catch(() => undefined);

@@ -142,14 +142,25 @@ async function openSessionFor(
   signal: AbortSignal,
 ): Promise<McpSession> {
   const fetch = createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp });
+  // A bearer token is read once for the session: connecting the binding with another credential
+  // ends its session. An OAuth access token is read per request, refreshed when it expires.
+  const bearer = await mesh.secrets.reveal({
+    ...bindingOwner(agentId, provider.id),
+    kind: MCP_TOKEN_KIND,
+  });
+  const oauth = bearer === undefined && (await oauthStore(mesh, agentId, provider.id).read());
   const session = await openMcpSession({
     url: provider.url,
-    token: () => credentialFor(mesh, agentId, provider, fetch),
+    token:
+      bearer === undefined
+        ? () => credentialFor(mesh, agentId, provider, fetch)
+        : async () => bearer,
     // A refused OAuth access token is refreshed before the one retry; a bearer token is not.
     onUnauthorized: () => expireOAuthToken(mesh, agentId, provider.id),
     fetch,
     timeoutMs: provider.requestTimeoutMs,
     signal,
+    credential: bearer !== undefined ? 'bearer' : oauth ? 'oauth' : 'none',
   });
   // A list-changed notification makes the catalog stale and has it read again, off any call.
   session.onToolsChanged(() => catalogChanged(mesh, agentId, provider));
