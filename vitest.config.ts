@@ -38,7 +38,7 @@ export default defineConfig({
     setupFiles: ['test/setup/seed.ts'],
     sequence: { sequencer: LongestFirst },
     // Vitest would use one worker on a two-core machine; most files wait on processes, sockets and
-    // databases rather than the CPU, so two run side by side.
-    maxWorkers: 2,
+    // databases rather than the CPU, so three run side by side.
+    maxWorkers: 3,
   },
 });

@@ -16,6 +16,10 @@ const bindingOptions = {
   provider: { type: 'string' },
 } as const;
 
+function isoTime(at: Date | string | null): string {
+  return at === null ? 'an unknown time' : new Date(at).toISOString();
+}
+
 function need(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`${flag} is required`);
   return value;
@@ -86,7 +90,7 @@ const list: Subcommand = async (args, io) => {
         rows,
         empty: `${agent.name} has no MCP connections.`,
         line: (r) =>
-          `${r.provider}  ${r.url}  ${r.auth}${r.excluded.length ? `  excluded: ${r.excluded.join(', ')}` : ''}${r.catalog_error ? `  last check failed: ${r.catalog_error}` : ''}`,
+          `${r.provider}  ${r.url}  ${r.auth}${r.excluded.length ? `  excluded: ${r.excluded.join(', ')}` : ''}${r.catalog_error ? `  last check failed at ${isoTime(r.catalog_checked_at)}: ${r.catalog_error}` : ''}`,
       });
       return 0;
     }
@@ -232,7 +236,10 @@ const catalog: Subcommand = async (args, io) => {
     );
     return 0;
   }
-  if (view.binding.catalogError) io.out(`last check failed: ${view.binding.catalogError}`);
+  if (view.binding.catalogError)
+    io.out(
+      `last check failed at ${isoTime(view.binding.catalogCheckedAt)}: ${view.binding.catalogError}`,
+    );
   for (const t of view.tools)
     io.out(
       `${t.tool.padEnd(40)} ${t.status.padEnd(8)} ${t.semantics.padEnd(6)} ${t.fingerprint.slice(0, 16)}${t.withheldReason ? `  withheld: ${t.withheldReason}` : ''}`,

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { freshMeshHome } from '../support/cli.ts';
+import { freshMeshHome, serveIn, type ServeProcess } from '../support/cli.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 
 const home = freshMeshHome('mesh-mcp-cli-');
@@ -19,13 +19,20 @@ async function mesh(...argv: string[]): Promise<{ code: number; out: string; err
   return { code, out, err };
 }
 
+/*
+ * The commands run beside a `mesh serve` holding the home, as an operator's do: each is sent to
+ * the server over its socket instead of opening the embedded database itself (a second apiece).
+ */
 describe('mesh mcp and tools call on a remote tool', () => {
   let server: FakeMcpServer;
+  let serve: ServeProcess;
   const saved = { home: process.env['MESH_HOME'], url: process.env['DATABASE_URL'] };
 
   beforeAll(async () => {
     process.env['MESH_HOME'] = home;
     process.env['DATABASE_URL'] = '';
+    serve = serveIn(home, '--port', '0');
+    await serve.waitFor(/^URL: /);
     server = await startFakeMcpServer({
       acceptedTokens: new Set([TOKEN]),
       tools: [
@@ -50,6 +57,8 @@ describe('mesh mcp and tools call on a remote tool', () => {
   });
 
   afterAll(async () => {
+    serve.child.kill('SIGTERM');
+    await serve.exited;
     await server.close();
     process.env['MESH_HOME'] = saved.home;
     process.env['DATABASE_URL'] = saved.url;

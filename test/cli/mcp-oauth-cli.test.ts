@@ -22,6 +22,7 @@ describe('mesh mcp oauth and request timeouts from the CLI', () => {
   let oauth: FakeOAuth;
   let serve: ServeProcess;
   let url: string;
+  let closed = false;
 
   beforeAll(async () => {
     oauth = await startFakeOAuth({ accessTokenTtl: 3600 });
@@ -31,7 +32,7 @@ describe('mesh mcp oauth and request timeouts from the CLI', () => {
   afterAll(async () => {
     serve.child.kill('SIGTERM');
     await serve.exited;
-    await oauth.close();
+    if (!closed) await oauth.close();
     rmSync(home, { recursive: true, force: true });
   });
 
@@ -94,5 +95,22 @@ describe('mesh mcp oauth and request timeouts from the CLI', () => {
     ) as { provider: string; auth: string }[];
     expect(connections).toEqual([expect.objectContaining({ provider: 'secure', auth: 'oauth' })]);
     for (const secret of oauth.issuedSecrets) expect(out + err).not.toContain(secret);
+
+    // The server goes away: a check fails, and the connection shows when and why.
+    await oauth.close();
+    closed = true;
+    const refresh = await mesh(
+      'mcp',
+      'catalog',
+      '--agent',
+      'ada',
+      '--provider',
+      'secure',
+      '--refresh',
+    );
+    expect(refresh.code).not.toBe(0);
+    expect((await mesh('mcp', 'list', '--agent', 'ada')).stdout).toMatch(
+      /last check failed at \d{4}-\d\d-\d\dT[\d:.]+Z: could not connect: /,
+    );
   }, 60_000);
 });

@@ -27,6 +27,8 @@ export interface CampaignOptions {
   readonly runs: number;
   /** Keep adding runs until at least this many children were killed. */
   readonly minKills: number;
+  /** Kill no more children than this: later ones run to the end (a short smoke run). */
+  readonly maxKills?: number;
   readonly seed?: number;
   readonly log?: (line: string) => void;
 }
@@ -191,7 +193,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   const parallel = pgFresh ? 3 : 1;
   const slot = async (): Promise<void> => {
     while (!done) {
-      const timerKill = next() < 0.25;
+      const killing = kills < (options.maxKills ?? Number.POSITIVE_INFINITY);
+      const timerKill = killing && next() < 0.25;
       const point = POINTS[Math.floor(next() * POINTS.length)] ?? 'after_record';
       const spawnedAt = Date.now();
       const outcome = await runChild(
@@ -200,7 +203,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
           ...dbEnv,
           COUNTER_URL: counter.url,
           LEASE_MS: '300',
-          ...(timerKill ? {} : { KILL_POINT: point, KILL_NTH: String(1 + Math.floor(next() * 6)) }),
+          ...(timerKill || !killing
+            ? {}
+            : { KILL_POINT: point, KILL_NTH: String(1 + Math.floor(next() * 6)) }),
         },
         timerKill ? 100 + Math.floor(next() * 600) : undefined,
       );

