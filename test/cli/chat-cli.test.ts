@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshMeshHome, meshIn } from '../support/cli.ts';
+import { freshMeshHome, meshIn, serveIn, type ServeProcess } from '../support/cli.ts';
 import {
   startFakeChatCompletions,
   type FakeChatCompletions,
@@ -11,12 +11,18 @@ const home = freshMeshHome('mesh-chat-cli-');
 const mesh = meshIn(home);
 const KEY = 'sk-cli-canary-0123456789';
 
+// Beside a running `mesh serve`, as an operator runs it: the commands' work goes to the server.
 describe('mesh chat against an OpenAI-compatible server on loopback', () => {
   let fake: FakeChatCompletions;
+  let serve: ServeProcess;
   beforeAll(async () => {
     fake = await startFakeChatCompletions();
-  });
+    serve = serveIn(home, '--port', '0');
+    await serve.waitFor(/^URL: /);
+  }, 60_000);
   afterAll(async () => {
+    serve.child.kill('SIGTERM');
+    await serve.exited;
     await fake.close();
     rmSync(home, { recursive: true, force: true });
   });
