@@ -239,6 +239,33 @@ export function withheldTools(tools: readonly CatalogEntry[]): { tool: string; r
   );
 }
 
+/** What a mapped remote tool name stands for: the server's own name, on which provider. */
+export interface RemoteNameOrigin {
+  readonly provider: string;
+  readonly tool: string;
+}
+
+/**
+ * The agent's remote tool names that are not the plain `<slug>__<name>` (a server name outside
+ * the provider-safe set, mapped with a hash tag), each with the name the server gave it: what a
+ * run view shows beside a call, so the mapping reads back. Tools since removed are included.
+ */
+export async function mappedRemoteNames(
+  mesh: Mesh,
+  agentId: string,
+): Promise<ReadonlyMap<string, RemoteNameOrigin>> {
+  const mapped = new Map<string, RemoteNameOrigin>();
+  for (const binding of await listBindings(mesh.db, agentId)) {
+    const slug = binding.provider.slug;
+    for (const row of await listMcpTools(mesh.db, agentId, binding.provider.id)) {
+      const name = remoteToolName(slug, row.toolName);
+      if (name !== `${slug}__${row.toolName}`)
+        mapped.set(name, { provider: slug, tool: row.toolName });
+    }
+  }
+  return mapped;
+}
+
 /** The binding's catalog with fingerprints and what changed since the operator last reviewed. */
 export async function catalogView(
   mesh: Mesh,

@@ -1,3 +1,4 @@
+import { mappedRemoteNames } from '../../app/mcp-catalog.ts';
 import { requireAgent } from '../../app/agents.ts';
 import {
   getAgent,
@@ -90,11 +91,12 @@ export const chatRoutes: readonly UiRoute[] = [
       const id = params['run'] ?? '';
       const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
       if (!run) throw new MeshError('run_not_found', 'no run with that id');
-      const [agent, steps] = await Promise.all([
+      const [agent, steps, mapped] = await Promise.all([
         getAgent(mesh, run.agentId),
         mesh.ledger.steps(run.id),
+        mappedRemoteNames(mesh, run.agentId),
       ]);
-      return { page: runPage(session, agent, run, steps) };
+      return { page: runPage(session, agent, run, steps, mapped) };
     },
   },
   {

@@ -1,3 +1,4 @@
+import type { RemoteNameOrigin } from '../../app/mcp-catalog.ts';
 import type {
   AgentRecord,
   ConversationRecord,
@@ -153,7 +154,7 @@ function artifactList(runId: string, raw: unknown): Html | '' {
       </ul>`;
 }
 
-function stepBody(step: StepRecord): Html {
+function stepBody(step: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin>): Html {
   const data: Readonly<Record<string, unknown>> = 'data' in step ? step.data : {};
   switch (step.kind) {
     case 'model_request': {
@@ -191,15 +192,18 @@ function stepBody(step: StepRecord): Html {
       return html`${str(data['content']) ? html`<p class="body">${str(data['content'])}</p>` : ''}
       ${calls.length > 0 ? html`<p>Calls ${calls.map((c) => html`<code class="tool">${c.name}</code> `)}</p>` : ''}`;
     }
-    case 'tool_call':
+    case 'tool_call': {
+      const origin = step.toolName ? mapped.get(step.toolName) : undefined;
       return html`<p>
           <code class="tool">${step.toolName ?? '?'}</code>
+          ${origin ? html`<span class="muted">(${origin.provider}’s <code>${origin.tool}</code>)</span>` : ''}
           <span class="badge ${step.effect?.class ?? ''}">${step.effect?.class ?? ''}</span>
           ${step.effect?.replay ?? ''}
           <span class="muted">call ${step.callId ?? '?'}</span>
         </p>
         ${step.committedAt ? html`<p class="commit">Commit stamp ${time(step.committedAt)}</p>` : ''}
         <pre>${step.arguments ?? ''}</pre>`;
+    }
     case 'observation': {
       const o = step.observation ?? {};
       const truncated = o['truncated'] as { artifactId?: string; totalBytes?: number } | undefined;
@@ -230,6 +234,8 @@ export function runPage(
   agent: AgentRecord | undefined,
   run: RunRecord,
   steps: readonly StepRecord[],
+  /** Remote tool names mapped from the server's own (see `mappedRemoteNames`). */
+  mapped: ReadonlyMap<string, RemoteNameOrigin> = new Map(),
 ): string {
   return layout(
     `Run ${run.id.slice(0, 8)}`,
@@ -278,7 +284,7 @@ export function runPage(
                 <span class="status ${s.status}">${s.status}</span>
                 <span class="muted">${time(s.startedAt)}</span>
               </div>
-              ${stepBody(s)}
+              ${stepBody(s, mapped)}
             </li>`,
         )}
       </ol>`,
