@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { freshMeshHome, serveIn, type ServeProcess } from '../support/cli.ts';
+import { setEnv } from '../support/env.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 
 const home = freshMeshHome('mesh-mcp-cli-');
@@ -26,11 +27,10 @@ async function mesh(...argv: string[]): Promise<{ code: number; out: string; err
 describe('mesh mcp and tools call on a remote tool', () => {
   let server: FakeMcpServer;
   let serve: ServeProcess;
-  const saved = { home: process.env['MESH_HOME'], url: process.env['DATABASE_URL'] };
+  let restoreEnv: () => void = () => undefined;
 
   beforeAll(async () => {
-    process.env['MESH_HOME'] = home;
-    process.env['DATABASE_URL'] = '';
+    restoreEnv = setEnv({ MESH_HOME: home, DATABASE_URL: '' });
     serve = serveIn(home, '--port', '0');
     await serve.waitFor(/^URL: /);
     server = await startFakeMcpServer({
@@ -60,8 +60,7 @@ describe('mesh mcp and tools call on a remote tool', () => {
     serve.child.kill('SIGTERM');
     await serve.exited;
     await server.close();
-    process.env['MESH_HOME'] = saved.home;
-    process.env['DATABASE_URL'] = saved.url;
+    restoreEnv();
     rmSync(home, { recursive: true, force: true });
   });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { freshMeshHome, serveIn, type ServeProcess } from '../support/cli.ts';
+import { setEnv } from '../support/env.ts';
 import { testDatabases } from '../support/db.ts';
 import {
   callAsOperator,
@@ -220,7 +221,7 @@ describe.each(testDatabases())('servers nobody here wrote, through Mesh on $name
 
 describe('mesh tools call on server-everything', () => {
   const home = freshMeshHome('mesh-interop-cli-');
-  const saved = { home: process.env['MESH_HOME'], url: process.env['DATABASE_URL'] };
+  let restoreEnv: () => void = () => undefined;
 
   /** Runs `mesh` in this process on the embedded database in `home`. */
   async function mesh(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -237,8 +238,7 @@ describe('mesh tools call on server-everything', () => {
   // server over its socket instead of opening the embedded database itself.
   let serve: ServeProcess;
   beforeAll(async () => {
-    process.env['MESH_HOME'] = home;
-    process.env['DATABASE_URL'] = '';
+    restoreEnv = setEnv({ MESH_HOME: home, DATABASE_URL: '' });
     serve = serveIn(home, '--port', '0');
     await serve.waitFor(/^URL: /);
   }, 60_000);
@@ -246,8 +246,7 @@ describe('mesh tools call on server-everything', () => {
   afterAll(async () => {
     serve.child.kill('SIGTERM');
     await serve.exited;
-    process.env['MESH_HOME'] = saved.home;
-    process.env['DATABASE_URL'] = saved.url;
+    restoreEnv();
     rmSync(home, { recursive: true, force: true });
   });
 

@@ -15,6 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setEnv } from '../support/env.ts';
 import { SECRET_ERROR_CODES } from '../../src/secrets/errors.ts';
 import {
   INSTANCE_KEY_FILE_NAME,
@@ -215,14 +216,15 @@ describe('an operator-provided key file', () => {
 
   it('is never taken from the environment', async () => {
     const bytes = randomBytes(32);
-    const saved = { ...process.env };
+    const restore = setEnv({
+      MESH_INSTANCE_KEY: bytes.toString('hex'),
+      MESH_INSTANCE_KEY_FILE: operatorKey(bytes, 0o600),
+    });
     try {
-      process.env['MESH_INSTANCE_KEY'] = bytes.toString('hex');
-      process.env['MESH_INSTANCE_KEY_FILE'] = operatorKey(bytes, 0o600);
       const key = await loadInstanceKey({ meshHome: join(dir, 'home') });
       expect(key.id).not.toBe(instanceKeyId(bytes));
     } finally {
-      process.env = saved;
+      restore();
     }
   });
 });
