@@ -21,8 +21,7 @@ describe('mesh chat against an OpenAI-compatible server on loopback', () => {
     await serve.waitFor(/^URL: /);
   }, 60_000);
   afterAll(async () => {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
+    await serve.stop();
     await fake.close();
     rmSync(home, { recursive: true, force: true });
   });

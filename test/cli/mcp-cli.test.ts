@@ -1,24 +1,17 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
-import { freshMeshHome, serveIn, type ServeProcess } from '../support/cli.ts';
+import {
+  freshMeshHome,
+  meshInProcess as mesh,
+  serveIn,
+  type ServeProcess,
+} from '../support/cli.ts';
 import { setEnv } from '../support/env.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 
 const home = freshMeshHome('mesh-mcp-cli-');
 const TOKEN = 'mcp-cli-token-canary-42';
-
-/** Runs `mesh` in this process on the embedded database in `home`. */
-async function mesh(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, {
-    out: (t) => (out += `${t}\n`),
-    err: (t) => (err += `${t}\n`),
-  });
-  return { code, out, err };
-}
 
 /*
  * The commands run beside a `mesh serve` holding the home, as an operator's do: each is sent to
@@ -57,8 +50,7 @@ describe('mesh mcp and tools call on a remote tool', () => {
   });
 
   afterAll(async () => {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
+    await serve.stop();
     await server.close();
     restoreEnv();
     rmSync(home, { recursive: true, force: true });

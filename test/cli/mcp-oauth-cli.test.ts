@@ -30,8 +30,7 @@ describe('mesh mcp oauth and request timeouts from the CLI', () => {
     url = (await serve.waitFor(/^URL: /)).slice('URL: '.length);
   }, 60_000);
   afterAll(async () => {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
+    await serve.stop();
     if (!closed) await oauth.close();
     rmSync(home, { recursive: true, force: true });
   });

@@ -1,8 +1,12 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
-import { freshMeshHome, serveIn, type ServeProcess } from '../support/cli.ts';
+import {
+  freshMeshHome,
+  meshInProcess as mesh,
+  serveIn,
+  type ServeProcess,
+} from '../support/cli.ts';
 import { setEnv } from '../support/env.ts';
 import { testDatabases } from '../support/db.ts';
 import {
@@ -223,17 +227,6 @@ describe('mesh tools call on server-everything', () => {
   const home = freshMeshHome('mesh-interop-cli-');
   let restoreEnv: () => void = () => undefined;
 
-  /** Runs `mesh` in this process on the embedded database in `home`. */
-  async function mesh(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = '';
-    let err = '';
-    const code = await main(argv, {
-      out: (t) => (out += `${t}\n`),
-      err: (t) => (err += `${t}\n`),
-    });
-    return { code, out, err };
-  }
-
   // Beside a `mesh serve` holding the home, as an operator runs it: each command goes to the
   // server over its socket instead of opening the embedded database itself.
   let serve: ServeProcess;
@@ -244,8 +237,7 @@ describe('mesh tools call on server-everything', () => {
   }, 60_000);
 
   afterAll(async () => {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
+    await serve.stop();
     restoreEnv();
     rmSync(home, { recursive: true, force: true });
   });

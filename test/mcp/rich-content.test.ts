@@ -10,7 +10,12 @@ import { insertModelProvider } from '../../src/store/model-providers.ts';
 import { getArtifact } from '../../src/store/runs.ts';
 import { testDatabases } from '../support/db.ts';
 import { startFakeChatCompletions } from '../support/fake-chat-completions.ts';
-import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
+import {
+  startFakeMcpServer,
+  textTool,
+  type FakeContentBlock,
+  type FakeMcpServer,
+} from '../support/mcp-server.ts';
 import { signIn, startTestServer, type TestServer } from '../support/server.ts';
 import { scriptedAgent } from '../support/turn.ts';
 
@@ -20,6 +25,19 @@ const PNG_BASE64 =
 const PNG = Buffer.from(PNG_BASE64, 'base64');
 const WAV = Buffer.from('RIFF\0\0\0\0WAVEfmt fake audio bytes');
 const PDF = Buffer.from('%PDF-1.4 not really a pdf\n');
+/** An image, a sound and an embedded PDF, as a server sends them: the blocks stored as artifacts. */
+const MEDIA: FakeContentBlock[] = [
+  { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
+  { type: 'audio', data: WAV.toString('base64'), mimeType: 'audio/wav' },
+  {
+    type: 'resource',
+    resource: {
+      uri: 'file:///r.pdf',
+      mimeType: 'application/pdf',
+      blob: PDF.toString('base64'),
+    },
+  },
+];
 const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
 
 interface Link {
@@ -67,16 +85,7 @@ describe.each(testDatabases())('rich MCP content on $name', (database) => {
     mcp.state.call = () => ({
       content: [
         { type: 'text', text: 'here is the picture' },
-        { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
-        { type: 'audio', data: WAV.toString('base64'), mimeType: 'audio/wav' },
-        {
-          type: 'resource',
-          resource: {
-            uri: 'file:///r.pdf',
-            mimeType: 'application/pdf',
-            blob: PDF.toString('base64'),
-          },
-        },
+        ...MEDIA,
         { type: 'resource_link', uri: 'https://example.test/x', name: 'x' },
       ],
     });
@@ -162,18 +171,7 @@ describe.each(testDatabases())('rich MCP content on $name', (database) => {
 
   it('shows images inline, audio with controls and blobs as downloads on the run page', async () => {
     mcp.state.call = () => ({
-      content: [
-        { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
-        { type: 'audio', data: WAV.toString('base64'), mimeType: 'audio/wav' },
-        {
-          type: 'resource',
-          resource: {
-            uri: 'file:///r.pdf',
-            mimeType: 'application/pdf',
-            blob: PDF.toString('base64'),
-          },
-        },
-      ],
+      content: [...MEDIA],
     });
     const result = await call();
     const [png, wav, pdf] = (result.observation?.artifacts ?? []) as readonly Link[];

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import { eachLine } from './lines.ts';
 
 const run = promisify(execFile);
 
@@ -56,6 +57,25 @@ export interface ServeProcess {
   readonly lines: string[];
   waitFor(pattern: RegExp): Promise<string>;
   readonly exited: Promise<number | null>;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Runs `mesh` in this process (its `main`), on whatever MESH_HOME and DATABASE_URL say: beside a
+ * `mesh serve` holding the home, the work goes to the server over its socket.
+ */
+export async function meshInProcess(
+  ...argv: string[]
+): Promise<{ code: number; out: string; err: string }> {
+  const { main } = await import('../../src/cli/main.ts');
+  let out = '';
+  let err = '';
+  const code = await main(argv, {
+    out: (t) => (out += `${t}\n`),
+    err: (t) => (err += `${t}\n`),
+  });
+  return { code, out, err };
 }
 
 /** `mesh serve` as `npm start` runs it, on the embedded database in `home`. */
@@ -71,27 +91,24 @@ export function serveWith(env: NodeJS.ProcessEnv, ...args: string[]): ServeProce
   });
   const lines: string[] = [];
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let buffer = '';
-  const onData = (chunk: Buffer) => {
-    buffer += chunk.toString('utf8');
-    let nl;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      lines.push(line);
-      for (const w of waiters.filter((x) => x.pattern.test(line))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
+  const onLine = (line: string) => {
+    lines.push(line);
+    for (const w of waiters.filter((x) => x.pattern.test(line))) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(line);
     }
   };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
+  eachLine(child.stdout, onLine);
+  eachLine(child.stderr, onLine);
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   return {
     child,
     lines,
     exited,
+    stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
     waitFor(pattern) {
       const seen = lines.find((l) => pattern.test(l));
       if (seen !== undefined) return Promise.resolve(seen);

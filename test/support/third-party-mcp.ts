@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { eachLine } from './lines.ts';
 
 /** An MCP server this project did not write, running as a child process on loopback. */
 export interface ThirdPartyMcpServer {
@@ -55,25 +56,16 @@ export async function startThirdPartyMcpServer(options: {
       () => reject(new Error(`${options.entry} did not listen in time:\n${lines.join('\n')}`)),
       options.timeoutMs ?? 20_000,
     );
-    const collect = (stream: NodeJS.ReadableStream | null) => {
-      let buffer = '';
-      stream?.on('data', (chunk: Buffer) => {
-        buffer += chunk.toString('utf8');
-        let nl;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          lines.push(line);
-          const bound = READY.exec(line);
-          if (bound && Number(bound[1]) === port) {
-            clearTimeout(timer);
-            resolve();
-          }
-        }
-      });
+    const onLine = (line: string) => {
+      lines.push(line);
+      const bound = READY.exec(line);
+      if (bound && Number(bound[1]) === port) {
+        clearTimeout(timer);
+        resolve();
+      }
     };
-    collect(child.stdout);
-    collect(child.stderr);
+    eachLine(child.stdout, onLine);
+    eachLine(child.stderr, onLine);
     void exited.then(() => {
       clearTimeout(timer);
       reject(new Error(`${options.entry} exited before listening:\n${lines.join('\n')}`));
