@@ -14,8 +14,8 @@ import {
   findModelProvider as findModelProviderRow,
   listModelProviders as listModelProviderRows,
 } from '../store/model-providers.ts';
+import { getArtifact as getArtifactRow } from '../store/artifacts.ts';
 import {
-  getArtifact as getArtifactRow,
   listConversationRuns as listConversationRunRows,
   listRuns as listRunRows,
 } from '../store/runs.ts';

@@ -9,7 +9,6 @@ import {
   appendStepPair,
   claimRunnable,
   finishRun,
-  getArtifact,
   getRun,
   insertRun,
   listSteps,
@@ -17,6 +16,7 @@ import {
   renewLease,
   updateProgress,
 } from './runs.ts';
+import { getArtifact } from './artifacts.ts';
 
 /** The run layer's {@link RunStore}, on a database. */
 export function runStore(db: Db): RunStore {

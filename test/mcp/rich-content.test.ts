@@ -7,7 +7,7 @@ import { callToolAsOperator } from '../../src/app/operator-call.ts';
 import { chat } from '../../src/app/turns.ts';
 import type { AgentRecord } from '../../src/run/records.ts';
 import { insertModelProvider } from '../../src/store/model-providers.ts';
-import { getArtifact } from '../../src/store/runs.ts';
+import { getArtifact } from '../../src/store/artifacts.ts';
 import { testDatabases } from '../support/db.ts';
 import { startFakeChatCompletions } from '../support/fake-chat-completions.ts';
 import {

@@ -1,0 +1,175 @@
+import type { JsonObject } from '../model/json.ts';
+import type { NewStep, StepKind, StepRecord, StepStatus } from '../run/records.ts';
+import { REPLAYS, TOOL_CLASSES, type Replay, type ToolClass } from '../tool/definition.ts';
+import { StoreError } from './db.ts';
+
+/** How a run step is a row of run_steps, and back: the columns, the parameters, the decoding. */
+
+/** A run_steps row as selected: one column per field of every kind. */
+export interface StepRow {
+  readonly runId: string;
+  readonly seq: number;
+  readonly kind: StepKind;
+  readonly toolName: string | null;
+  readonly callId: string | null;
+  readonly class: string | null;
+  readonly replay: string | null;
+  readonly arguments: string | null;
+  readonly observation: JsonObject | null;
+  readonly data: JsonObject | null;
+  readonly status: StepStatus;
+  readonly committedAt: Date | null;
+  readonly startedAt: Date;
+  readonly finishedAt: Date | null;
+}
+
+function effectOf(row: StepRow): { class: ToolClass; replay: Replay } | null {
+  const cls = TOOL_CLASSES.find((c) => c === row.class);
+  const replay = REPLAYS.find((r) => r === row.replay);
+  return cls && replay ? { class: cls, replay } : null;
+}
+
+/** A row as the step record of its kind, with only that kind's fields. */
+export function stepFrom(row: StepRow): StepRecord {
+  const base = {
+    runId: row.runId,
+    seq: row.seq,
+    status: row.status,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+  };
+  switch (row.kind) {
+    case 'model_request':
+    case 'model_response':
+    case 'note':
+      return { ...base, kind: row.kind, data: row.data ?? {} };
+    case 'reply': {
+      const data = row.data ?? {};
+      return {
+        ...base,
+        kind: 'reply',
+        data: {
+          messageId: typeof data['messageId'] === 'string' ? data['messageId'] : '',
+          body: typeof data['body'] === 'string' ? data['body'] : '',
+        },
+      };
+    }
+    case 'tool_call':
+      return {
+        ...base,
+        kind: 'tool_call',
+        toolName: row.toolName ?? '',
+        callId: row.callId ?? '',
+        effect: effectOf(row),
+        arguments: row.arguments ?? '',
+        committedAt: row.committedAt,
+      };
+    case 'observation':
+      return {
+        ...base,
+        kind: 'observation',
+        toolName: row.toolName ?? '',
+        callId: row.callId ?? '',
+        observation: row.observation ?? {},
+      };
+    default: {
+      const never: never = row.kind;
+      throw new StoreError('database_error', `unknown step kind ${String(never)}`);
+    }
+  }
+}
+
+export const STEP_COLUMNS = `run_id as "runId", seq, kind, tool_name as "toolName", call_id as "callId", class, replay,
+  arguments, observation, data, status, committed_at as "committedAt", started_at as "startedAt",
+  finished_at as "finishedAt"`;
+
+/** The column values of a new step, in the order of {@link STEP_INSERT_COLUMNS} after run and seq. */
+export function stepParams(step: NewStep): unknown[] {
+  const none = { toolName: null, callId: null, class: null, replay: null, arguments: null };
+  const cols = ((): {
+    toolName: string | null;
+    callId: string | null;
+    class: string | null;
+    replay: string | null;
+    arguments: string | null;
+    observation: JsonObject | null;
+    data: JsonObject | null;
+    status: StepStatus;
+    committed: boolean;
+    finished: boolean;
+  } => {
+    switch (step.kind) {
+      case 'model_request':
+      case 'model_response':
+      case 'note':
+        return {
+          ...none,
+          observation: null,
+          data: step.data,
+          status: 'completed',
+          committed: false,
+          finished: true,
+        };
+      case 'reply':
+        return {
+          ...none,
+          observation: null,
+          data: { ...step.data },
+          status: 'completed',
+          committed: false,
+          finished: true,
+        };
+      case 'tool_call':
+        return {
+          toolName: step.toolName,
+          callId: step.callId,
+          class: step.effect?.class ?? null,
+          replay: step.effect?.replay ?? null,
+          arguments: step.arguments,
+          observation: null,
+          data: null,
+          status: step.status,
+          committed: step.committed,
+          finished: step.status === 'refused',
+        };
+      case 'observation':
+        return {
+          ...none,
+          toolName: step.toolName,
+          callId: step.callId,
+          observation: step.observation,
+          data: null,
+          status: 'completed',
+          committed: false,
+          finished: true,
+        };
+      default: {
+        const never: never = step;
+        throw new StoreError('database_error', `unknown step ${JSON.stringify(never)}`);
+      }
+    }
+  })();
+  return [
+    step.kind,
+    cols.toolName,
+    cols.callId,
+    cols.class,
+    cols.replay,
+    cols.arguments,
+    cols.observation === null ? null : JSON.stringify(cols.observation),
+    cols.data === null ? null : JSON.stringify(cols.data),
+    cols.status,
+    cols.committed,
+    cols.finished,
+  ];
+}
+
+/** The column list and the placeholders (from `$first`) of {@link stepParams}. */
+export function stepValues(first: number): string {
+  const p = (i: number) => `$${first + i}`;
+  return `${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}::jsonb, ${p(7)}::jsonb, ${p(8)},
+    case when ${p(9)}::boolean then now() else null end, case when ${p(10)}::boolean then now() else null end`;
+}
+
+export const STEP_INSERT_COLUMNS = `(run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
+  committed_at, finished_at)`;
