@@ -11,13 +11,8 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/client';
 import { createGuardedFetch, type GuardedFetch } from '../src/mcp/guarded-fetch.ts';
-import {
-  accessToken,
-  beginAuthorization,
-  finishAuthorization,
-  type OAuthFlowOptions,
-  type OAuthState,
-} from '../src/mcp/oauth.ts';
+import { accessToken, beginAuthorization, finishAuthorization } from '../src/mcp/oauth.ts';
+import type { OAuthFlowOptions, OAuthState } from '../src/mcp/oauth-state.ts';
 import { openMcpSession, type McpSession } from '../src/mcp/session.ts';
 
 /** Where the operator's browser would land; never contacted, the code is read off the redirect. */

@@ -1,5 +1,6 @@
 import { createGuardedFetch } from '../mcp/guarded-fetch.ts';
-import { accessToken, type OAuthState, type OAuthStateStore } from '../mcp/oauth.ts';
+import { accessToken } from '../mcp/oauth.ts';
+import type { OAuthState, OAuthStateStore } from '../mcp/oauth-state.ts';
 import type { ResendRule } from '../mcp/session-pool.ts';
 import { openMcpSession, type McpSession } from '../mcp/session.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';

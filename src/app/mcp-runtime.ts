@@ -1,4 +1,4 @@
-import type { OAuthStateStore } from '../mcp/oauth.ts';
+import type { OAuthStateStore } from '../mcp/oauth-state.ts';
 import { SessionPool } from '../mcp/session-pool.ts';
 import type { Clock } from '../tool/clock.ts';
 import type { CheckedDefinition } from './mcp-remote-definition.ts';

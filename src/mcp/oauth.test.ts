@@ -4,15 +4,13 @@ import { manualClock } from '../tool/clock.ts';
 import { startFakeOAuth, type FakeOAuth } from '../../test/support/fake-oauth.ts';
 import { hasCode, isMeshError } from '../tool/errors.ts';
 import { createGuardedFetch, type GuardedFetch } from './guarded-fetch.ts';
+import { accessToken, beginAuthorization, finishAuthorization } from './oauth.ts';
 import {
-  accessToken,
-  beginAuthorization,
-  finishAuthorization,
   McpOAuthError,
   REFRESH_MARGIN_MS,
   type OAuthState,
   type OAuthStateStore,
-} from './oauth.ts';
+} from './oauth-state.ts';
 import { openMcpSession } from './session.ts';
 
 const REDIRECT_URL = 'http://127.0.0.1:9/oauth/callback';
