@@ -132,7 +132,19 @@ function violation(file: string, specifier: string, folder: string): string | un
     : `${specifier} is not an allowed dependency of src/${folder}`;
 }
 
-/** Why a file of a tools/ package may not import `specifier`: only the contract and itself. */
+/**
+ * The npm packages a tools/ package may import: its own vendor's SDK, named per package folder.
+ * Everything else of the world (the network, files, processes) still reaches a package only
+ * through ctx; node built-ins stay forbidden.
+ */
+const PACKAGE_DEPENDENCIES: Record<string, ReadonlySet<string>> = {
+  github: new Set(['@octokit/rest', '@octokit/auth-app']),
+};
+
+/**
+ * Why a file of a tools/ package may not import `specifier`: only the contract, itself and the
+ * vendor SDK its allow-list names.
+ */
 function toolViolation(file: string, specifier: string): string | undefined {
   const where = relative(root, file).split(sep);
   if (specifier.startsWith('.')) {
@@ -146,7 +158,9 @@ function toolViolation(file: string, specifier: string): string | undefined {
       ? undefined
       : `${specifier}: a package reaches the world only through ctx`;
   }
-  return `${specifier}: a package takes no dependency of its own here`;
+  return PACKAGE_DEPENDENCIES[where[1] ?? '']?.has(packageOf(specifier))
+    ? undefined
+    : `${specifier}: a package imports only the vendor SDK its allow-list names`;
 }
 
 function problemsOf(
@@ -211,5 +225,12 @@ describe('the layers', () => {
     expect(toolViolation(handler, 'node:fs')).toBeDefined();
     expect(toolViolation(handler, './memory-store.ts')).toBeUndefined();
     expect(toolViolation(handler, '../../src/tool/context.ts')).toBeUndefined();
+    expect(toolViolation(handler, '@octokit/rest')).toBeDefined();
+    const github = join(root, 'tools/github/handlers.ts');
+    expect(toolViolation(github, '@octokit/rest')).toBeUndefined();
+    expect(toolViolation(github, '@octokit/auth-app')).toBeUndefined();
+    expect(toolViolation(github, '@octokit/request')).toBeDefined();
+    expect(toolViolation(github, 'node:http')).toBeDefined();
+    expect(toolViolation(github, 'node:child_process')).toBeDefined();
   });
 });

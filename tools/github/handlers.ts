@@ -1,0 +1,189 @@
+import type { JsonObject } from '../../src/model/json.ts';
+import type { ToolContext } from '../../src/tool/context.ts';
+import type { ToolOutput } from '../../src/tool/definition.ts';
+import { InvalidToolInputError } from '../../src/tool/errors.ts';
+import { createRedactor } from '../../src/tool/redaction.ts';
+import {
+  WORKSPACES,
+  WorkspaceUnavailableError,
+  type ExecResult,
+  type WorkspaceSession,
+} from '../../src/tool/workspace.ts';
+import { cloneUrl, gitCloneCommand, gitSetupCommand, noreplyEmail } from './checkout-commands.ts';
+import { connect, failureText, httpFailure } from './github-client.ts';
+import { githubSettings } from './settings.ts';
+
+// The arguments were decoded against the manifest's schema before a handler runs: `repo` matches
+// `owner/name`, branches match the ref pattern, and lengths are bounded.
+
+const SETUP_TIMEOUT_MS = 60_000;
+const CLONE_TIMEOUT_MS = 10 * 60_000;
+/** How much of a failing command's output the observation keeps (its tail: where git says why). */
+const OUTPUT_TAIL = 4000;
+
+function refused(text: string): ToolOutput {
+  return { text, isError: true };
+}
+
+function splitRepo(repo: string): { owner: string; name: string } {
+  const [owner = '', name = ''] = repo.split('/');
+  if (name === '.' || name === '..' || name.endsWith('.git'))
+    throw new InvalidToolInputError(
+      'field `repo` must be `owner/name`, the name without `.git` and not `.` or `..`',
+    );
+  return { owner, name };
+}
+
+function tail(bytes: Uint8Array): string {
+  const text = new TextDecoder().decode(bytes).trimEnd();
+  return text.length > OUTPUT_TAIL ? `…${text.slice(-OUTPUT_TAIL)}` : text;
+}
+
+function commandFailure(what: string, result: ExecResult, redact: (s: string) => string): string {
+  const how = result.timedOut
+    ? 'ran past its deadline and was killed'
+    : `exited with code ${result.exitCode ?? 'none (killed)'}`;
+  const stderr = redact(tail(result.stderr));
+  const stdout = redact(tail(result.stdout));
+  return [
+    `${what} ${how}.`,
+    stderr !== '' ? `stderr:\n${stderr}` : '',
+    stdout !== '' ? `stdout:\n${stdout}` : '',
+  ]
+    .filter((s) => s !== '')
+    .join('\n');
+}
+
+/**
+ * Proves the credential and reads the repository from the control plane, then clones it into the
+ * run's workspace with git set up to authenticate from the granted GH_TOKEN and to commit as the
+ * agent's GitHub account.
+ */
+export async function checkoutGithubRepo(ctx: ToolContext, args: JsonObject): Promise<ToolOutput> {
+  const repo = args['repo'] as string;
+  const { name } = splitRepo(repo);
+  const outcome = githubSettings(ctx.config);
+  if (!outcome.ok) return refused(`checkout_github_repo cannot run: ${outcome.problem}.`);
+  const settings = outcome.settings;
+
+  const connected = await connect(ctx, settings, { identity: true });
+  if (!connected.ok) return refused(connected.text);
+  const { octokit, token, identity } = connected.connection;
+  const redactor = createRedactor([token]);
+  const redact = (s: string) => redactor.text(s);
+  if (!identity) throw new Error('connect returned no identity');
+
+  let defaultBranch: string;
+  try {
+    const [owner, repoName] = repo.split('/') as [string, string];
+    const { data } = await octokit.rest.repos.get({ owner, repo: repoName });
+    defaultBranch = data.default_branch;
+  } catch (error) {
+    if (httpFailure(error)?.status === 404)
+      return refused(
+        `Repository ${repo} was not found on GitHub, or ${identity.login} cannot see it. Check the owner/name spelling, and that the account has access.`,
+      );
+    return refused(redact(failureText(`reading repository ${repo}`, settings, error)));
+  }
+  const branch = typeof args['branch'] === 'string' ? args['branch'] : defaultBranch;
+
+  let workspace: WorkspaceSession;
+  try {
+    workspace = await ctx.services.get(WORKSPACES).forCall(ctx);
+  } catch (error) {
+    if (error instanceof WorkspaceUnavailableError)
+      return refused(`There is no workspace to clone ${repo} into: ${error.message}`);
+    throw error;
+  }
+  await workspace.grant({ GH_TOKEN: token });
+
+  const commitAs = {
+    name: identity.name ?? identity.login,
+    email: noreplyEmail(identity.id, identity.login),
+  };
+  const setup = await workspace.exec({
+    command: gitSetupCommand(settings.gitBaseUrl, commitAs),
+    timeoutMs: SETUP_TIMEOUT_MS,
+  });
+  if (setup.exitCode !== 0)
+    return refused(
+      commandFailure('Configuring git in the workspace (is git installed?)', setup, redact),
+    );
+
+  const clone = await workspace.exec({
+    command: gitCloneCommand(cloneUrl(settings.gitBaseUrl, repo), branch, name),
+    timeoutMs: CLONE_TIMEOUT_MS,
+    env: { GIT_TERMINAL_PROMPT: '0' },
+  });
+  if (clone.exitCode !== 0)
+    return refused(commandFailure(`git clone of ${repo} (branch ${branch})`, clone, redact));
+
+  const path = `${workspace.root.replace(/\/+$/, '')}/${name}`;
+  const onDefault = branch === defaultBranch;
+  return {
+    text: [
+      `Cloned ${repo} into ${path}, on branch ${branch}${onDefault ? ' (the default branch)' : `; the default branch is ${defaultBranch}`}.`,
+      `Git there fetches and pushes as the GitHub account ${identity.login} (the token is in GH_TOKEN, read by a credential helper) and commits as ${commitAs.name} <${commitAs.email}>.`,
+      `Next: edit files, run the tests with cwd ${name}, commit on a new branch (never on ${defaultBranch} directly) and push it with \`git push -u origin <branch>\`; then open a pull request against ${defaultBranch}.`,
+    ].join('\n'),
+    data: { repo, path, branch, default_branch: defaultBranch, login: identity.login },
+  };
+}
+
+/** Opens a pull request from `head` into `base` (the default branch when omitted). */
+export async function createGithubPullRequest(
+  ctx: ToolContext,
+  args: JsonObject,
+): Promise<ToolOutput> {
+  const repo = args['repo'] as string;
+  const { owner, name } = splitRepo(repo);
+  const outcome = githubSettings(ctx.config);
+  if (!outcome.ok) return refused(`create_github_pull_request cannot run: ${outcome.problem}.`);
+  const settings = outcome.settings;
+
+  const connected = await connect(ctx, settings, { identity: false });
+  if (!connected.ok) return refused(connected.text);
+  const { octokit, token } = connected.connection;
+  const redactor = createRedactor([token]);
+  const redact = (s: string) => redactor.text(s);
+  const notFound = () =>
+    refused(
+      `Repository ${repo} was not found on GitHub, or this agent's account cannot see it. Check the owner/name spelling.`,
+    );
+
+  let base = typeof args['base'] === 'string' ? args['base'] : undefined;
+  if (base === undefined) {
+    try {
+      base = (await octokit.rest.repos.get({ owner, repo: name })).data.default_branch;
+    } catch (error) {
+      if (httpFailure(error)?.status === 404) return notFound();
+      return refused(redact(failureText(`reading repository ${repo}`, settings, error)));
+    }
+  }
+  const head = args['head'] as string;
+  try {
+    const { data } = await octokit.rest.pulls.create({
+      owner,
+      repo: name,
+      head,
+      base,
+      title: args['title'] as string,
+      ...(typeof args['body'] === 'string' ? { body: args['body'] } : {}),
+      ...(args['draft'] === true ? { draft: true } : {}),
+    });
+    return {
+      text: `Opened pull request #${data.number} in ${repo} (${head} into ${base}): ${data.html_url}`,
+      data: { number: data.number, html_url: data.html_url, head, base },
+    };
+  } catch (error) {
+    const failure = httpFailure(error);
+    if (failure?.status === 422)
+      return refused(
+        redact(
+          `GitHub refused the pull request from ${head} into ${base} (422): ${failure.message}. A pull request may already be open for this head, or the branch has no commits beyond ${base} (push them first).`,
+        ),
+      );
+    if (failure?.status === 404) return notFound();
+    return refused(redact(failureText('creating the pull request', settings, error)));
+  }
+}
