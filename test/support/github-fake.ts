@@ -308,7 +308,7 @@ export async function startGitHubFake(): Promise<GitHubFake> {
       (status) =>
         requests.push({
           method: req.method ?? 'GET',
-          path: url.pathname,
+          path: decodeURIComponent(url.pathname),
           scheme: auth?.[1]?.toLowerCase() ?? '',
           status,
         }),

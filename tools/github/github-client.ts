@@ -69,11 +69,23 @@ export function failureText(what: string, settings: GitHubSettings, error: unkno
   return `GitHub at the configured api_base_url (${settings.apiBaseUrl}) could not be reached for ${what}.`;
 }
 
+/**
+ * Octokit logs every failed request to the console; the handlers turn each into an observation
+ * instead, so the log stays quiet.
+ */
+const QUIET_LOG = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
 function client(settings: GitHubSettings, token: string): Octokit {
   return new Octokit({
     baseUrl: settings.apiBaseUrl,
     auth: token,
     userAgent: 'mesh.github',
+    log: QUIET_LOG,
     request: { fetch: globalThis.fetch },
   });
 }
@@ -114,6 +126,7 @@ export async function connect(
     authStrategy: createAppAuth,
     auth: { appId: auth.appId, privateKey: secret, installationId: auth.installationId },
     userAgent: 'mesh.github',
+    log: QUIET_LOG,
     request: { fetch: globalThis.fetch },
   });
   let token: string;
