@@ -10,6 +10,7 @@ import {
 import { MeshError } from '../tool/errors.ts';
 import type { Registry } from '../tool/registry.ts';
 import { memoryStoreService } from './memory-service.ts';
+import { workspaceStandInService } from './workspace-standin.ts';
 
 /** What a service factory may build on: the platform's own parts, never a face. */
 export interface ServiceHost {
@@ -25,7 +26,10 @@ export type MeshServiceFactory<T = unknown> = ServiceFactory<T, ServiceHost>;
  * (`service:<id>`), so adding a package that uses an existing service edits nothing here or in
  * the composition root; adding a new kind of service is one row in this list.
  */
-export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [memoryStoreService];
+export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
+  memoryStoreService,
+  workspaceStandInService,
+];
 
 /**
  * The services handlers get, each built on first use. Refuses to start when a compiled-in tool
