@@ -9,12 +9,15 @@ import {
 } from '../tool/context.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { Registry } from '../tool/registry.ts';
+import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
 import { memoryStoreService } from './memory-service.ts';
 
 /** What a service factory may build on: the platform's own parts, never a face. */
 export interface ServiceHost {
   readonly db: Db;
   readonly clock: Clock;
+  /** The execution layer's runtime: the run's workspace for workspace-class tools. */
+  readonly workspaces?: Workspaces;
 }
 
 /** A factory for one of the services Mesh provides to packages. */
@@ -25,7 +28,16 @@ export type MeshServiceFactory<T = unknown> = ServiceFactory<T, ServiceHost>;
  * (`service:<id>`), so adding a package that uses an existing service edits nothing here or in
  * the composition root; adding a new kind of service is one row in this list.
  */
-export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [memoryStoreService];
+export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
+  memoryStoreService,
+  {
+    key: WORKSPACES,
+    create(host: ServiceHost): Workspaces {
+      if (!host.workspaces) throw new Error('this runtime has no execution layer');
+      return host.workspaces;
+    },
+  },
+];
 
 /**
  * The services handlers get, each built on first use. Refuses to start when a compiled-in tool
