@@ -1,5 +1,6 @@
 import type { Mesh } from './mesh.ts';
 import type { NewProvider } from './model-providers.ts';
+import type { NewBackend } from './workspace-admin.ts';
 import type { Audience } from './records.ts';
 
 /*
@@ -143,7 +144,7 @@ export const useCases = {
   'providers.list': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./model-providers.ts')).describeProviders(mesh),
 
-  'workspaces.add': async (mesh: Mesh, input: import('./workspace-admin.ts').NewBackend) => {
+  'workspaces.add': async (mesh: Mesh, input: NewBackend) => {
     const b = await (await import('./workspace-admin.ts')).addBackend(mesh, input);
     return { name: b.name, kind: b.kind, development: b.development };
   },
