@@ -25,6 +25,7 @@ import { MeshError } from '../tool/errors.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
 import { createMcpRuntime, type McpRuntime, type McpRuntimeOptions } from './mcp-runtime.ts';
 import { createRedactor, type Redactor } from '../tool/redaction.ts';
+import { createWorkspaceRuntime, type WorkspaceRuntime } from './workspaces.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
 export interface Mesh {
@@ -40,6 +41,8 @@ export interface Mesh {
    * sessions and the background catalog checks (ended when the Mesh closes).
    */
   readonly mcp: McpRuntime;
+  /** The execution layer: the runs' workspaces, rented lazily and released when runs end. */
+  readonly workspaces: WorkspaceRuntime;
   /**
    * Every secret this process has captured or revealed, removed from whatever comes back from
    * outside (tool results, model output, provider and server errors, failure reasons, log lines)
@@ -118,15 +121,20 @@ export function assembleMesh(
   const secrets = createSecretStore(secretRows(db), instanceKey, { redactor });
   const clock = options.clock ?? systemClock;
   const mcp = createMcpRuntime(clock, options.mcp);
+  const workspaces = createWorkspaceRuntime({ db, secrets, redactor });
   return {
     secrets,
     clock,
     db,
     mcp,
     redactor,
+    workspaces,
     catalog: loaded,
-    ledger: new RunLedger(runStore(db), { redactor }),
-    services: packageServices(loaded, { db, clock }),
+    ledger: new RunLedger(runStore(db), {
+      redactor,
+      onRunEnded: (runId) => workspaces.releaseRun(runId, 'its run ended'),
+    }),
+    services: packageServices(loaded, { db, clock, workspaces }),
     modelClientFor(provider, onAttempt) {
       if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {
         throw new MeshError(
@@ -166,6 +174,7 @@ export function assembleMesh(
     // they record into goes away.
     close: async () => {
       await mcp.close();
+      await workspaces.close();
       await db.close();
     },
   };

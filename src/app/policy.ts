@@ -3,6 +3,7 @@ import { effectiveConfig, renderPublicSettings } from '../policy/config-values.t
 import { offerRegistry, type OfferFacts, type Withheld } from '../policy/offer.ts';
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
 import type { Audience } from '../policy/audience.ts';
+import { backendGrantOf } from '../store/workspaces.ts';
 import { listConfigValues, listDisabledTools, listPackageAudiences } from '../store/tool-policy.ts';
 import { declaredServices, serviceKey } from '../tool/context.ts';
 import { createRegistry, type Registry } from '../tool/registry.ts';
@@ -65,13 +66,14 @@ export type AgentOfferFacts = Omit<OfferFacts, 'audience'>;
 
 /**
  * Reads an agent's offer facts: per-agent opt-outs, audience limits per package, and needs
- * (secret kinds captured for this agent's installation of each package; workspace and browser
- * backends, of which none exists yet).
+ * (secret kinds captured for this agent's installation of each package; a workspace backend
+ * granted to the agent; browser backends, of which none exists yet).
  */
 export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<AgentOfferFacts> {
-  const [disabled, audiences] = await Promise.all([
+  const [disabled, audiences, workspaceGrant] = await Promise.all([
     listDisabledTools(mesh.db, agentId),
     listPackageAudiences(mesh.db, agentId),
+    backendGrantOf(mesh.db, agentId),
   ]);
   const secretKinds = new Map<string, Set<string>>();
   for (const pkg of mesh.catalog.packages) {
@@ -87,7 +89,7 @@ export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<Agen
     disabledTools: new Set(disabled),
     packageAudiences: audiences,
     secretKinds,
-    backends: { workspace: false, browser: false },
+    backends: { workspace: workspaceGrant !== undefined, browser: false },
     services: providedServices(mesh),
   };
 }

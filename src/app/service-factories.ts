@@ -9,13 +9,15 @@ import {
 } from '../tool/context.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { Registry } from '../tool/registry.ts';
+import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
 import { memoryStoreService } from './memory-service.ts';
-import { workspaceStandInService } from './workspace-standin.ts';
 
 /** What a service factory may build on: the platform's own parts, never a face. */
 export interface ServiceHost {
   readonly db: Db;
   readonly clock: Clock;
+  /** The execution layer's runtime: the run's workspace for workspace-class tools. */
+  readonly workspaces?: Workspaces;
 }
 
 /** A factory for one of the services Mesh provides to packages. */
@@ -28,7 +30,13 @@ export type MeshServiceFactory<T = unknown> = ServiceFactory<T, ServiceHost>;
  */
 export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
   memoryStoreService,
-  workspaceStandInService,
+  {
+    key: WORKSPACES,
+    create(host: ServiceHost): Workspaces {
+      if (!host.workspaces) throw new Error('this runtime has no execution layer');
+      return host.workspaces;
+    },
+  },
 ];
 
 /**

@@ -33,6 +33,17 @@ const AGENTS_USAGE = `Usage:
                                delete an agent with its conversations, runs, memories and
                                connections, and revoke its secrets`;
 
+const WORKSPACES_USAGE = `Usage:
+  mesh workspaces add --kind local --name N --dev
+      a bubblewrap sandbox on this machine: development only, refused without --dev
+  mesh workspaces add --kind e2b --name N --api-key-file F [--api-url URL] [--template T] [--dev]
+      E2B sandboxes; the key is stored encrypted; --dev allows a loopback http API URL
+  mesh workspaces grant --agent A --backend N [--allow-host HOST[:PORT]]…
+      the agent's workspaces run there and may reach only the allowed hosts
+  mesh workspaces revoke --agent A
+  mesh workspaces remove NAME
+  mesh workspaces list [--json]   backends, grants, and live workspaces with run, age and compute`;
+
 const PROVIDERS_USAGE = `Usage:
   mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
       an OpenAI-compatible Chat Completions endpoint (OpenRouter, vLLM, Ollama, OpenAI);
@@ -130,6 +141,12 @@ export const commands: readonly Command[] = [
     summary: 'Add, list and delete model providers',
     usage: PROVIDERS_USAGE,
     load: async () => (await import('./providers.ts')).providersCommand,
+  },
+  {
+    name: 'workspaces',
+    summary: 'Register workspace backends, grant them to agents, list live workspaces',
+    usage: WORKSPACES_USAGE,
+    load: async () => (await import('./workspaces.ts')).workspacesCommand,
   },
   {
     name: 'chat',

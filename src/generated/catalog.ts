@@ -4,6 +4,7 @@
 import type { Catalog } from "../manifest/catalog.ts";
 import * as handlers_0 from "../../tools/github/handlers.ts";
 import * as handlers_1 from "../../tools/memory/handlers.ts";
+import * as handlers_2 from "../../tools/workspace/handlers.ts";
 
 /** The first-party packages compiled into this build, verified at start-up by loadCatalog. */
 export const catalog: Catalog = {
@@ -24,6 +25,14 @@ export const catalog: Catalog = {
       schemas: {},
       skill: "---\nname: memory\ndescription: How to keep your long-term memory truthful with remember, recall, amend and forget.\n---\n\n# Using your memory\n\n- Use `remember` for a new fact worth keeping. It always creates a new memory.\n- Use `recall` before changing anything: it gives you the ids of your current memories.\n- Use `amend` to correct a memory. It supersedes the old one, which stays in the history.\n- Use `forget` to retire a memory that is no longer true, and say why.\n\nReport what the ledger says was committed, not what you meant to do: if a call was refused, say so.\n",
     },
+    {
+      folder: "workspace",
+      manifest: "# The workspace verbs: run a command, read a file, write a file — in the workspace the execution\n# layer rents for the run (one per run, on the first call, released when the run ends). Which\n# backend runs it is the operator's grant, never the model's choice, and never named here.\nmanifest_version = 1\n\n[package]\nid = \"mesh.workspace\"\nversion = \"1.0.0\"\nmesh_api = \"^1.0\"\nhook_protocol = 1\ndescription = \"A sandboxed workspace for the run: run commands, read and write files.\"\n\n[[tools]]\nname = \"workspace_exec\"\ndescription = \"Run a shell command in your workspace (a Linux sandbox rented for this task; files persist between calls until the task ends). A failing command is not an error: you get its exit code and both output streams, long output clamped with the head and tail kept. Network access is limited to the hosts your operator allowed.\"\nclass = \"workspace\"\nreplay = \"effectful\"\nhandler = \"workspaceExec\"\nneeds = [\"workspace\", \"service:mesh.workspace\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"command\"]\nadditionalProperties = false\n\n[tools.parameters.properties.command]\ntype = \"string\"\nminLength = 1\nmaxLength = 8000\ndescription = \"The command line, run by /bin/sh -c.\"\n\n[tools.parameters.properties.cwd]\ntype = \"string\"\nminLength = 1\nmaxLength = 1024\ndescription = \"Working directory, relative to the workspace root (default: the root).\"\n\n[tools.parameters.properties.timeout_seconds]\ntype = \"integer\"\nminimum = 1\nmaximum = 600\ndescription = \"Kill the command after this many seconds (default 120).\"\n\n[[tools]]\nname = \"workspace_read_file\"\ndescription = \"Read a file of your workspace. Text comes back as text (long files clamped, head and tail kept); a binary file comes back as an artifact.\"\nclass = \"workspace\"\nreplay = \"replayable\"\nhandler = \"workspaceReadFile\"\nneeds = [\"workspace\", \"service:mesh.workspace\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"path\"]\nadditionalProperties = false\n\n[tools.parameters.properties.path]\ntype = \"string\"\nminLength = 1\nmaxLength = 1024\ndescription = \"The file's path, relative to the workspace root.\"\n\n[[tools]]\nname = \"workspace_write_file\"\ndescription = \"Write a file in your workspace, creating its folders; replaces the file if it exists.\"\nclass = \"workspace\"\nreplay = \"effectful\"\nhandler = \"workspaceWriteFile\"\nneeds = [\"workspace\", \"service:mesh.workspace\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"path\", \"content\"]\nadditionalProperties = false\n\n[tools.parameters.properties.path]\ntype = \"string\"\nminLength = 1\nmaxLength = 1024\ndescription = \"The file's path, relative to the workspace root.\"\n\n[tools.parameters.properties.content]\ntype = \"string\"\nmaxLength = 1000000\ndescription = \"The whole content of the file.\"\n\n[tools.parameters.properties.encoding]\ntype = \"string\"\nenum = [\"utf8\", \"base64\"]\ndescription = \"How content is encoded (default utf8; base64 for binary files).\"\n",
+      manifestSha256: "0d0284b303a1fc160d9f9806919212cc62ea147ea0016631e681feb5c20acd88",
+      digest: "f82acda8fe286fddf8c6bf3e2598fd604cfd3a04cd5843d7b9af516f885d7c64",
+      schemas: {},
+      skill: "---\nname: workspace\ndescription: How to work in your sandboxed workspace with workspace_exec, workspace_read_file and workspace_write_file.\n---\n\n# Working in your workspace\n\n- Your workspace is a Linux sandbox rented for this task. Files you write stay until the task\n  ends, then the workspace is released: nothing carries over to the next conversation.\n- Write files with `workspace_write_file` (whole content), read them with `workspace_read_file`,\n  and run builds and tests with `workspace_exec`.\n- A failing command is information, not the end: read its exit code and stderr, fix, run again.\n- Long output is clamped with its head and tail kept; the whole output is an artifact.\n- The network is limited to hosts your operator allowed. If a command reports \"egress refused\",\n  say which host you needed instead of retrying.\n- Every command counts against the task's compute budget; do not start servers you do not need.\n",
+    },
   ],
   handlers: [
     { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_0.checkoutGithubRepo },
@@ -32,6 +41,9 @@ export const catalog: Catalog = {
     { packageId: "mesh.memory", name: "forget", fn: handlers_1.forget },
     { packageId: "mesh.memory", name: "recall", fn: handlers_1.recall },
     { packageId: "mesh.memory", name: "remember", fn: handlers_1.remember },
+    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_2.workspaceExec },
+    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_2.workspaceReadFile },
+    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_2.workspaceWriteFile },
   ],
   hooks: [],
 };

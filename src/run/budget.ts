@@ -6,6 +6,8 @@ export interface Budget {
   readonly maxToolCalls: number;
   readonly maxTokens: number;
   readonly wallClockMs: number;
+  /** Compute the run's workspaces may be metered, in seconds (the execution layer's meter). */
+  readonly maxComputeSeconds: number;
 }
 
 /** What a run has spent so far. */
@@ -14,6 +16,8 @@ export interface RunUsage {
   readonly toolCalls: number;
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Compute the run's workspace commands were metered by their backend, in milliseconds. */
+  readonly computeMs: number;
 }
 
 export const DEFAULT_BUDGET: Budget = Object.freeze({
@@ -21,6 +25,7 @@ export const DEFAULT_BUDGET: Budget = Object.freeze({
   maxToolCalls: 16,
   maxTokens: 200_000,
   wallClockMs: 5 * 60_000,
+  maxComputeSeconds: 10 * 60,
 });
 
 export const ZERO_USAGE: RunUsage = Object.freeze({
@@ -28,6 +33,7 @@ export const ZERO_USAGE: RunUsage = Object.freeze({
   toolCalls: 0,
   inputTokens: 0,
   outputTokens: 0,
+  computeMs: 0,
 });
 
 /** Which budget ran out, and the reason a run records for it. */
@@ -47,6 +53,7 @@ export function budgetFrom(json: JsonObject): Budget {
     maxToolCalls: positiveInteger(json['maxToolCalls'], DEFAULT_BUDGET.maxToolCalls),
     maxTokens: positiveInteger(json['maxTokens'], DEFAULT_BUDGET.maxTokens),
     wallClockMs: positiveInteger(json['wallClockMs'], DEFAULT_BUDGET.wallClockMs),
+    maxComputeSeconds: positiveInteger(json['maxComputeSeconds'], DEFAULT_BUDGET.maxComputeSeconds),
   });
 }
 
@@ -57,6 +64,7 @@ export function usageFrom(json: JsonObject): RunUsage {
     toolCalls: n(json['toolCalls']),
     inputTokens: n(json['inputTokens']),
     outputTokens: n(json['outputTokens']),
+    computeMs: n(json['computeMs']),
   });
 }
 
@@ -86,6 +94,12 @@ export function exhaustion(
     return {
       budget: 'maxTokens',
       reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
+    };
+  }
+  if (next.computeMs >= budget.maxComputeSeconds * 1000) {
+    return {
+      budget: 'maxComputeSeconds',
+      reason: `budget exhausted: compute (${budget.maxComputeSeconds} s) spent`,
     };
   }
   if (now.getTime() - startedAt.getTime() > budget.wallClockMs) {

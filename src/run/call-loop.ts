@@ -58,13 +58,17 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     if (started) {
       const outcome = await resumeToolCall(ctx, started);
       if (outcome.kind === 'unknown_outcome') unknown.push(`${call.name} (${call.id})`);
+      if (outcome.computeMs > 0) {
+        usage = { ...usage, computeMs: usage.computeMs + outcome.computeMs };
+        await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
+      }
       continue;
     }
     const next = { ...usage, toolCalls: usage.toolCalls + 1 };
     const out = exhaustion(budget, next, input.startedAt, input.clock.now());
     if (out) return { kind: 'budget_exhausted', reason: out.reason };
-    await performToolCall(ctx, call);
-    usage = next;
+    const outcome = await performToolCall(ctx, call);
+    usage = { ...next, computeMs: next.computeMs + outcome.computeMs };
     await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
   }
   return { kind: 'settled', usage, unknown };

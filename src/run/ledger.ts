@@ -26,7 +26,7 @@ import type {
   ToolCallStep,
 } from './records.ts';
 import type { InboundWrite, RunStore } from './run-store.ts';
-import { excerpt } from './excerpt.ts';
+import { excerpt } from '../tool/excerpt.ts';
 
 export interface LedgerOptions {
   /** Observations larger than this many bytes are stored as artifacts and excerpted. */
@@ -37,6 +37,11 @@ export interface LedgerOptions {
    * is later shown and sent back to the model, so cleaning here cleans every reader.
    */
   readonly redactor?: Redactor;
+  /**
+   * Called after a run ended (whatever its status), to free what the run rented: its workspace.
+   * A failure here never changes the run's end; whatever it left is the reaper's.
+   */
+  readonly onRunEnded?: (runId: string) => Promise<void>;
 }
 
 export const DEFAULT_OBSERVATION_LIMIT = 16 * 1024;
@@ -49,11 +54,13 @@ export class RunLedger {
   readonly store: RunStore;
   readonly observationLimitBytes: number;
   readonly redactor: Redactor;
+  private readonly onRunEnded: ((runId: string) => Promise<void>) | undefined;
 
   constructor(store: RunStore, options: LedgerOptions = {}) {
     this.store = store;
     this.observationLimitBytes = options.observationLimitBytes ?? DEFAULT_OBSERVATION_LIMIT;
     this.redactor = options.redactor ?? noRedaction;
+    this.onRunEnded = options.onRunEnded;
   }
 
   /** `call` with held secrets removed from its arguments: what is recorded, and what runs. */
@@ -314,6 +321,7 @@ export class RunLedger {
   /** Ends the run with a status and a reason. */
   async finish(lease: Lease, status: RunStatus, reason: string | null): Promise<void> {
     await this.store.finishRun(lease, status, reason === null ? null : this.redactor.text(reason));
+    await this.onRunEnded?.(lease.runId).catch(() => undefined);
   }
 }
 

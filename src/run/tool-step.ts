@@ -45,6 +45,8 @@ export interface ToolCallOutcome {
   readonly kind: ExecuteResult['kind'] | 'unknown_outcome';
   readonly observation: Observation;
   readonly callStep: ToolCallStep;
+  /** Compute the call was metered (a workspace command), in ms; 0 for most calls. */
+  readonly computeMs: number;
 }
 
 /**
@@ -63,7 +65,12 @@ export async function performToolCall(
   if (resolved.kind !== 'ready') {
     const definition = resolved.kind === 'invalid_input' ? resolved.definition : undefined;
     const steps = await ctx.ledger.recordRefusal(ctx.lease, call, definition, resolved.observation);
-    return { kind: resolved.kind, observation: resolved.observation, callStep: steps.call };
+    return {
+      kind: resolved.kind,
+      observation: resolved.observation,
+      callStep: steps.call,
+      computeMs: 0,
+    };
   }
   await ctx.hooks?.at('before_record', call);
   const callStep = await ctx.ledger.recordToolCall(ctx.lease, call, resolved.definition);
@@ -111,7 +118,8 @@ async function complete(
     result.kind === 'observation' ? result.attachments : undefined,
   );
   await ctx.hooks?.at('after_observation', call);
-  return { kind: result.kind, observation: recorded.observation, callStep };
+  const computeMs = result.kind === 'observation' ? (result.usage?.computeMs ?? 0) : 0;
+  return { kind: result.kind, observation: recorded.observation, callStep, computeMs };
 }
 
 /**
@@ -148,7 +156,7 @@ export async function resumeToolCall(
         'it may or may not have taken effect, and it was not repeated. Check its effect before trying again.',
     });
     const stored = await ctx.ledger.recordObservation(ctx.lease, callStep, unknown, 'unknown');
-    return { kind: 'unknown_outcome', observation: stored.observation, callStep };
+    return { kind: 'unknown_outcome', observation: stored.observation, callStep, computeMs: 0 };
   }
   const resolved = resolveCall(ctx.registry, call);
   if (resolved.kind !== 'ready') {
@@ -158,7 +166,7 @@ export async function resumeToolCall(
       resolved.observation,
       'completed',
     );
-    return { kind: resolved.kind, observation: stored.observation, callStep };
+    return { kind: resolved.kind, observation: stored.observation, callStep, computeMs: 0 };
   }
   return complete(ctx, call, callStep, () =>
     invoke(resolved.definition, resolved.args, call, ctx.runtime),

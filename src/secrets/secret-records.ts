@@ -6,13 +6,15 @@
 /**
  * Who may own a secret: a closed set, checked again by the table. `agent_tool` is an agent's
  * installation of a package (owner id `<agent id>:<package id>`); `agent_tool_provider` is an
- * agent's binding to a tool provider (an MCP server).
+ * agent's binding to a tool provider (an MCP server); `execution_backend` is a workspace
+ * backend's own API key.
  */
 export const SECRET_OWNER_TYPES = Object.freeze([
   'agent',
   'agent_tool',
   'model_provider',
   'agent_tool_provider',
+  'execution_backend',
 ] as const);
 
 /** One of {@link SECRET_OWNER_TYPES}. */

@@ -55,6 +55,14 @@ export interface ToolOutput {
   readonly isError?: boolean;
   /** Images, audio and embedded blobs, each stored as an artifact the observation links. */
   readonly attachments?: readonly ToolAttachment[];
+  /** What the call consumed of the run's meters beyond the call itself (a workspace's compute). */
+  readonly usage?: ToolUsage;
+}
+
+/** Meters a handler reports, counted into the run's usage with the call. */
+export interface ToolUsage {
+  /** Compute a backend metered for the call, in milliseconds. */
+  readonly computeMs?: number;
 }
 
 /** A handler: the executable half of a definition. */

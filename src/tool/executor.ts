@@ -2,7 +2,7 @@ import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
 import { declaredServices, servicesDeclared, type ToolRuntime } from './context.ts';
 import { decodeArguments, prepareDecoder } from './decode-arguments.ts';
-import type { Definition, ToolAttachment, ToolOutput } from './definition.ts';
+import type { Definition, ToolAttachment, ToolOutput, ToolUsage } from './definition.ts';
 import {
   hasCode,
   InvalidToolInputError,
@@ -28,6 +28,8 @@ export type ExecuteResult =
       readonly observation: Observation;
       /** The bytes of the artifacts the observation links, for the run to store with it. */
       readonly attachments?: readonly ToolAttachment[];
+      /** What the call consumed of the run's meters (a workspace's compute). */
+      readonly usage?: ToolUsage;
     }
   | {
       readonly kind: 'invalid_input';
@@ -232,7 +234,18 @@ export async function invoke(
       ...(links.length === 0 ? {} : { artifacts: links }),
     }),
     ...(attachments.length === 0 ? {} : { attachments }),
+    ...(meteredUsage(output.usage) ?? {}),
   };
+}
+
+/** The meters a handler reported, when they are sound numbers (a bad one is a handler bug). */
+function meteredUsage(usage: unknown): { usage: ToolUsage } | undefined {
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  const computeMs = (usage as ToolUsage).computeMs;
+  if (computeMs === undefined) return undefined;
+  if (typeof computeMs !== 'number' || !Number.isFinite(computeMs) || computeMs < 0)
+    throw new TypeError('a tool reported compute that is not a non-negative number');
+  return { usage: { computeMs } };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

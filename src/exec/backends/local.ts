@@ -1,0 +1,446 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  BackendUnavailableError,
+  WorkspaceFileError,
+  type BackendCapabilities,
+  type ExecRequest,
+  type ExecResult,
+  type ProvisionSpec,
+  type Workspace,
+  type WorkspaceBackend,
+} from '../backend.ts';
+import { startEgressProxy, type EgressProxy } from '../egress-proxy.ts';
+
+/**
+ * The local backend: development only. Each workspace is a bubblewrap sandbox with every
+ * namespace unshared (user, pid, network, ipc, uts, cgroup), a private writable root bind-mounted
+ * at /workspace, the host's system folders read-only (/usr and the CA certificates, nothing
+ * else of /etc), a fresh /tmp, and no network but its own loopback, where port 3128 leads to the
+ * egress proxy Mesh runs for the workspace. No host file outside those folders is visible: not
+ * MESH_HOME, not the instance key, not the control plane's ports.
+ *
+ * One long-lived process per workspace, the sandbox agent (sandbox-agent.mjs), takes requests on
+ * a Unix socket in the workspace's run folder: commands, file reads and writes. The control
+ * plane never touches the workspace root from outside, so a symlink a command made resolves in
+ * the sandbox's view.
+ */
+
+const AGENT = fileURLToPath(new URL('./sandbox-agent.mjs', import.meta.url));
+const WORKSPACE_ROOT = '/workspace';
+const PROXY = 'http://127.0.0.1:3128';
+/** sockaddr_un holds 108 bytes; the socket paths must fit. */
+const MAX_SOCKET_PATH = 100;
+
+export interface LocalBackendOptions {
+  /** Where workspace folders live (each `<dir>/<id>/{root,run}`); a private temp folder by default. */
+  readonly directory?: string;
+  /** The bubblewrap binary (Debian's `bwrap`). */
+  readonly bwrap?: string;
+  /** How long a sandbox may take to start before provisioning fails. */
+  readonly startTimeoutMs?: number;
+}
+
+export const LOCAL_CAPABILITIES: BackendCapabilities = Object.freeze({
+  streamingExec: true,
+  fileAccess: true,
+  egressAllowlist: true,
+  snapshots: false,
+  idleTimeout: false,
+  development: true,
+});
+
+type AgentMessage =
+  | { t: 'out'; s: 1 | 2; d: string }
+  | { t: 'exit'; code: number | null; signal: string | null; timedOut: boolean; ms: number }
+  | { t: 'file'; d: string }
+  | { t: 'ok' }
+  | { t: 'error'; reason: string; message: string };
+
+const FILE_REASONS = new Set(['outside_root', 'not_found', 'not_a_file', 'too_large', 'io']);
+
+/** One request to the sandbox agent; `onMessage` sees every line until the agent hangs up. */
+function request(
+  socketPath: string,
+  body: Record<string, unknown>,
+  onMessage: (m: AgentMessage) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    let buffered = '';
+    const abort = () => socket.destroy();
+    signal?.addEventListener('abort', abort, { once: true });
+    socket.on('connect', () => socket.write(`${JSON.stringify(body)}\n`));
+    socket.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        if (line) onMessage(JSON.parse(line) as AgentMessage);
+      }
+    });
+    socket.on('error', (error) => {
+      signal?.removeEventListener('abort', abort);
+      reject(
+        new BackendUnavailableError(
+          `the local workspace's sandbox agent is not answering (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+          { cause: error },
+        ),
+      );
+    });
+    socket.on('close', () => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    });
+  });
+}
+
+function fileError(m: { reason: string; message: string }): WorkspaceFileError {
+  const reason = FILE_REASONS.has(m.reason) ? m.reason : 'io';
+  return new WorkspaceFileError(reason as WorkspaceFileError['reason'], m.message);
+}
+
+/** The bubblewrap command line for one workspace. */
+function bwrapArguments(dir: string, hostname: string): string[] {
+  const args = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    hostname,
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+  ];
+  if (existsSync('/usr/lib64')) args.push('--symlink', 'usr/lib64', '/lib64');
+  if (existsSync('/usr/lib32')) args.push('--symlink', 'usr/lib32', '/lib32');
+  for (const certs of ['/etc/ssl', '/etc/ca-certificates', '/etc/alternatives'])
+    if (existsSync(certs)) args.push('--ro-bind', certs, certs);
+  args.push(
+    '--ro-bind',
+    join(dir, 'etc', 'passwd'),
+    '/etc/passwd',
+    '--ro-bind',
+    join(dir, 'etc', 'group'),
+    '/etc/group',
+    '--ro-bind',
+    join(dir, 'etc', 'hosts'),
+    '/etc/hosts',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    join(dir, 'root'),
+    WORKSPACE_ROOT,
+    '--bind',
+    join(dir, 'run'),
+    '/run/mesh',
+    '--ro-bind',
+    AGENT,
+    '/opt/mesh/sandbox-agent.mjs',
+    '--chdir',
+    WORKSPACE_ROOT,
+  );
+  return args;
+}
+
+/** The environment every command starts from: no host variable passes into a sandbox. */
+function baseEnvironment(credentials: Readonly<Record<string, string>>): Record<string, string> {
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: `${WORKSPACE_ROOT}/.home`,
+    LANG: 'C.UTF-8',
+    TMPDIR: '/tmp',
+    http_proxy: PROXY,
+    https_proxy: PROXY,
+    HTTP_PROXY: PROXY,
+    HTTPS_PROXY: PROXY,
+    ...credentials,
+  };
+}
+
+class LocalWorkspace implements Workspace {
+  readonly root = WORKSPACE_ROOT;
+  private credentials: Record<string, string>;
+  private released = false;
+
+  constructor(
+    readonly id: string,
+    readonly externalId: string,
+    private readonly dir: string,
+    private readonly sandbox: ChildProcess,
+    private readonly proxy: EgressProxy,
+    credentials: Readonly<Record<string, string>>,
+  ) {
+    this.credentials = { ...credentials };
+  }
+
+  private get control(): string {
+    return join(this.dir, 'run', 'control.sock');
+  }
+
+  private alive(): void {
+    if (this.released) throw new BackendUnavailableError(`workspace ${this.id} was released`);
+    if (this.sandbox.exitCode !== null || this.sandbox.signalCode !== null)
+      throw new BackendUnavailableError(`workspace ${this.id}'s sandbox has exited`);
+  }
+
+  async exec(req: ExecRequest): Promise<ExecResult> {
+    this.alive();
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let exit: Extract<AgentMessage, { t: 'exit' }> | undefined;
+    let failure: Extract<AgentMessage, { t: 'error' }> | undefined;
+    this.proxy.takeRefused();
+    await request(
+      this.control,
+      {
+        op: 'exec',
+        command: req.command,
+        cwd: req.cwd ?? '.',
+        timeoutMs: req.timeoutMs,
+        env: { ...baseEnvironment(this.credentials), ...req.env, ...this.credentials },
+      },
+      (m) => {
+        if (m.t === 'out') {
+          const bytes = Buffer.from(m.d, 'base64');
+          (m.s === 1 ? out : err).push(bytes);
+          req.onOutput?.(m.s === 1 ? 'stdout' : 'stderr', bytes);
+        } else if (m.t === 'exit') exit = m;
+        else if (m.t === 'error') failure = m;
+      },
+      req.signal,
+    );
+    if (failure) throw fileError(failure);
+    if (!exit) {
+      if (req.signal?.aborted) throw new BackendUnavailableError('the command was cancelled');
+      throw new BackendUnavailableError(`workspace ${this.id}'s sandbox ended during the command`);
+    }
+    return {
+      exitCode: exit.timedOut ? null : exit.code,
+      stdout: Buffer.concat(out),
+      stderr: Buffer.concat(err),
+      timedOut: exit.timedOut,
+      computeMs: Math.max(1, Math.round(exit.ms)),
+      egressRefused: this.proxy.takeRefused(),
+    };
+  }
+
+  async readFile(path: string, maxBytes: number): Promise<Uint8Array> {
+    this.alive();
+    let content: Buffer | undefined;
+    let failure: Extract<AgentMessage, { t: 'error' }> | undefined;
+    await request(this.control, { op: 'read', path, maxBytes }, (m) => {
+      if (m.t === 'file') content = Buffer.from(m.d, 'base64');
+      else if (m.t === 'error') failure = m;
+    });
+    if (failure) throw fileError(failure);
+    if (!content) throw new WorkspaceFileError('io', 'the sandbox agent returned no file');
+    return content;
+  }
+
+  async writeFile(path: string, content: Uint8Array): Promise<void> {
+    this.alive();
+    let ok = false;
+    let failure: Extract<AgentMessage, { t: 'error' }> | undefined;
+    await request(
+      this.control,
+      { op: 'write', path, d: Buffer.from(content).toString('base64') },
+      (m) => {
+        if (m.t === 'ok') ok = true;
+        else if (m.t === 'error') failure = m;
+      },
+    );
+    if (failure) throw fileError(failure);
+    if (!ok) throw new WorkspaceFileError('io', 'the sandbox agent did not confirm the write');
+  }
+
+  grant(credentials: Readonly<Record<string, string>>): Promise<void> {
+    this.alive();
+    this.credentials = { ...this.credentials, ...credentials };
+    return Promise.resolve();
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    this.credentials = {};
+    await stopSandbox(this.sandbox);
+    await this.proxy.close();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+function stopSandbox(sandbox: ChildProcess): Promise<void> {
+  if (sandbox.exitCode !== null || sandbox.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    sandbox.once('exit', () => resolve());
+    sandbox.kill('SIGKILL');
+  });
+}
+
+/** Whether a pid is a bubblewrap process of this workspace folder (pids are reused). */
+async function isSandboxOf(pid: number, dir: string): Promise<boolean> {
+  try {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.includes('bwrap') && cmdline.includes(join(dir, 'root'));
+  } catch {
+    return false;
+  }
+}
+
+/** The local bubblewrap backend (development only). */
+export function localBackend(options: LocalBackendOptions = {}): WorkspaceBackend {
+  const directory =
+    options.directory ?? join(tmpdir(), `mesh-workspaces-${process.getuid?.() ?? 0}`);
+  const bwrap = options.bwrap ?? 'bwrap';
+  const startTimeoutMs = options.startTimeoutMs ?? 10_000;
+  const live = new Set<LocalWorkspace>();
+
+  const folderOf = (externalId: string) => {
+    if (!/^[0-9a-f-]{36}$/.test(externalId))
+      throw new BackendUnavailableError('a local workspace id is a UUID');
+    return join(directory, externalId);
+  };
+
+  return {
+    kind: 'local',
+    capabilities: LOCAL_CAPABILITIES,
+
+    async provision(spec: ProvisionSpec): Promise<Workspace> {
+      const dir = folderOf(spec.workspaceId);
+      if (join(dir, 'run', 'control.sock').length > MAX_SOCKET_PATH)
+        throw new BackendUnavailableError(
+          `the local backend's folder ${directory} is too long for a socket path; choose a shorter one`,
+        );
+      await mkdir(directory, { recursive: true, mode: 0o700 });
+      await chmod(directory, 0o700);
+      await mkdir(join(dir, 'root', '.home'), { recursive: true });
+      await mkdir(join(dir, 'run'), { recursive: true });
+      await mkdir(join(dir, 'etc'), { recursive: true });
+      await writeFile(
+        join(dir, 'etc', 'passwd'),
+        `root:x:0:0:workspace:${WORKSPACE_ROOT}/.home:/bin/sh\n`,
+      );
+      await writeFile(join(dir, 'etc', 'group'), 'root:x:0:\n');
+      await writeFile(join(dir, 'etc', 'hosts'), '127.0.0.1 localhost\n::1 localhost\n');
+      const proxy = await startEgressProxy(join(dir, 'run', 'egress.sock'), spec.egress);
+      const limits = {
+        memoryMb: spec.limits.memoryMb,
+        fileSizeMb: spec.limits.fileSizeMb,
+      };
+      const sandbox = spawn(
+        bwrap,
+        [
+          ...bwrapArguments(dir, 'workspace'),
+          '/usr/bin/node',
+          '/opt/mesh/sandbox-agent.mjs',
+          JSON.stringify(limits),
+        ],
+        // The sandbox agent starts from an empty environment: nothing of the host's passes in.
+        { env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      try {
+        await new Promise<void>((resolve, reject) => {
+          let stderr = '';
+          const timer = setTimeout(
+            () => reject(new BackendUnavailableError('the sandbox did not start in time')),
+            startTimeoutMs,
+          );
+          sandbox.stderr?.on('data', (d: Buffer) => {
+            stderr = (stderr + d.toString('utf8')).slice(-2000);
+          });
+          sandbox.stdout?.on('data', (d: Buffer) => {
+            if (d.toString('utf8').includes('ready')) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          sandbox.once('error', (error: NodeJS.ErrnoException) => {
+            clearTimeout(timer);
+            reject(
+              new BackendUnavailableError(
+                error.code === 'ENOENT'
+                  ? `bubblewrap (${bwrap}) is not installed; install Debian's bubblewrap package`
+                  : `bubblewrap could not start (${error.code ?? 'error'})`,
+                { cause: error },
+              ),
+            );
+          });
+          sandbox.once('exit', (code) => {
+            clearTimeout(timer);
+            reject(
+              new BackendUnavailableError(
+                `the sandbox exited at start (code ${code}): ${stderr.trim().slice(0, 500)}`,
+              ),
+            );
+          });
+        });
+      } catch (error) {
+        await stopSandbox(sandbox);
+        await proxy.close();
+        await rm(dir, { recursive: true, force: true });
+        throw error;
+      }
+      sandbox.stdout?.resume();
+      await writeFile(join(dir, 'run', 'sandbox.pid'), String(sandbox.pid));
+      const workspace = new LocalWorkspace(
+        spec.workspaceId,
+        spec.workspaceId,
+        dir,
+        sandbox,
+        proxy,
+        spec.credentials,
+      );
+      live.add(workspace);
+      sandbox.once('exit', () => live.delete(workspace));
+      return workspace;
+    },
+
+    async releaseById(externalId: string): Promise<void> {
+      for (const w of live) {
+        if (w.externalId === externalId) {
+          live.delete(w);
+          await w.release();
+          return;
+        }
+      }
+      const dir = folderOf(externalId);
+      const pid = Number(await readFile(join(dir, 'run', 'sandbox.pid'), 'utf8').catch(() => ''));
+      if (Number.isSafeInteger(pid) && pid > 0 && (await isSandboxOf(pid, dir))) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+
+    async close(): Promise<void> {
+      await Promise.all([...live].map((w) => w.release()));
+      live.clear();
+    },
+  };
+}
