@@ -150,4 +150,23 @@ describe.each(testDatabases())('checkout_github_repo in a local workspace on $na
       git.token = TOKEN;
     }
   });
+
+  it('names the egress the workspace refused when the git host is not on the allowlist', async () => {
+    const elsewhere = await startGitHttpServer(TOKEN);
+    const agent = await requireAgent(mesh, agentId);
+    try {
+      await elsewhere.createRepo('acme/widgets', { branch: 'trunk' });
+      await setAgentConfig(mesh, agent, 'mesh.github', 'git_base_url', elsewhere.baseUrl);
+      const [checkout] = await script([
+        { name: 'checkout_github_repo', args: { repo: 'acme/widgets' } },
+      ]);
+      expect(checkout?.kind).toBe('tool_error');
+      expect(checkout?.text).toContain(`Egress refused: ${new URL(elsewhere.baseUrl).host}`);
+      expect(checkout?.text).toContain('mesh workspaces grant --allow-host');
+      expect(elsewhere.requests).toEqual([]);
+    } finally {
+      await setAgentConfig(mesh, agent, 'mesh.github', 'git_base_url', git.baseUrl);
+      await elsewhere.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../src/model/json.ts';
 import type { ToolContext } from '../../src/tool/context.ts';
 import type { ToolOutput } from '../../src/tool/definition.ts';
-import { InvalidToolInputError } from '../../src/tool/errors.ts';
+import { hasCode, InvalidToolInputError } from '../../src/tool/errors.ts';
 import { createRedactor } from '../../src/tool/redaction.ts';
 import {
   WORKSPACES,
@@ -45,8 +45,12 @@ function commandFailure(what: string, result: ExecResult, redact: (s: string) =>
     : `exited with code ${result.exitCode ?? 'none (killed)'}`;
   const stderr = redact(tail(result.stderr));
   const stdout = redact(tail(result.stdout));
+  const refusedHosts = [...new Set(result.egressRefused)];
   return [
     `${what} ${how}.`,
+    refusedHosts.length > 0
+      ? `Egress refused: ${refusedHosts.join(', ')} (not on this agent's allowlist; an operator allows the git host with \`mesh workspaces grant --allow-host <host>\`).`
+      : '',
     stderr !== '' ? `stderr:\n${stderr}` : '',
     stdout !== '' ? `stdout:\n${stdout}` : '',
   ]
@@ -87,22 +91,58 @@ export async function checkoutGithubRepo(ctx: ToolContext, args: JsonObject): Pr
   }
   const branch = typeof args['branch'] === 'string' ? args['branch'] : defaultBranch;
 
-  let workspace: WorkspaceSession;
   try {
-    workspace = await ctx.services.get(WORKSPACES).forCall(ctx);
+    const workspace = await ctx.services.get(WORKSPACES).forCall(ctx);
+    return await cloneInto(
+      workspace,
+      {
+        repo,
+        name,
+        branch,
+        defaultBranch,
+        token,
+        redact,
+        login: identity.login,
+        id: identity.id,
+        displayName: identity.name,
+      },
+      settings.gitBaseUrl,
+    );
   } catch (error) {
-    if (error instanceof WorkspaceUnavailableError)
-      return refused(`There is no workspace to clone ${repo} into: ${error.message}`);
+    // The execution layer's degraded states (no backend, backend down, budget spent) are
+    // observations the model can report, as workspace_exec's are.
+    if (
+      hasCode(error, WorkspaceUnavailableError.code) ||
+      hasCode(error, 'workspace_backend_unavailable')
+    )
+      return refused(`There is no workspace to clone ${repo} into: ${(error as Error).message}`);
     throw error;
   }
-  await workspace.grant({ GH_TOKEN: token });
+}
 
-  const commitAs = {
-    name: identity.name ?? identity.login,
-    email: noreplyEmail(identity.id, identity.login),
-  };
+interface Clone {
+  readonly repo: string;
+  readonly name: string;
+  readonly branch: string;
+  readonly defaultBranch: string;
+  readonly token: string;
+  readonly redact: (s: string) => string;
+  readonly login: string;
+  readonly id: number;
+  readonly displayName: string | null;
+}
+
+/** Grants the token, configures git and clones: the workspace half of checkout_github_repo. */
+async function cloneInto(
+  workspace: WorkspaceSession,
+  c: Clone,
+  gitBaseUrl: string,
+): Promise<ToolOutput> {
+  const { repo, name, branch, defaultBranch, redact } = c;
+  await workspace.grant({ GH_TOKEN: c.token });
+  const commitAs = { name: c.displayName ?? c.login, email: noreplyEmail(c.id, c.login) };
   const setup = await workspace.exec({
-    command: gitSetupCommand(settings.gitBaseUrl, commitAs),
+    command: gitSetupCommand(gitBaseUrl, commitAs),
     timeoutMs: SETUP_TIMEOUT_MS,
   });
   if (setup.exitCode !== 0)
@@ -111,7 +151,7 @@ export async function checkoutGithubRepo(ctx: ToolContext, args: JsonObject): Pr
     );
 
   const clone = await workspace.exec({
-    command: gitCloneCommand(cloneUrl(settings.gitBaseUrl, repo), branch, name),
+    command: gitCloneCommand(cloneUrl(gitBaseUrl, repo), branch, name),
     timeoutMs: CLONE_TIMEOUT_MS,
     env: { GIT_TERMINAL_PROMPT: '0' },
   });
@@ -123,10 +163,10 @@ export async function checkoutGithubRepo(ctx: ToolContext, args: JsonObject): Pr
   return {
     text: [
       `Cloned ${repo} into ${path}, on branch ${branch}${onDefault ? ' (the default branch)' : `; the default branch is ${defaultBranch}`}.`,
-      `Git there fetches and pushes as the GitHub account ${identity.login} (the token is in GH_TOKEN, read by a credential helper) and commits as ${commitAs.name} <${commitAs.email}>.`,
+      `Git there fetches and pushes as the GitHub account ${c.login} (the token is in GH_TOKEN, read by a credential helper) and commits as ${commitAs.name} <${commitAs.email}>.`,
       `Next: edit files, run the tests with cwd ${name}, commit on a new branch (never on ${defaultBranch} directly) and push it with \`git push -u origin <branch>\`; then open a pull request against ${defaultBranch}.`,
     ].join('\n'),
-    data: { repo, path, branch, default_branch: defaultBranch, login: identity.login },
+    data: { repo, path, branch, default_branch: defaultBranch, login: c.login },
   };
 }
 
