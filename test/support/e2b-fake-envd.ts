@@ -282,8 +282,16 @@ async function files(sandbox: EnvdSandbox, req: IncomingMessage, res: ServerResp
   const written = [];
   for (const upload of uploads) {
     const target = hostPath(sandbox, upload.path);
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, upload.bytes);
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, upload.bytes);
+    } catch (error) {
+      // envd answers a path it cannot write (a folder, a file as parent) with 400.
+      return json(res, 400, {
+        code: 400,
+        message: `cannot write '${upload.path}': ${String(error)}`,
+      });
+    }
     const absolute = posix.resolve(HOME, upload.path);
     written.push({ name: posix.basename(absolute), type: 'file', path: absolute });
   }
