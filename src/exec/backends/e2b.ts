@@ -10,9 +10,9 @@ import {
   type Workspace,
   type WorkspaceBackend,
   WorkspaceFileError,
-} from './backend.ts';
-import { hasCode } from '../tool/errors.ts';
-import { resolveWorkspacePath } from './workspace-path.ts';
+} from '../backend.ts';
+import { hasCode } from '../../tool/errors.ts';
+import { resolveWorkspacePath } from '../workspace-path.ts';
 
 /**
  * The E2B backend: each workspace is an E2B sandbox (a Firecracker microVM), driven through the
