@@ -7,7 +7,8 @@ import {
   DEFAULT_LIMITS,
   type ProvisionSpec,
 } from '../../src/exec/backend.ts';
-import { e2bBackend, e2bNetwork } from '../../src/exec/e2b.ts';
+import { e2bBackend, e2bNetwork } from '../../src/exec/backends/e2b.ts';
+import { WorkspaceFileError } from '../../src/tool/workspace.ts';
 import { startFakeE2b, type FakeE2b } from '../support/e2b-fake.ts';
 import { describeWorkspaceBackendContract } from './backend-contract.ts';
 
@@ -132,6 +133,40 @@ describe('e2b backend: what E2B itself is asked and refuses', () => {
         sandboxId: workspace.externalId,
         timeout: 150,
       });
+    } finally {
+      await workspace.release();
+    }
+  });
+
+  // Not (yet) in the shared contract: the local backend rejects an aborted command and reports
+  // a write over a folder as `io`; which one the contract should hold is an open question.
+  it('answers an aborted command as a result: no exit code, not timed out', async () => {
+    const workspace = await backend().provision(spec());
+    try {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 300);
+      const result = await workspace.exec({
+        command: 'sleep 10; echo late',
+        timeoutMs: 20_000,
+        signal: controller.signal,
+      });
+      expect(result).toMatchObject({ exitCode: null, timedOut: false });
+      expect(new TextDecoder().decode(result.stdout)).not.toContain('late');
+    } finally {
+      await workspace.release();
+    }
+  });
+
+  it('refuses to write over a folder, or under a file, as not_a_file', async () => {
+    const workspace = await backend().provision(spec());
+    try {
+      await workspace.writeFile('folder/inside.txt', new Uint8Array([1]));
+      for (const path of ['folder', 'folder/inside.txt/below.txt']) {
+        await expect(workspace.writeFile(path, new Uint8Array([2]))).rejects.toMatchObject({
+          code: WorkspaceFileError.code,
+          reason: 'not_a_file',
+        });
+      }
     } finally {
       await workspace.release();
     }
