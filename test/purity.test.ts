@@ -76,6 +76,7 @@ const OWNED_PACKAGES: readonly { pattern: RegExp; owner: string }[] = [
   { pattern: /^@electric-sql\/pglite/, owner: 'src/store/' },
   { pattern: /^(node:)?child_process$/, owner: 'src/exec/backends/' },
   { pattern: /^playwright-core/, owner: 'src/browser/backends/' },
+  { pattern: /^e2b$|^e2b\//, owner: 'src/exec/backends/' },
 ];
 
 function sources(folder: string): string[] {

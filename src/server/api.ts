@@ -5,6 +5,7 @@ import { mcpRoutes } from './api/mcp.ts';
 import { openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
 import { providerRoutes } from './api/providers.ts';
+import { workspaceRoutes } from './api/workspaces.ts';
 
 /** Every route of the JSON API, in the order the document lists them: one module per tag. */
 export const apiRoutes: readonly Route[] = [
@@ -15,4 +16,5 @@ export const apiRoutes: readonly Route[] = [
   ...providerRoutes,
   ...packageRoutes,
   ...mcpRoutes,
+  ...workspaceRoutes,
 ];

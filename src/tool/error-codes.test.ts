@@ -84,6 +84,9 @@ describe('the error code table', () => {
       'tool_withheld',
       'instance_key_rotation_refused',
       'run_interrupted',
+      'workspace_backend_unavailable',
+      'workspace_file',
+      'development_only',
     ]);
     const changed = Object.keys(ERROR_CODES)
       .filter((code) => !faces.has(code) && !newer.has(code))

@@ -38,6 +38,17 @@ export const ERROR_CODES = Object.freeze({
   invalid_tool_input: BAD_REQUEST,
   tool_failed: INTERNAL,
   tool_not_found: NOT_FOUND,
+  // The handler's view of a workspace (src/tool/workspace.ts) and the backends (src/exec).
+  workspace_backend_unavailable: UPSTREAM_TRANSIENT,
+  workspace_file: BAD_REQUEST,
+  workspace_unavailable: UNAVAILABLE,
+  // Workspace backends and grants (src/app/workspace-*.ts, src/store/workspaces.ts).
+  backend_exists: CONFLICT,
+  backend_kind_unsupported: INTERNAL,
+  backend_not_found: NOT_FOUND,
+  development_only: BAD_REQUEST,
+  invalid_backend: BAD_REQUEST,
+  invalid_egress: BAD_REQUEST,
   tool_unavailable: UNAVAILABLE,
 
   // Manifests, configuration values and the model providers.

@@ -26,6 +26,7 @@ export function layout(title: string, session: PageSession | undefined, main: Ht
         <a href="/agents">Agents</a>
         <a href="/providers">Model providers</a>
         <a href="/packages">Packages</a>
+        <a href="/workspaces">Workspaces</a>
         <form method="post" action="/logout" class="inline">
           ${csrfField(session)}<button class="link">Log out</button>
         </form>

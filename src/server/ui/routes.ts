@@ -3,6 +3,7 @@ import { chatRoutes } from './chat-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { providerRoutes } from './provider-routes.ts';
 import type { UiRoute } from './ui-route.ts';
+import { workspaceRoutes } from './workspace-routes.ts';
 
 /** Every page and form handler of the web UI (login and assets are served before these). */
 export const uiRoutes: readonly UiRoute[] = [
@@ -10,4 +11,5 @@ export const uiRoutes: readonly UiRoute[] = [
   ...chatRoutes,
   ...providerRoutes,
   ...mcpRoutes,
+  ...workspaceRoutes,
 ];

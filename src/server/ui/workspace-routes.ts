@@ -1,0 +1,59 @@
+import {
+  addBackend,
+  describeWorkspaces,
+  grantBackend,
+  removeBackend,
+} from '../../app/workspace-admin.ts';
+import { field, post, type UiRoute } from './ui-route.ts';
+import { workspacesPage } from './workspace-pages.ts';
+
+/** The workspaces page: backends, grants and live workspaces. */
+export const workspaceRoutes: readonly UiRoute[] = [
+  {
+    method: 'GET',
+    path: '/workspaces',
+    handle: async ({ mesh, session }) => ({
+      page: workspacesPage(session, await describeWorkspaces(mesh)),
+    }),
+  },
+  post(
+    '/workspaces/backends',
+    () => '/workspaces',
+    async ({ mesh, form }) => {
+      const apiUrl = field(form, 'api_url').trim();
+      const apiKey = field(form, 'api_key').trim();
+      const added = await addBackend(mesh, {
+        name: field(form, 'name').trim(),
+        kind: field(form, 'kind'),
+        development: field(form, 'development') === 'true',
+        ...(apiUrl === '' ? {} : { apiUrl }),
+        ...(apiKey === '' ? {} : { apiKey }),
+      });
+      return { text: `Added backend ${added.name}.` };
+    },
+  ),
+  post(
+    '/workspaces/backends/:backend/delete',
+    () => '/workspaces',
+    async ({ mesh, params }) => {
+      await removeBackend(mesh, params['backend'] ?? '');
+      return { text: `Removed backend ${params['backend'] ?? ''}.` };
+    },
+  ),
+  post(
+    '/workspaces/grants',
+    () => '/workspaces',
+    async ({ mesh, form, session }) => {
+      const granted = await grantBackend(mesh, {
+        agent: field(form, 'agent').trim(),
+        backend: field(form, 'backend').trim(),
+        allowHosts: field(form, 'allow_hosts')
+          .split(/\r?\n/)
+          .map((h) => h.trim())
+          .filter((h) => h !== ''),
+        operator: session.actor,
+      });
+      return { text: `Granted ${granted.agent} workspaces on ${granted.backend}.` };
+    },
+  ),
+];
