@@ -9,6 +9,7 @@ import {
   gitCloneCommand,
   gitSetupCommand,
   noreplyEmail,
+  workspaceGrant,
 } from '../../tools/github/checkout-commands.ts';
 import {
   isolatedGitEnv,
@@ -119,5 +120,14 @@ describe('the git smart-HTTP fake, driven by real git and the checkout commands'
       await other.close();
       await rm(otherHome, { recursive: true, force: true });
     }
+  });
+
+  it("grants GH_TOKEN, and gh's enterprise variables for a host that is not github.com", () => {
+    expect(workspaceGrant('https://github.com', 't0ken')).toEqual({ GH_TOKEN: 't0ken' });
+    expect(workspaceGrant('https://ghe.example.test', 't0ken')).toEqual({
+      GH_TOKEN: 't0ken',
+      GH_ENTERPRISE_TOKEN: 't0ken',
+      GH_HOST: 'ghe.example.test',
+    });
   });
 });

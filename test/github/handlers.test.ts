@@ -154,6 +154,21 @@ describe('mesh.github against the GitHub fake', () => {
     });
   });
 
+  it('says GitHub could not be reached when nothing answers at api_base_url', async () => {
+    config = { ...config, api_base_url: 'http://127.0.0.1:9' };
+    for (const [name, args] of [
+      ['checkout_github_repo', { repo: 'acme/widgets' }],
+      ['create_github_pull_request', { repo: 'acme/widgets', head: 'x', title: 'T' }],
+    ] as const) {
+      const observation = await call(name, args);
+      expect(observation?.kind).toBe('tool_error');
+      expect(observation?.text).toContain(
+        'GitHub at the configured api_base_url (http://127.0.0.1:9) could not be reached',
+      );
+      expect(observation?.text).not.toContain(TOKEN);
+    }
+  });
+
   describe('create_github_pull_request', () => {
     it('opens a pull request into the default branch when no base is given', async () => {
       const observation = await call('create_github_pull_request', {

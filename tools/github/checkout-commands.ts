@@ -48,3 +48,15 @@ export function cloneUrl(gitBaseUrl: string, fullName: string): string {
 export function gitCloneCommand(url: string, branch: string, directory: string): string {
   return `git clone --branch ${shellQuote(branch)} -- ${shellQuote(url)} ${shellQuote(directory)}`;
 }
+
+/**
+ * The environment the workspace is granted: GH_TOKEN for git's credential helper and for `gh` on
+ * github.com. `gh` reads a different variable for any other host (GitHub Enterprise Server), and
+ * needs to be told which host, so those two are granted too when the git host is not github.com.
+ */
+export function workspaceGrant(gitBaseUrl: string, token: string): Record<string, string> {
+  const host = new URL(gitBaseUrl).host;
+  return host === 'github.com'
+    ? { GH_TOKEN: token }
+    : { GH_TOKEN: token, GH_ENTERPRISE_TOKEN: token, GH_HOST: host };
+}

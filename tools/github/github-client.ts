@@ -32,8 +32,11 @@ export interface HttpFailure {
 export function httpFailure(error: unknown): HttpFailure | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const status = (error as { status?: unknown }).status;
-  if (typeof status !== 'number') return undefined;
-  const data = (error as { response?: { data?: unknown } }).response?.data;
+  const response = (error as { response?: { data?: unknown } }).response;
+  // Octokit reports a request that never got an answer (refused, reset, DNS) as a 500 without a
+  // response: that is GitHub unreachable, not GitHub answering.
+  if (typeof status !== 'number' || response === undefined) return undefined;
+  const data = response.data;
   const parts: string[] = [];
   if (typeof data === 'object' && data !== null) {
     const body = data as { message?: unknown; errors?: unknown };
@@ -66,7 +69,8 @@ export function failureText(what: string, settings: GitHubSettings, error: unkno
   if (failure?.status === 401) return BAD_CREDENTIAL_TEXT;
   if (failure)
     return `GitHub answered ${what} with ${failure.status}: ${failure.message || 'no message'}.`;
-  return `GitHub at the configured api_base_url (${settings.apiBaseUrl}) could not be reached for ${what}.`;
+  const why = error instanceof Error ? ` (${error.message.slice(0, 200)})` : '';
+  return `GitHub at the configured api_base_url (${settings.apiBaseUrl}) could not be reached for ${what}${why}.`;
 }
 
 /**

@@ -9,7 +9,13 @@ import {
   type ExecResult,
   type WorkspaceSession,
 } from '../../src/tool/workspace.ts';
-import { cloneUrl, gitCloneCommand, gitSetupCommand, noreplyEmail } from './checkout-commands.ts';
+import {
+  cloneUrl,
+  gitCloneCommand,
+  gitSetupCommand,
+  noreplyEmail,
+  workspaceGrant,
+} from './checkout-commands.ts';
 import { connect, failureText, httpFailure } from './github-client.ts';
 import { githubSettings } from './settings.ts';
 
@@ -139,7 +145,7 @@ async function cloneInto(
   gitBaseUrl: string,
 ): Promise<ToolOutput> {
   const { repo, name, branch, defaultBranch, redact } = c;
-  await workspace.grant({ GH_TOKEN: c.token });
+  await workspace.grant(workspaceGrant(gitBaseUrl, c.token));
   const commitAs = { name: c.displayName ?? c.login, email: noreplyEmail(c.id, c.login) };
   const setup = await workspace.exec({
     command: gitSetupCommand(gitBaseUrl, commitAs),
