@@ -84,13 +84,13 @@ const QUIET_LOG = {
   error: () => undefined,
 };
 
-function client(settings: GitHubSettings, token: string): Octokit {
+function client(settings: GitHubSettings, token: string, signal: AbortSignal): Octokit {
   return new Octokit({
     baseUrl: settings.apiBaseUrl,
     auth: token,
     userAgent: 'mesh.github',
     log: QUIET_LOG,
-    request: { fetch: globalThis.fetch },
+    request: { fetch: globalThis.fetch, signal },
   });
 }
 
@@ -108,7 +108,7 @@ export async function connect(
   const secret = await ctx.secret(CREDENTIAL_KIND);
   const auth = settings.auth;
   if (auth.mode === 'token') {
-    const octokit = client(settings, secret);
+    const octokit = client(settings, secret, ctx.signal);
     if (!options.identity) return { ok: true, connection: { octokit, token: secret } };
     try {
       const { data } = await octokit.rest.users.getAuthenticated();
@@ -131,7 +131,7 @@ export async function connect(
     auth: { appId: auth.appId, privateKey: secret, installationId: auth.installationId },
     userAgent: 'mesh.github',
     log: QUIET_LOG,
-    request: { fetch: globalThis.fetch },
+    request: { fetch: globalThis.fetch, signal: ctx.signal },
   });
   let token: string;
   try {
@@ -151,7 +151,7 @@ export async function connect(
         `the captured ${CREDENTIAL_KIND} is the app's PEM private key.`,
     };
   }
-  const octokit = client(settings, token);
+  const octokit = client(settings, token, ctx.signal);
   if (!options.identity) return { ok: true, connection: { octokit, token } };
   try {
     const { data: meta } = await app.rest.apps.getAuthenticated();

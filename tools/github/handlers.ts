@@ -71,7 +71,7 @@ function commandFailure(what: string, result: ExecResult, redact: (s: string) =>
  */
 export async function checkoutGithubRepo(ctx: ToolContext, args: JsonObject): Promise<ToolOutput> {
   const repo = args['repo'] as string;
-  const { name } = splitRepo(repo);
+  const { owner, name } = splitRepo(repo);
   const outcome = githubSettings(ctx.config);
   if (!outcome.ok) return refused(`checkout_github_repo cannot run: ${outcome.problem}.`);
   const settings = outcome.settings;
@@ -85,8 +85,7 @@ export async function checkoutGithubRepo(ctx: ToolContext, args: JsonObject): Pr
 
   let defaultBranch: string;
   try {
-    const [owner, repoName] = repo.split('/') as [string, string];
-    const { data } = await octokit.rest.repos.get({ owner, repo: repoName });
+    const { data } = await octokit.rest.repos.get({ owner, repo: name });
     defaultBranch = data.default_branch;
   } catch (error) {
     if (httpFailure(error)?.status === 404)
@@ -101,6 +100,7 @@ export async function checkoutGithubRepo(ctx: ToolContext, args: JsonObject): Pr
     const workspace = await ctx.services.get(WORKSPACES).forCall(ctx);
     return await cloneInto(
       workspace,
+      ctx.signal,
       {
         repo,
         name,
@@ -141,6 +141,7 @@ interface Clone {
 /** Grants the token, configures git and clones: the workspace half of checkout_github_repo. */
 async function cloneInto(
   workspace: WorkspaceSession,
+  signal: AbortSignal,
   c: Clone,
   gitBaseUrl: string,
 ): Promise<ToolOutput> {
@@ -150,6 +151,7 @@ async function cloneInto(
   const setup = await workspace.exec({
     command: gitSetupCommand(gitBaseUrl, commitAs),
     timeoutMs: SETUP_TIMEOUT_MS,
+    signal,
   });
   if (setup.exitCode !== 0)
     return refused(
@@ -160,6 +162,7 @@ async function cloneInto(
     command: gitCloneCommand(cloneUrl(gitBaseUrl, repo), branch, name),
     timeoutMs: CLONE_TIMEOUT_MS,
     env: { GIT_TERMINAL_PROMPT: '0' },
+    signal,
   });
   if (clone.exitCode !== 0)
     return refused(commandFailure(`git clone of ${repo} (branch ${branch})`, clone, redact));
