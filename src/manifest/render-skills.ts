@@ -137,24 +137,27 @@ function neutralize(text: string): string {
 /**
  * Renders the skills of the packages that have at least one offered tool, each wrapped in a
  * `<mesh-skill>` block that labels it as untrusted reference material (like an inbound message
- * body, not an instruction from the operator), mentioning only offered tools. Returns '' when no
- * skill applies. Packages are rendered in the order given.
+ * body, not an instruction from the operator), mentioning only offered tools — its own package's
+ * and any other package's given here. Returns '' when no skill applies. Packages are rendered in
+ * the order given.
  */
 export function renderSkills(
   packages: readonly ToolPackage[],
   offeredToolNames: Iterable<string>,
 ): string {
   const offered = new Set(offeredToolNames);
+  // A skill may teach another package's tools too (the GitHub flow edits with workspace_exec):
+  // every tool of every package given that is not offered is hidden from every skill.
+  const hidden = packages
+    .flatMap((p) => p.manifest.tools.map((t) => t.name))
+    .filter((n) => !offered.has(n));
   const sections: string[] = [];
   for (const pkg of packages) {
     const skill = pkg.skill;
     if (!skill) continue;
     const names = pkg.manifest.tools.map((t) => t.name);
     if (!names.some((n) => offered.has(n))) continue;
-    const body = filterSkillBody(
-      skill.body,
-      names.filter((n) => !offered.has(n)),
-    ).trim();
+    const body = filterSkillBody(skill.body, hidden).trim();
     if (body === '') continue;
     const id = pkg.manifest.package.id;
     sections.push(

@@ -36,4 +36,28 @@ describe("mesh.github's skill", () => {
   it('is not rendered when neither tool is offered', () => {
     expect(renderSkills(github, ['workspace_exec'])).toBe('');
   });
+
+  it("drops the steps that use another package's tool when that tool is not offered", () => {
+    const both = packages.filter((p) =>
+      ['mesh.github', 'mesh.workspace'].includes(p.manifest.package.id),
+    );
+    const all = [
+      'checkout_github_repo',
+      'create_github_pull_request',
+      'workspace_exec',
+      'workspace_read_file',
+      'workspace_write_file',
+    ];
+    const full = renderSkills(both, all);
+    expect(full).toContain('edit them with `workspace_write_file`');
+    const noWrite = renderSkills(
+      both,
+      all.filter((n) => n !== 'workspace_write_file'),
+    );
+    const githubBlock = noWrite
+      .split('</mesh-skill>')
+      .find((b) => b.includes('package="mesh.github"'));
+    expect(githubBlock).not.toContain('workspace_write_file');
+    expect(githubBlock).toContain('`workspace_exec`');
+  });
 });
