@@ -116,15 +116,41 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
   }
   const worker = meshWorker(mesh, log);
   worker.start();
+  const reaper = startWorkspaceReaper(mesh, log);
   return {
     url: server.url,
     token: minted?.token ?? first?.token,
     socket: cli?.path,
     idle: () => worker.idle(),
     async close() {
+      reaper.stop();
       await cli?.close();
       await server.close();
       await worker.stop();
     },
   };
+}
+
+/** How often a serving Mesh releases the workspaces of runs that died. */
+export const REAP_INTERVAL_MS = 30_000;
+
+/** Sweeps for orphaned workspaces now and then every {@link REAP_INTERVAL_MS}. */
+function startWorkspaceReaper(mesh: Mesh, log: (line: string) => void): { stop(): void } {
+  let running = false;
+  const sweep = async () => {
+    if (running) return;
+    running = true;
+    try {
+      const released = await mesh.workspaces.reap();
+      if (released > 0) log(`Released ${released} workspace(s) whose run had died.`);
+    } catch (error) {
+      log(`The workspace reaper failed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      running = false;
+    }
+  };
+  void sweep();
+  const timer = setInterval(() => void sweep(), REAP_INTERVAL_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

@@ -30,6 +30,8 @@ export interface NewBackend {
   readonly development?: boolean;
   /** E2B: the API's base URL (https; loopback http only with `development`). */
   readonly apiUrl?: string;
+  /** E2B: one URL for every sandbox's daemon (a self-hosted proxy; a loopback fake with --dev). */
+  readonly sandboxUrl?: string;
   /** E2B: the sandbox template. */
   readonly template?: string;
   /** E2B: the API key, stored as the backend's secret. */
@@ -78,6 +80,8 @@ export async function addBackend(mesh: Mesh, input: NewBackend): Promise<Executi
     if (!input.apiKey || input.apiKey.trim() === '')
       throw new MeshError('invalid_backend', 'an e2b backend needs its API key (--api-key-file)');
     if (input.apiUrl !== undefined) settings['api_url'] = checkUrl(input.apiUrl, development);
+    if (input.sandboxUrl !== undefined)
+      settings['sandbox_url'] = checkUrl(input.sandboxUrl, development);
     if (input.template !== undefined) {
       if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(input.template))
         throw new MeshError('invalid_backend', 'the template is not a template name or id');

@@ -1,4 +1,5 @@
-import type { WorkspaceBackend } from '../exec/backend.ts';
+import { BackendUnavailableError, type WorkspaceBackend } from '../exec/backend.ts';
+import { e2bBackend } from '../exec/backends/e2b.ts';
 import { localBackend } from '../exec/backends/local.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';
 import type { ExecutionBackendRecord } from '../store/workspaces.ts';
@@ -10,12 +11,34 @@ import { MeshError } from '../tool/errors.ts';
  */
 export async function backendFor(
   record: ExecutionBackendRecord,
-  _secrets: SecretStore,
+  secrets: SecretStore,
 ): Promise<WorkspaceBackend> {
   switch (record.kind) {
     case 'local': {
       const directory = record.settings['directory'];
       return localBackend(typeof directory === 'string' ? { directory } : {});
+    }
+    case 'e2b': {
+      const apiKey = await secrets.reveal({
+        ownerType: 'execution_backend',
+        ownerId: record.id,
+        kind: 'api_key',
+      });
+      if (apiKey === undefined)
+        throw new BackendUnavailableError(
+          `execution backend ${record.name} has no API key captured; re-add it with --api-key-file`,
+        );
+      const text = (key: string) =>
+        typeof record.settings[key] === 'string' ? (record.settings[key]) : undefined;
+      const apiUrl = text('api_url');
+      const sandboxUrl = text('sandbox_url');
+      const template = text('template');
+      return e2bBackend({
+        apiKey,
+        ...(apiUrl ? { apiUrl } : {}),
+        ...(sandboxUrl ? { sandboxUrl } : {}),
+        ...(template ? { template } : {}),
+      });
     }
     default:
       throw new MeshError(

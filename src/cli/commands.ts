@@ -36,7 +36,7 @@ const AGENTS_USAGE = `Usage:
 const WORKSPACES_USAGE = `Usage:
   mesh workspaces add --kind local --name N --dev
       a bubblewrap sandbox on this machine: development only, refused without --dev
-  mesh workspaces add --kind e2b --name N --api-key-file F [--api-url URL] [--template T] [--dev]
+  mesh workspaces add --kind e2b --name N --api-key-file F [--api-url URL] [--sandbox-url URL] [--template T] [--dev]
       E2B sandboxes; the key is stored encrypted; --dev allows a loopback http API URL
   mesh workspaces grant --agent A --backend N [--allow-host HOST[:PORT]]…
       the agent's workspaces run there and may reach only the allowed hosts

@@ -11,6 +11,7 @@ async function add(args: readonly string[], io: CliIo): Promise<number> {
       name: { type: 'string' },
       dev: { type: 'boolean', default: false },
       'api-url': { type: 'string' },
+      'sandbox-url': { type: 'string' },
       'api-key-file': { type: 'string' },
       template: { type: 'string' },
     },
@@ -34,6 +35,7 @@ async function add(args: readonly string[], io: CliIo): Promise<number> {
       development: values.dev,
       ...(values['api-url'] === undefined ? {} : { apiUrl: values['api-url'] }),
       ...(values.template === undefined ? {} : { template: values.template }),
+      ...(values['sandbox-url'] === undefined ? {} : { sandboxUrl: values['sandbox-url'] }),
       ...(apiKey === undefined ? {} : { apiKey }),
     }),
   );

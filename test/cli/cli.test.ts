@@ -17,7 +17,12 @@ describe('the mesh command on a fresh embedded database', () => {
       name: string;
       package: string;
     }[];
-    expect(json.map((t) => t.name).sort()).toEqual(['amend', 'forget', 'recall', 'remember']);
+    expect(
+      json
+        .filter((t) => t.package === 'mesh.memory')
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(['amend', 'forget', 'recall', 'remember']);
   });
 
   it('creates an agent and calls a tool through the executor and ledger', async () => {
