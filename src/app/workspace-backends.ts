@@ -29,7 +29,7 @@ export async function backendFor(
           `execution backend ${record.name} has no API key captured; re-add it with --api-key-file`,
         );
       const text = (key: string) =>
-        typeof record.settings[key] === 'string' ? (record.settings[key]) : undefined;
+        typeof record.settings[key] === 'string' ? record.settings[key] : undefined;
       const apiUrl = text('api_url');
       const sandboxUrl = text('sandbox_url');
       const template = text('template');

@@ -61,6 +61,11 @@ export interface GitHubFake {
   readonly installationTokens: Map<string, number>;
   readonly pulls: FakePull[];
   readonly requests: FakeRequest[];
+  /**
+   * Runs after a pull request is recorded and before the answer is sent: a crash test kills
+   * the caller here, so the PR exists and the caller never heard.
+   */
+  onPullCreated?: (pull: FakePull) => void | Promise<void>;
   close(): Promise<void>;
 }
 
@@ -286,6 +291,7 @@ export async function startGitHubFake(): Promise<GitHubFake> {
           draft: body['draft'] === true,
           by: caller.kind === 'user' ? caller.user.login : botLogin,
         });
+        await fake.onPullCreated?.(pulls[pulls.length - 1]!);
         send(res, 201, {
           number,
           state: 'open',
