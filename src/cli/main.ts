@@ -54,6 +54,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
       io.err(`mesh ${command.name}: ${error.message}\n\n${command.usage}`);
       return 2;
     }
+    // An unknown option or a missing value, as node:util's parseArgs refuses it.
+    if (isParseArgsError(error)) {
+      io.err(`mesh ${command.name}: ${error.message.split('. ')[0]}\n\n${command.usage}`);
+      return 2;
+    }
     // Mesh's own errors are written for operators: print the message, not a stack.
     if (isMeshError(error)) {
       io.err(`mesh ${command.name}: ${error.message}`);
@@ -61,4 +66,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     }
     throw error;
   }
+}
+
+/** An argument refusal thrown by node:util's `parseArgs` (`ERR_PARSE_ARGS_*`). */
+function isParseArgsError(error: unknown): error is Error & { code: string } {
+  if (!(error instanceof TypeError)) return false;
+  const code = (error as unknown as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }

@@ -84,5 +84,10 @@ describe('the mesh command on a fresh embedded database', () => {
     const { code, stderr } = await mesh('tools', 'call', 'remember');
     expect(code).toBe(2);
     expect(stderr).toContain('--agent is required');
+    // An option the command does not take is a usage error too, not a stack trace.
+    const unknown = await mesh('agents', 'create', '--name', 'x');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--name'");
+    expect(unknown.stderr).not.toMatch(/\bat .*\.(js|ts):\d+/);
   });
 });
