@@ -14,6 +14,12 @@ import { testDatabases } from '../support/db.ts';
 import { testInstanceKey } from '../support/turn.ts';
 import { insertAgent } from '../../src/store/agents.ts';
 
+/** An observation's text, or '' when there is none. */
+function textOf(observation: Readonly<Record<string, unknown>> | undefined): string {
+  const text = observation?.['text'];
+  return typeof text === 'string' ? text : '';
+}
+
 /*
  * The workspace verbs end to end over a real local (bubblewrap) workspace: provisioned on the
  * run's first call, a failing command as content, long output clamped with an artifact, files in
@@ -98,7 +104,7 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
       'select state, compute_ms::float8 as compute from workspaces where run_id = $1',
       [result.runId],
     );
-    expect(rows.rows).toEqual([{ state: 'released', compute: expect.any(Number) }]);
+    expect(rows.rows.map((r) => r.state)).toEqual(['released']);
     expect(rows.rows[0]!.compute).toBeGreaterThan(0);
     const usage = await mesh.db.query<{ usage: { computeMs: number } }>(
       'select usage from runs where id = $1',
@@ -160,13 +166,13 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
     const obs = new Map(
       steps.flatMap((s) => (s.kind === 'observation' ? [[s.callId, s.observation]] : [])),
     );
-    expect(String(obs.get('r1')?.['text'])).toContain('hello');
+    expect(textOf(obs.get('r1'))).toContain('hello');
     expect(obs.get('r2')?.['text']).toBe('hello');
-    expect(String(obs.get('b2')?.['text'])).toMatch(/binary file of 4 bytes/);
+    expect(textOf(obs.get('b2'))).toMatch(/binary file of 4 bytes/);
     expect(obs.get('x1')?.['kind']).toBe('invalid_input');
-    expect(String(obs.get('x1')?.['text'])).toMatch(/leaves the workspace root/);
+    expect(textOf(obs.get('x1'))).toMatch(/leaves the workspace root/);
     expect(obs.get('x2')?.['kind']).toBe('invalid_input');
-    expect(String(obs.get('x3')?.['text'])).toMatch(/no such file/);
+    expect(textOf(obs.get('x3'))).toMatch(/no such file/);
     // One workspace for the whole run, released at its end.
     const rows = await mesh.db.query<{ state: string }>(
       'select state from workspaces where run_id = $1',
@@ -206,9 +212,7 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
     const steps = await mesh.ledger.steps(run.id);
     // The command was cut at the budget's edge, not at its own 30 s timeout.
     const first = steps.find((s) => s.kind === 'observation');
-    expect(String(first?.kind === 'observation' ? first.observation['text'] : '')).toMatch(
-      /killed/,
-    );
+    expect(textOf(first?.kind === 'observation' ? first.observation : undefined)).toMatch(/killed/);
     expect(steps.filter((s) => s.kind === 'tool_call')).toHaveLength(1);
     const rows = await mesh.db.query<{ state: string }>(
       'select state from workspaces where run_id = $1',
