@@ -60,6 +60,13 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
       output.push(r.stdout, r.stderr);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
     };
+    // Set up as an operator does, with the CLI beside a running server (each command is then a
+    // round trip on its socket, not a start of the embedded database); then the server stops,
+    // so that the chat below runs its turn in its own process.
+    const setup = serveIn(home, '--port', '0');
+    await setup.waitFor(/^URL: /);
+    // The operator token is printed once, on the home's first start.
+    const token = (await setup.waitFor(/^Operator token: /)).slice('Operator token: '.length);
     writeFileSync(join(home, 'model.key'), 'sk-model-key-0123456789\n');
     writeFileSync(join(home, 'gh.token'), `${TOKEN}\n`);
     await step(
@@ -126,6 +133,8 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
       '--allow-host',
       new URL(git.baseUrl).host,
     );
+
+    expect(await setup.stop()).toBe(0);
 
     const calls = [
       {
@@ -203,7 +212,6 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
     // A serving Mesh's worker resumes the run once the dead chat's lease lapses.
     serve = serveIn(home, '--port', '0');
     const url = (await serve.waitFor(/^URL: /)).slice('URL: '.length);
-    const token = (await serve.waitFor(/^Operator token: /)).slice('Operator token: '.length);
     const api = async (path: string) => {
       const response = await fetch(`${url}${path.slice(1)}`, {
         headers: { authorization: `Bearer ${token}` },
