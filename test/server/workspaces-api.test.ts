@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertAgent } from '../../src/store/agents.ts';
 import { freshPglite } from '../support/db.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { signIn, startTestServer, type TestServer } from '../support/server.ts';
 
 /** The operator API of the execution layer: register, grant, list; refusals name the field. */
 describe('the workspaces API', () => {
@@ -70,5 +70,28 @@ describe('the workspaces API', () => {
     expect(backends.find((b) => b.name === 'e2b')?.api_key).toEqual({ present: true });
     expect((await server.api('DELETE', '/api/workspaces/backends/e2b')).status).toBe(204);
     expect((await server.api('DELETE', '/api/workspaces/backends/e2b')).status).toBe(404);
+  });
+
+  it('shows backends, grants and live workspaces on the UI page, and grants from its form', async () => {
+    const { cookie, csrf } = await signIn(server);
+    const form = new URLSearchParams({
+      csrf,
+      agent: 'coder',
+      backend: 'dev',
+      allow_hosts: 'api.github.com\ngithub.com',
+    });
+    const posted = await fetch(`${server.url}workspaces/grants`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    expect(posted.status).toBe(303);
+    const page = await (await fetch(`${server.url}workspaces`, { headers: { cookie } })).text();
+    expect(page).toContain('<h1>Workspaces</h1>');
+    expect(page).toMatch(/data-backend="dev"[\s\S]*development only/);
+    expect(page).toMatch(/data-grant="coder"[\s\S]*api\.github\.com, github\.com/);
+    expect(page).toContain('No live workspace.');
+    expect(page).not.toContain('e2b_secretkey_0001');
   });
 });
