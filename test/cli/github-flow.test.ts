@@ -242,9 +242,13 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
     // Exactly one pull request, by the agent, after the crash and the resume.
     expect(github.pulls).toHaveLength(1);
     expect(github.pulls[0]).toMatchObject({ head: 'add-greeting', base: 'main', by: 'mesh-agent' });
-    // The workspace went with the run.
-    const listed = (await api('/api/workspaces')) as { workspaces: unknown[] };
-    expect(listed.workspaces).toEqual([]);
+    // The workspace goes with the run: released right after the run's end is recorded.
+    let live = ((await api('/api/workspaces')) as { workspaces: unknown[] }).workspaces;
+    while (live.length > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      live = ((await api('/api/workspaces')) as { workspaces: unknown[] }).workspaces;
+    }
+    expect(live).toEqual([]);
 
     // The token is in no model request, no step, no log line and nothing the faces printed.
     expect(chatFake.requests.length).toBeGreaterThanOrEqual(2);
