@@ -64,6 +64,40 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
       operator: 'test',
     });
 
+  const agentId = async (name = agent) =>
+    (await mesh.db.query<{ id: string }>('select id from agents where name = $1', [name])).rows[0]!
+      .id;
+
+  /** The states of a run's workspace rows. */
+  const workspaceStates = async (runId: string) =>
+    (
+      await mesh.db.query<{ state: string }>('select state from workspaces where run_id = $1', [
+        runId,
+      ])
+    ).rows;
+
+  /** A script run of `calls` under its own lease, driven here to its end. */
+  const driveScript = async (
+    calls: Parameters<typeof scriptCheckpoint>[0],
+    budget: Record<string, number>,
+    owner: string,
+  ) => {
+    const run = await mesh.ledger.createRun({
+      agentId: await agentId(),
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget,
+      checkpoint: scriptCheckpoint(calls),
+      lease: { owner, leaseMs: 30_000 },
+    });
+    const end = await driveHeldRun(mesh.ledger, operatorCallDriver(mesh), run, {
+      runId: run.id,
+      owner,
+      epoch: run.leaseEpoch,
+    });
+    return { run, end };
+  };
+
   it('refuses a local backend without the development setting, and an unknown kind', async () => {
     const refused = await addBackend(mesh, { name: 'prod-local', kind: 'local' }).catch(
       (e: unknown) => e,
@@ -78,10 +112,7 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
   });
 
   it('withholds the workspace verbs from an agent with no backend, with the reason', async () => {
-    const none = await mesh.db.query<{ id: string }>('select id from agents where name = $1', [
-      `${agent}-none`,
-    ]);
-    const policy = await turnPolicy(mesh, none.rows[0]!.id, 'direct');
+    const policy = await turnPolicy(mesh, await agentId(`${agent}-none`), 'direct');
     expect(policy.registry.get('workspace_exec')).toBeUndefined();
     expect(policy.withheld).toContainEqual({
       name: 'workspace_exec',
@@ -125,14 +156,8 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
   });
 
   it('writes, reads and refuses paths outside the root, within one run’s workspace', async () => {
-    const run = await mesh.ledger.createRun({
-      agentId: (
-        await mesh.db.query<{ id: string }>('select id from agents where name = $1', [agent])
-      ).rows[0]!.id,
-      kind: 'script',
-      provenance: { kind: 'operator', operator: 'test' },
-      budget: { maxToolCalls: 8, maxRounds: 1 },
-      checkpoint: scriptCheckpoint([
+    const { run, end } = await driveScript(
+      [
         {
           id: 'w1',
           name: 'workspace_write_file',
@@ -153,14 +178,10 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
         },
         { id: 'x2', name: 'workspace_read_file', arguments: '{"path":"/etc/passwd"}' },
         { id: 'x3', name: 'workspace_read_file', arguments: '{"path":"missing.txt"}' },
-      ]),
-      lease: { owner: 'test-owner', leaseMs: 30_000 },
-    });
-    const end = await driveHeldRun(mesh.ledger, operatorCallDriver(mesh), run, {
-      runId: run.id,
-      owner: 'test-owner',
-      epoch: run.leaseEpoch,
-    });
+      ],
+      { maxToolCalls: 8, maxRounds: 1 },
+      'test-owner',
+    );
     expect(end.status).toBe('succeeded');
     const steps = await mesh.ledger.steps(run.id);
     const obs = new Map(
@@ -174,37 +195,22 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
     expect(obs.get('x2')?.['kind']).toBe('invalid_input');
     expect(textOf(obs.get('x3'))).toMatch(/no such file/);
     // One workspace for the whole run, released at its end.
-    const rows = await mesh.db.query<{ state: string }>(
-      'select state from workspaces where run_id = $1',
-      [run.id],
-    );
-    expect(rows.rows).toEqual([{ state: 'released' }]);
+    expect(await workspaceStates(run.id)).toEqual([{ state: 'released' }]);
   });
 
   it('ends a run whose compute budget is spent, with the reason, and releases its workspace', async () => {
-    const agentId = (
-      await mesh.db.query<{ id: string }>('select id from agents where name = $1', [agent])
-    ).rows[0]!.id;
-    const run = await mesh.ledger.createRun({
-      agentId,
-      kind: 'script',
-      provenance: { kind: 'operator', operator: 'test' },
-      budget: { maxToolCalls: 8, maxRounds: 1, maxComputeSeconds: 1 },
-      checkpoint: scriptCheckpoint([
+    const { run, end } = await driveScript(
+      [
         {
           id: 'c1',
           name: 'workspace_exec',
           arguments: '{"command":"sleep 5","timeout_seconds":30}',
         },
         { id: 'c2', name: 'workspace_exec', arguments: '{"command":"echo never"}' },
-      ]),
-      lease: { owner: 'test-owner-2', leaseMs: 30_000 },
-    });
-    const end = await driveHeldRun(mesh.ledger, operatorCallDriver(mesh), run, {
-      runId: run.id,
-      owner: 'test-owner-2',
-      epoch: run.leaseEpoch,
-    });
+      ],
+      { maxToolCalls: 8, maxRounds: 1, maxComputeSeconds: 1 },
+      'test-owner-2',
+    );
     expect(end).toEqual({
       status: 'budget_exhausted',
       reason: 'budget exhausted: compute (1 s) spent',
@@ -214,19 +220,12 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
     const first = steps.find((s) => s.kind === 'observation');
     expect(textOf(first?.kind === 'observation' ? first.observation : undefined)).toMatch(/killed/);
     expect(steps.filter((s) => s.kind === 'tool_call')).toHaveLength(1);
-    const rows = await mesh.db.query<{ state: string }>(
-      'select state from workspaces where run_id = $1',
-      [run.id],
-    );
-    expect(rows.rows).toEqual([{ state: 'released' }]);
+    expect(await workspaceStates(run.id)).toEqual([{ state: 'released' }]);
   });
 
   it('reaps a workspace whose run died with its holder, and lists live ones meanwhile', async () => {
-    const agentId = (
-      await mesh.db.query<{ id: string }>('select id from agents where name = $1', [agent])
-    ).rows[0]!.id;
     const run = await mesh.ledger.createRun({
-      agentId,
+      agentId: await agentId(),
       kind: 'script',
       provenance: { kind: 'operator', operator: 'test' },
       budget: { maxToolCalls: 1, maxRounds: 1 },
@@ -234,7 +233,7 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
       lease: { owner: 'holder-that-dies', leaseMs: 30_000 },
     });
     const session = await mesh.workspaces.forCall({
-      agentId,
+      agentId: run.agentId,
       runId: run.id,
       callId: 'c',
       toolName: 'workspace_exec',

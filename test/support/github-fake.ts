@@ -71,6 +71,16 @@ export interface GitHubFake {
 
 const DOCS = 'https://docs.github.com/rest';
 
+/** GitHub's answer to a call that needed an app JWT and had none that decodes. */
+function badJwt(res: ServerResponse): 401 {
+  send(res, 401, {
+    message: 'A JSON web token could not be decoded',
+    documentation_url: DOCS,
+    status: '401',
+  });
+  return 401;
+}
+
 function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify(body));
@@ -205,12 +215,7 @@ export async function startGitHubFake(): Promise<GitHubFake> {
 
     if (method === 'GET' && path === '/app') {
       if (caller.kind !== 'app' || !fake.app) {
-        send(res, 401, {
-          message: 'A JSON web token could not be decoded',
-          documentation_url: DOCS,
-          status: '401',
-        });
-        return 401;
+        return badJwt(res);
       }
       send(res, 200, { id: fake.app.id, slug: fake.app.slug, name: fake.app.slug });
       return 200;
@@ -220,12 +225,7 @@ export async function startGitHubFake(): Promise<GitHubFake> {
     if (method === 'POST' && tokenMatch) {
       await bodyOf(req);
       if (caller.kind !== 'app' || !fake.app) {
-        send(res, 401, {
-          message: 'A JSON web token could not be decoded',
-          documentation_url: DOCS,
-          status: '401',
-        });
-        return 401;
+        return badJwt(res);
       }
       const installation = Number(tokenMatch[1]);
       if (!fake.app.installations.includes(installation)) return (notFound(res), 404);
