@@ -20,7 +20,8 @@ import { someNames } from './agents.ts';
 /** A provider slug: what namespaces its tools (`<slug>__<tool>`). Never the server's own name. */
 export const SLUG_PATTERN = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 
-function isLoopbackHost(hostname: string): boolean {
+/** Whether a URL's host is this machine: the only place the development http allowance reaches. */
+export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -14,6 +14,7 @@ import {
 } from '../store/workspaces.ts';
 import { MeshError, quoteName } from '../tool/errors.ts';
 import { requireAgent } from './agents.ts';
+import { isLoopbackHost } from './mcp-providers.ts';
 import type { Mesh } from './mesh.ts';
 
 /** The operator's side of the execution layer: backends, grants, live workspaces. */
@@ -47,8 +48,8 @@ function checkUrl(raw: string, development: boolean): string {
   }
   if (url.username || url.password)
     throw new MeshError('invalid_backend', 'the API URL must not carry credentials');
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback && development))
+  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !(loopbackHttp && development))
     throw new MeshError(
       'invalid_backend',
       'the API URL must be https (plain http only to loopback, with --dev)',
