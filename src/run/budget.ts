@@ -1,4 +1,5 @@
 import type { JsonObject } from '../model/json.ts';
+import type { ToolUsage } from '../tool/definition.ts';
 
 /** The meters a run may spend. Fixed when the run is created; nothing raises them mid-run. */
 export interface Budget {
@@ -18,6 +19,11 @@ export interface RunUsage {
   readonly outputTokens: number;
   /** Compute the run's workspace commands were metered by their backend, in milliseconds. */
   readonly computeMs: number;
+  /**
+   * Requests made to each query provider (by provider name), retries included. Each provider's
+   * per-run ceiling is its own row's; the call that finds it spent ends the run.
+   */
+  readonly providerCalls: Readonly<Record<string, number>>;
 }
 
 export const DEFAULT_BUDGET: Budget = Object.freeze({
@@ -34,6 +40,7 @@ export const ZERO_USAGE: RunUsage = Object.freeze({
   inputTokens: 0,
   outputTokens: 0,
   computeMs: 0,
+  providerCalls: Object.freeze({}),
 });
 
 /** Which budget ran out, and the reason a run records for it. */
@@ -65,7 +72,29 @@ export function usageFrom(json: JsonObject): RunUsage {
     inputTokens: n(json['inputTokens']),
     outputTokens: n(json['outputTokens']),
     computeMs: n(json['computeMs']),
+    providerCalls: providerCallsFrom(json['providerCalls']),
   });
+}
+
+function providerCallsFrom(value: unknown): Readonly<Record<string, number>> {
+  const out: Record<string, number> = {};
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    for (const [name, calls] of Object.entries(value))
+      if (typeof calls === 'number' && Number.isSafeInteger(calls) && calls > 0) out[name] = calls;
+  }
+  return Object.freeze(out);
+}
+
+/** `usage` with what one tool call metered beyond itself added. */
+export function addToolUsage(usage: RunUsage, metered: ToolUsage): RunUsage {
+  const providerCalls = { ...usage.providerCalls };
+  for (const [name, calls] of Object.entries(metered.providerCalls ?? {}))
+    providerCalls[name] = (providerCalls[name] ?? 0) + calls;
+  return {
+    ...usage,
+    computeMs: usage.computeMs + (metered.computeMs ?? 0),
+    providerCalls,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ToolCall } from '../model/wire.ts';
 import type { Clock } from '../tool/clock.ts';
-import { exhaustion, type Budget, type RunUsage } from './budget.ts';
+import { addToolUsage, exhaustion, type Budget, type RunUsage } from './budget.ts';
 import type { StepRecord, ToolCallStep } from './records.ts';
 import { performToolCall, resumeToolCall, type ToolStepContext } from './tool-step.ts';
 
@@ -58,18 +58,23 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     if (started) {
       const outcome = await resumeToolCall(ctx, started);
       if (outcome.kind === 'unknown_outcome') unknown.push(`${call.name} (${call.id})`);
-      if (outcome.computeMs > 0) {
-        usage = { ...usage, computeMs: usage.computeMs + outcome.computeMs };
+      if (Object.keys(outcome.usage).length > 0) {
+        usage = addToolUsage(usage, outcome.usage);
         await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
       }
+      if (outcome.usage.exhausted)
+        return { kind: 'budget_exhausted', reason: outcome.usage.exhausted };
       continue;
     }
     const next = { ...usage, toolCalls: usage.toolCalls + 1 };
     const out = exhaustion(budget, next, input.startedAt, input.clock.now());
     if (out) return { kind: 'budget_exhausted', reason: out.reason };
     const outcome = await performToolCall(ctx, call);
-    usage = { ...next, computeMs: next.computeMs + outcome.computeMs };
+    usage = addToolUsage(next, outcome.usage);
     await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
+    // A meter the call found spent ends the run once the call's observation is on record.
+    if (outcome.usage.exhausted)
+      return { kind: 'budget_exhausted', reason: outcome.usage.exhausted };
   }
   return { kind: 'settled', usage, unknown };
 }

@@ -4,6 +4,7 @@ import { toolEffect } from '../tool/effect.ts';
 import { hasCode, MeshError, serializeError } from '../tool/errors.ts';
 import { FatalToolError, invoke, resolveCall, type ExecuteResult } from '../tool/executor.ts';
 import { observation, type Observation } from '../tool/observation.ts';
+import type { ToolUsage } from '../tool/definition.ts';
 import type { Registry } from '../tool/registry.ts';
 import type { Lease, ToolCallStep } from './records.ts';
 import type { RunLedger } from './ledger.ts';
@@ -45,8 +46,8 @@ export interface ToolCallOutcome {
   readonly kind: ExecuteResult['kind'] | 'unknown_outcome';
   readonly observation: Observation;
   readonly callStep: ToolCallStep;
-  /** Compute the call was metered (a workspace command), in ms; 0 for most calls. */
-  readonly computeMs: number;
+  /** What the call metered beyond itself (a workspace's compute, provider calls); most: none. */
+  readonly usage: ToolUsage;
 }
 
 /**
@@ -69,7 +70,7 @@ export async function performToolCall(
       kind: resolved.kind,
       observation: resolved.observation,
       callStep: steps.call,
-      computeMs: 0,
+      usage: {},
     };
   }
   await ctx.hooks?.at('before_record', call);
@@ -118,8 +119,8 @@ async function complete(
     result.kind === 'observation' ? result.attachments : undefined,
   );
   await ctx.hooks?.at('after_observation', call);
-  const computeMs = result.kind === 'observation' ? (result.usage?.computeMs ?? 0) : 0;
-  return { kind: result.kind, observation: recorded.observation, callStep, computeMs };
+  const usage = result.kind === 'observation' ? (result.usage ?? {}) : {};
+  return { kind: result.kind, observation: recorded.observation, callStep, usage };
 }
 
 /**
@@ -156,7 +157,7 @@ export async function resumeToolCall(
         'it may or may not have taken effect, and it was not repeated. Check its effect before trying again.',
     });
     const stored = await ctx.ledger.recordObservation(ctx.lease, callStep, unknown, 'unknown');
-    return { kind: 'unknown_outcome', observation: stored.observation, callStep, computeMs: 0 };
+    return { kind: 'unknown_outcome', observation: stored.observation, callStep, usage: {} };
   }
   const resolved = resolveCall(ctx.registry, call);
   if (resolved.kind !== 'ready') {
@@ -166,7 +167,7 @@ export async function resumeToolCall(
       resolved.observation,
       'completed',
     );
-    return { kind: resolved.kind, observation: stored.observation, callStep, computeMs: 0 };
+    return { kind: resolved.kind, observation: stored.observation, callStep, usage: {} };
   }
   return complete(ctx, call, callStep, () =>
     invoke(resolved.definition, resolved.args, call, ctx.runtime),

@@ -63,6 +63,13 @@ export interface ToolOutput {
 export interface ToolUsage {
   /** Compute a backend metered for the call, in milliseconds. */
   readonly computeMs?: number;
+  /** Requests the call made to query providers, retries included, by provider name. */
+  readonly providerCalls?: Readonly<Record<string, number>>;
+  /**
+   * A meter the call found spent (a provider's per-run ceiling): the call's observation is
+   * recorded, then the run ends as budget-exhausted with this reason.
+   */
+  readonly exhausted?: string;
 }
 
 /** A handler: the executable half of a definition. */

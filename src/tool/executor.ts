@@ -238,14 +238,28 @@ export async function invoke(
   };
 }
 
-/** The meters a handler reported, when they are sound numbers (a bad one is a handler bug). */
+/** The meters a handler reported, when they are sound (a bad one is a handler bug). */
 function meteredUsage(usage: unknown): { usage: ToolUsage } | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
-  const computeMs = (usage as ToolUsage).computeMs;
-  if (computeMs === undefined) return undefined;
-  if (typeof computeMs !== 'number' || !Number.isFinite(computeMs) || computeMs < 0)
+  const { computeMs, providerCalls, exhausted } = usage as ToolUsage;
+  const sound = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+  if (computeMs !== undefined && !sound(computeMs))
     throw new TypeError('a tool reported compute that is not a non-negative number');
-  return { usage: { computeMs } };
+  if (
+    providerCalls !== undefined &&
+    (typeof providerCalls !== 'object' ||
+      providerCalls === null ||
+      !Object.values(providerCalls).every((n) => sound(n) && Number.isSafeInteger(n)))
+  )
+    throw new TypeError('a tool reported provider calls that are not whole numbers by provider');
+  if (exhausted !== undefined && (typeof exhausted !== 'string' || exhausted === ''))
+    throw new TypeError('a tool reported an exhausted meter without a reason');
+  const metered: ToolUsage = {
+    ...(computeMs === undefined ? {} : { computeMs }),
+    ...(providerCalls === undefined ? {} : { providerCalls: { ...providerCalls } }),
+    ...(exhausted === undefined ? {} : { exhausted }),
+  };
+  return Object.keys(metered).length === 0 ? undefined : { usage: metered };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
