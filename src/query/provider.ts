@@ -1,4 +1,4 @@
-import { MeshError } from '../tool/errors.ts';
+import { hasCode, MeshError } from '../tool/errors.ts';
 
 /**
  * The query-provider seam: web search and page-to-markdown reading through a hosted API the
@@ -97,23 +97,60 @@ export type QueryProviderFailure =
   /** The request asks for something this kind cannot do (a filter, search on a reader). */
   | 'unsupported';
 
+/** What a {@link QueryProviderError} carries besides its reason and message. */
+export interface QueryProviderErrorOptions {
+  readonly cause?: unknown;
+  /** The provider's HTTP status, when it answered one. */
+  readonly status?: number;
+  /** How long the provider asked to be left alone (its Retry-After), in milliseconds. */
+  readonly retryAfterMs?: number;
+  /** How many attempts were made before this error was final (set by `withRetries`). */
+  readonly attempts?: number;
+}
+
 /** Why a provider call failed, as the caller decides retries and the model reads it. */
 export class QueryProviderError extends MeshError {
   static readonly code = 'query_provider';
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly attempts: number | undefined;
+
   constructor(
     readonly reason: QueryProviderFailure,
     message: string,
-    options?: { cause?: unknown; status?: number },
+    options?: QueryProviderErrorOptions,
   ) {
     super(
       QueryProviderError.code,
       message,
-      options?.status === undefined ? { reason } : { reason, status: options.status },
+      {
+        reason,
+        ...(options?.status === undefined ? {} : { status: options.status }),
+        ...(options?.attempts === undefined ? {} : { attempts: options.attempts }),
+      },
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
+    this.status = options?.status;
+    this.retryAfterMs = options?.retryAfterMs;
+    this.attempts = options?.attempts;
   }
 
   get retriable(): boolean {
     return this.reason === 'rate_limited' || this.reason === 'provider_down';
   }
+
+  /** The same failure, saying how many attempts it took (errors stay immutable). */
+  withAttempts(attempts: number): QueryProviderError {
+    return new QueryProviderError(this.reason, this.message, {
+      ...(this.cause === undefined ? {} : { cause: this.cause }),
+      ...(this.status === undefined ? {} : { status: this.status }),
+      ...(this.retryAfterMs === undefined ? {} : { retryAfterMs: this.retryAfterMs }),
+      attempts,
+    });
+  }
+}
+
+/** True when `error` is a {@link QueryProviderError}, from any copy of this module. */
+export function isQueryProviderError(error: unknown): error is QueryProviderError {
+  return hasCode(error, QueryProviderError.code) && 'reason' in error;
 }
