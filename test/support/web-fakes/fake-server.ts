@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { QueryProviderKind } from '../../../src/query/provider.ts';
+import type { QueryProviderKind } from '../../../src/web/provider.ts';
 
 /** One request as the fake received it, the credential header removed. */
 export interface RecordedRequest {

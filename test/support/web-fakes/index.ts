@@ -24,7 +24,7 @@
  * the API under a prefix (a gateway), and anything outside it is the vendor's 404. Cloudflare's
  * fake serves one account, `settings.accountId` (given, or a fixed one).
  */
-import type { QueryProviderKind } from '../../../src/query/provider.ts';
+import type { QueryProviderKind } from '../../../src/web/provider.ts';
 import { braveVendor } from './brave.ts';
 import { cloudflareVendor } from './cloudflare.ts';
 import { exaVendor } from './exa.ts';

@@ -4,7 +4,7 @@ import { hasCode, MeshError } from '../tool/errors.ts';
  * The query-provider seam: web search and page-to-markdown reading through a hosted API the
  * operator registered (a `tool_providers` row). Above this file nothing names a vendor: the tools
  * are `web_search` and `web_read`, the vendor is the row's kind. Adapters live in
- * src/query/adapters, one per kind; each sends requests only to the base URL it was given.
+ * src/web/adapters, one per kind; each sends requests only to the base URL it was given.
  */
 
 export const QUERY_PROVIDER_KINDS = ['exa', 'brave', 'tavily', 'cloudflare'] as const;

@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { capabilitiesOf } from '../../src/query/adapters/index.ts';
+import { capabilitiesOf } from '../../src/web/adapters/index.ts';
 import {
   isQueryProviderError,
   type QueryProviderAdapter,
@@ -8,8 +8,8 @@ import {
   type QueryProviderKind,
   type SearchFilter,
   type SearchRequest,
-} from '../../src/query/provider.ts';
-import { withRetries } from '../../src/query/retry.ts';
+} from '../../src/web/provider.ts';
+import { withRetries } from '../../src/web/retry.ts';
 import {
   FAKE_RESULT_HOST,
   startWebFake,
@@ -19,7 +19,7 @@ import {
 import { adapterFor, failureOf, KEY } from './adapter-fixtures.ts';
 
 /*
- * The contract every query-provider adapter keeps, run by test/query/<kind>.test.ts against the
+ * The contract every query-provider adapter keeps, run by test/web/<kind>.test.ts against the
  * adapter and its vendor's loopback fake. What differs per vendor — how its documented request
  * carries the count and each filter, what its raw results look like — is given by the caller.
  */

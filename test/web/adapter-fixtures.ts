@@ -1,12 +1,12 @@
 import { expect } from 'vitest';
-import { createQueryProviderAdapter } from '../../src/query/adapters/index.ts';
+import { createQueryProviderAdapter } from '../../src/web/adapters/index.ts';
 import {
   isQueryProviderError,
   type QueryProviderAdapter,
   type QueryProviderConfig,
   type QueryProviderError,
   type QueryProviderKind,
-} from '../../src/query/provider.ts';
+} from '../../src/web/provider.ts';
 import { manualClock } from '../../src/tool/clock.ts';
 import type { WebFake } from '../support/web-fakes/index.ts';
 

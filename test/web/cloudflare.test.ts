@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createQueryProviderAdapter } from '../../src/query/adapters/index.ts';
-import { isQueryProviderError } from '../../src/query/provider.ts';
+import { createQueryProviderAdapter } from '../../src/web/adapters/index.ts';
+import { isQueryProviderError } from '../../src/web/provider.ts';
 import { describeQueryAdapterContract } from './adapter-contract.ts';
 import { adapterFor, configFor, failureOf, KEY } from './adapter-fixtures.ts';
 import { FAKE_CLOUDFLARE_ACCOUNT, startWebFake, type WebFake } from '../support/web-fakes/index.ts';
