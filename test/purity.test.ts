@@ -23,12 +23,24 @@ const ALLOWED_FOLDERS: Record<string, readonly string[]> = {
   lifecycle: ['model', 'tool', 'manifest', 'policy', 'secrets', 'run'],
   turn: ['model', 'tool', 'manifest', 'policy', 'run'],
   mcp: ['model', 'tool', 'policy'],
-  web: ['model', 'tool'],
+  // Query providers: retries share the model providers' backoff and Retry-After reading.
+  web: ['model', 'tool', 'providers'],
   exec: ['model', 'tool'],
   browser: ['model', 'tool'],
   outbound: ['model', 'tool', 'run'],
   // The edge: implements the contracts of the layers below it.
-  store: ['model', 'tool', 'manifest', 'policy', 'secrets', 'run', 'lifecycle', 'mcp', 'outbound'],
+  store: [
+    'model',
+    'tool',
+    'manifest',
+    'policy',
+    'secrets',
+    'run',
+    'lifecycle',
+    'mcp',
+    'web',
+    'outbound',
+  ],
   generated: ['tool', 'manifest', 'model'],
   // The composition root: everything but the faces.
   app: [
@@ -77,6 +89,7 @@ const OWNED_PACKAGES: readonly { pattern: RegExp; owner: string }[] = [
   { pattern: /^(node:)?child_process$/, owner: 'src/exec/backends/' },
   { pattern: /^playwright-core/, owner: 'src/browser/backends/' },
   { pattern: /^e2b$|^e2b\//, owner: 'src/exec/backends/' },
+  { pattern: /^exa-js$|^exa-js\//, owner: 'src/web/adapters/' },
 ];
 
 function sources(folder: string): string[] {

@@ -35,6 +35,7 @@ function ownerIdMatches(ownerType: SecretOwnerType, ownerId: string): boolean {
     case 'model_provider':
     case 'agent_tool_provider':
     case 'execution_backend':
+    case 'tool_provider':
       return GENERIC_OWNER_ID.test(ownerId);
     default: {
       const _never: never = ownerType;

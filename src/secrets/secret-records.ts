@@ -7,7 +7,8 @@
  * Who may own a secret: a closed set, checked again by the table. `agent_tool` is an agent's
  * installation of a package (owner id `<agent id>:<package id>`); `agent_tool_provider` is an
  * agent's binding to a tool provider (an MCP server); `execution_backend` is a workspace
- * backend's own API key.
+ * backend's own API key; `tool_provider` is a query provider's own API key (web search and
+ * reading are credentialed by the operator, not by each agent).
  */
 export const SECRET_OWNER_TYPES = Object.freeze([
   'agent',
@@ -15,6 +16,7 @@ export const SECRET_OWNER_TYPES = Object.freeze([
   'model_provider',
   'agent_tool_provider',
   'execution_backend',
+  'tool_provider',
 ] as const);
 
 /** One of {@link SECRET_OWNER_TYPES}. */

@@ -99,3 +99,63 @@ export async function listConversations(
   );
   return rows;
 }
+
+/** A message that matched a search of an agent's own conversations. */
+export interface MessageHit {
+  readonly messageId: string;
+  readonly conversationId: string;
+  readonly conversationTitle: string | null;
+  readonly audience: 'direct' | 'shared';
+  readonly direction: 'inbound' | 'outbound';
+  readonly actor: string;
+  readonly createdAt: Date;
+  /** The matching part of the message, matched words in **bold**. */
+  readonly excerpt: string;
+  readonly rank: number;
+}
+
+/**
+ * Full-text search over one agent's messages, ranked, limited to what a turn in `from` may see:
+ * from a shared conversation, the agent's shared conversations; from a direct conversation, also
+ * that conversation and the agent's other direct conversations with the same person (every
+ * inbound actor of it is one of this conversation's); with no conversation, shared ones only.
+ * Never another agent's conversations, never someone else's direct messages.
+ */
+export async function searchAgentMessages(
+  q: Queryable,
+  s: {
+    agentId: string;
+    from: string | null;
+    query: string;
+    limit: number;
+    /** The message the turn answers, which would always match its own words. */
+    excludeMessageId: string | null;
+  },
+): Promise<MessageHit[]> {
+  const { rows } = await q.query<MessageHit>(
+    `with here as (select id, audience from conversations where id = $2 and agent_id = $1),
+          person as (select distinct actor from messages
+                     where conversation_id = (select id from here) and direction = 'inbound')
+     select m.id as "messageId", m.conversation_id as "conversationId",
+       c.title as "conversationTitle", c.audience, m.direction, m.actor,
+       m.created_at as "createdAt",
+       ts_headline('english', m.body, tsq,
+         'MaxWords=40, MinWords=12, MaxFragments=2, StartSel=**, StopSel=**') as excerpt,
+       ts_rank(m.search, tsq)::float8 as rank
+     from messages m join conversations c on c.id = m.conversation_id,
+       websearch_to_tsquery('english', $3) as tsq
+     where c.agent_id = $1 and m.search @@ tsq and m.id is distinct from $5::uuid
+       and (c.audience = 'shared' or c.id = (select id from here)
+         or ((select audience from here) = 'direct' and c.audience = 'direct'
+           and exists (select 1 from person)
+           and exists (select 1 from messages o
+                       where o.conversation_id = c.id and o.direction = 'inbound')
+           and not exists (select 1 from messages o
+                           where o.conversation_id = c.id and o.direction = 'inbound'
+                             and o.actor not in (select actor from person))))
+     order by rank desc, m.created_at desc
+     limit $4`,
+    [s.agentId, s.from, s.query, s.limit, s.excludeMessageId],
+  );
+  return rows;
+}

@@ -2,7 +2,7 @@ import type { JsonObject } from '../model/json.ts';
 import type { Audience } from '../policy/audience.ts';
 import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 
-/** A registered remote MCP server. */
+/** A registered remote MCP server (a `tool_providers` row of kind `mcp`). */
 export interface ToolProviderRecord {
   readonly id: string;
   readonly slug: string;
@@ -62,7 +62,8 @@ export async function findToolProvider(
   slugOrId: string,
 ): Promise<ToolProviderRecord | undefined> {
   const { rows } = await q.query<ToolProviderRecord>(
-    `select ${PROVIDER} from tool_providers where slug = $1 or id::text = $1 limit 1`,
+    `select ${PROVIDER} from tool_providers
+     where kind = 'mcp' and (slug = $1 or id::text = $1) limit 1`,
     [slugOrId],
   );
   return rows[0];
@@ -70,7 +71,7 @@ export async function findToolProvider(
 
 export async function listToolProviders(q: Queryable): Promise<ToolProviderRecord[]> {
   const { rows } = await q.query<ToolProviderRecord>(
-    `select ${PROVIDER} from tool_providers order by slug`,
+    `select ${PROVIDER} from tool_providers where kind = 'mcp' order by slug`,
   );
   return rows;
 }
