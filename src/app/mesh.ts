@@ -25,6 +25,7 @@ import { MeshError } from '../tool/errors.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
 import { createMcpRuntime, type McpRuntime, type McpRuntimeOptions } from './mcp-runtime.ts';
 import { createRedactor, type Redactor } from '../tool/redaction.ts';
+import { createQueryProviderRuntime, type QueryProviderRuntimeOptions } from './web-service.ts';
 import { createWorkspaceRuntime, type WorkspaceRuntime } from './workspaces.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
@@ -107,6 +108,8 @@ export interface AssembleOptions {
   readonly clock?: Clock;
   /** Remote MCP's session idle time and catalog freshness (tests shorten them). */
   readonly mcp?: McpRuntimeOptions;
+  /** Query providers' attempts and backoff (tests shorten the backoff). */
+  readonly web?: QueryProviderRuntimeOptions;
 }
 
 /** Wires a Mesh over an open, migrated database (tests pass their own). */
@@ -122,6 +125,7 @@ export function assembleMesh(
   const clock = options.clock ?? systemClock;
   const mcp = createMcpRuntime(clock, options.mcp);
   const workspaces = createWorkspaceRuntime({ db, secrets, redactor });
+  const web = createQueryProviderRuntime({ db, secrets }, options.web);
   return {
     secrets,
     clock,
@@ -134,7 +138,7 @@ export function assembleMesh(
       redactor,
       onRunEnded: (runId) => workspaces.releaseRun(runId, 'its run ended'),
     }),
-    services: packageServices(loaded, { db, clock, workspaces }),
+    services: packageServices(loaded, { db, clock, workspaces, web }),
     modelClientFor(provider, onAttempt) {
       if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {
         throw new MeshError(

@@ -8,6 +8,7 @@ import { listConfigValues, listDisabledTools, listPackageAudiences } from '../st
 import { declaredServices, serviceKey } from '../tool/context.ts';
 import { createRegistry, type Registry } from '../tool/registry.ts';
 import { remoteOffer } from './mcp-offer.ts';
+import { unservedWebVerbs } from './web-service.ts';
 import type { Mesh } from './mesh.ts';
 
 /** What a turn may offer and what its handlers are handed, read once per turn. */
@@ -67,13 +68,15 @@ export type AgentOfferFacts = Omit<OfferFacts, 'audience'>;
 /**
  * Reads an agent's offer facts: per-agent opt-outs, audience limits per package, and needs
  * (secret kinds captured for this agent's installation of each package; a workspace backend
- * granted to the agent; browser backends, of which none exists yet).
+ * granted to the agent; a query provider granted that can serve each web verb; browser
+ * backends, of which none exists yet).
  */
 export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<AgentOfferFacts> {
-  const [disabled, audiences, workspaceGrant] = await Promise.all([
+  const [disabled, audiences, workspaceGrant, unservedWeb] = await Promise.all([
     listDisabledTools(mesh.db, agentId),
     listPackageAudiences(mesh.db, agentId),
     backendGrantOf(mesh.db, agentId),
+    unservedWebVerbs(mesh.db, agentId),
   ]);
   const secretKinds = new Map<string, Set<string>>();
   for (const pkg of mesh.catalog.packages) {
@@ -91,6 +94,7 @@ export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<Agen
     secretKinds,
     backends: { workspace: workspaceGrant !== undefined, browser: false },
     services: providedServices(mesh),
+    unavailableServices: unservedWeb,
   };
 }
 

@@ -10,7 +10,10 @@ import {
 import { MeshError } from '../tool/errors.ts';
 import type { Registry } from '../tool/registry.ts';
 import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
+import { WEB_READ, WEB_SEARCH, type WebRead, type WebSearch } from '../../tools/web/web-service.ts';
+import { conversationSearchService } from './conversation-search.ts';
 import { memoryStoreService } from './memory-service.ts';
+import type { QueryProviderRuntime } from './web-service.ts';
 
 /** What a service factory may build on: the platform's own parts, never a face. */
 export interface ServiceHost {
@@ -18,6 +21,13 @@ export interface ServiceHost {
   readonly clock: Clock;
   /** The execution layer's runtime: the run's workspace for workspace-class tools. */
   readonly workspaces?: Workspaces;
+  /** The query providers behind the web verbs. */
+  readonly web?: QueryProviderRuntime;
+}
+
+function webRuntime(host: ServiceHost): QueryProviderRuntime {
+  if (!host.web) throw new Error('this runtime has no query providers');
+  return host.web;
 }
 
 /** A factory for one of the services Mesh provides to packages. */
@@ -37,6 +47,9 @@ export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
       return host.workspaces;
     },
   },
+  { key: WEB_SEARCH, create: (host: ServiceHost): WebSearch => webRuntime(host) },
+  { key: WEB_READ, create: (host: ServiceHost): WebRead => webRuntime(host) },
+  conversationSearchService,
 ];
 
 /**

@@ -15,6 +15,11 @@ export interface OfferFacts {
   readonly backends: { readonly workspace: boolean; readonly browser: boolean };
   /** Ids of the services this runtime provides (a tool's `service:<id>` needs). */
   readonly services: ReadonlySet<string>;
+  /**
+   * Services the runtime provides but not to this agent, with why (a web verb's service when no
+   * granted provider can serve it). Absent: every provided service serves the agent.
+   */
+  readonly unavailableServices?: ReadonlyMap<string, string>;
 }
 
 /** A tool that was not offered, and the short reason an operator reads in the run. */
@@ -42,6 +47,8 @@ export function withholdReason(d: Definition, facts: OfferFacts): string | undef
     if (need.startsWith('service:')) {
       const id = need.slice('service:'.length);
       if (!facts.services.has(id)) return `needs service ${id}; this runtime does not provide it`;
+      const unavailable = facts.unavailableServices?.get(id);
+      if (unavailable !== undefined) return unavailable;
     }
   }
   return undefined;

@@ -87,6 +87,9 @@ describe('the error code table', () => {
       'workspace_backend_unavailable',
       'workspace_file',
       'development_only',
+      'query_provider',
+      'read_target_refused',
+      'web_provider',
     ]);
     const changed = Object.keys(ERROR_CODES)
       .filter((code) => !faces.has(code) && !newer.has(code))

@@ -50,6 +50,12 @@ export const ERROR_CODES = Object.freeze({
   invalid_backend: BAD_REQUEST,
   invalid_egress: BAD_REQUEST,
   tool_unavailable: UNAVAILABLE,
+  // Query providers (src/web, src/app/web-*.ts) and the web verbs (tools/web).
+  invalid_web_provider: BAD_REQUEST,
+  query_provider: UPSTREAM_TRANSIENT,
+  read_target_refused: BAD_REQUEST,
+  web_provider: UPSTREAM_TRANSIENT,
+  web_provider_not_found: NOT_FOUND,
 
   // Manifests, configuration values and the model providers.
   config_invalid: BAD_REQUEST,

@@ -68,7 +68,12 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     expect(body).toContain('"remember"');
     expect(body).not.toContain('"forget"');
     const request = result.steps.find((s) => s.kind === 'model_request');
-    expect(request?.data?.['offered']).toEqual(['remember', 'recall', 'amend']);
+    expect(request?.data?.['offered']).toEqual([
+      'conversation_search',
+      'remember',
+      'recall',
+      'amend',
+    ]);
     // Other packages' tools are withheld for their own reasons (no secret, no backend).
     const withheldMemory = (request?.data?.['withheld'] as { name: string }[]).filter((w) =>
       MEMORY_VERBS.includes(w.name),
@@ -104,7 +109,11 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     });
     expect(shared.status).toBe('succeeded');
     const body = fake.requests[before]?.body ?? '';
-    expect(body).not.toContain('"tools"');
+    for (const verb of MEMORY_VERBS) expect(body).not.toContain(`"${verb}"`);
+    // What is not limited is still offered there: searching its own shared conversations.
+    expect(shared.steps.find((s) => s.kind === 'model_request')?.data?.['offered']).toEqual([
+      'conversation_search',
+    ]);
     const withheld = shared.steps.find((s) => s.kind === 'model_request')?.data?.['withheld'] as {
       name: string;
       reason: string;

@@ -195,8 +195,20 @@ describe.each(testDatabases())('turns against a Chat Completions server on $name
     expect(result.status).toBe('succeeded');
     const sent = fake.requests.slice(before);
     expect(sent).toHaveLength(3);
-    expect(requestTools(sent[0]?.json)).toEqual(['remember', 'recall', 'amend', 'forget']);
-    expect(requestTools(sent[1]?.json)).toEqual(['remember', 'recall', 'amend', 'forget']);
+    expect(requestTools(sent[0]?.json)).toEqual([
+      'conversation_search',
+      'remember',
+      'recall',
+      'amend',
+      'forget',
+    ]);
+    expect(requestTools(sent[1]?.json)).toEqual([
+      'conversation_search',
+      'remember',
+      'recall',
+      'amend',
+      'forget',
+    ]);
     const third = sent[2]?.body ?? '';
     expect(third).not.toContain('"tools"');
     expect(third).not.toContain('"tool_choice"');

@@ -45,7 +45,13 @@ describe.each(testDatabases())('a turn with a scripted model on $name', (databas
       'reply',
     ]);
     const firstRequest = dataOf(result.steps[0]);
-    expect(firstRequest?.['offered']).toEqual(['remember', 'recall', 'amend', 'forget']);
+    expect(firstRequest?.['offered']).toEqual([
+      'conversation_search',
+      'remember',
+      'recall',
+      'amend',
+      'forget',
+    ]);
     expect(firstRequest?.['estimate']).toMatchObject({
       tools: expect.any(Number) as number,
       current: expect.any(Number) as number,
