@@ -44,6 +44,18 @@ const WORKSPACES_USAGE = `Usage:
   mesh workspaces remove NAME
   mesh workspaces list [--json]   backends, grants, and live workspaces with run, age and compute`;
 
+const WEB_USAGE = `Usage:
+  mesh web add --kind exa|brave|tavily|cloudflare --name N --api-key-file F
+      [--base-url URL] [--allow-loopback-http] [--max-calls-per-run K] [--account-id ID]
+      a hosted web search / page-reading API; the key is read from the file and stored
+      encrypted; --base-url for a gateway or self-hosted endpoint (https; plain http only to
+      loopback, with --allow-loopback-http); cloudflare needs --account-id; default ceiling 20
+  mesh web set NAME --max-calls-per-run K   the calls (retries included) one run may make
+  mesh web grant --agent A --provider N     the agent gets web_search / web_read through it
+  mesh web revoke --agent A --provider N
+  mesh web remove NAME
+  mesh web list [--json]                    providers (what each serves, ceiling) and grants`;
+
 const PROVIDERS_USAGE = `Usage:
   mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
       an OpenAI-compatible Chat Completions endpoint (OpenRouter, vLLM, Ollama, OpenAI);
@@ -147,6 +159,12 @@ export const commands: readonly Command[] = [
     summary: 'Register workspace backends, grant them to agents, list live workspaces',
     usage: WORKSPACES_USAGE,
     load: async () => (await import('./workspaces.ts')).workspacesCommand,
+  },
+  {
+    name: 'web',
+    summary: 'Register web search and reading providers, set their ceilings, grant them',
+    usage: WEB_USAGE,
+    load: async () => (await import('./web.ts')).webCommand,
   },
   {
     name: 'chat',

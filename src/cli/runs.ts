@@ -48,7 +48,16 @@ export function describeStep(step: StepRecord): string {
       return `${head} ${step.toolName} (${step.callId}) ${step.effect?.class ?? ''}/${step.effect?.replay ?? ''}${step.committedAt ? ` commit stamp ${step.committedAt.toISOString()}` : ''} args ${clip(step.arguments, 100)}`;
     case 'observation': {
       const o = step.observation;
-      const line = `${head} ${typeof o['kind'] === 'string' ? o['kind'] : '?'} (${step.callId}): ${clip(typeof o['text'] === 'string' ? o['text'] : '')}`;
+      const data = (typeof o['data'] === 'object' && o['data'] !== null ? o['data'] : {}) as Record<
+        string,
+        unknown
+      >;
+      // A query provider's call says which provider served it and what it cost of the ceiling.
+      const via =
+        typeof data['provider'] === 'string'
+          ? ` [via ${data['provider']}, ${typeof data['provider_calls'] === 'number' ? data['provider_calls'] : '?'} provider call(s)]`
+          : '';
+      const line = `${head} ${typeof o['kind'] === 'string' ? o['kind'] : '?'} (${step.callId})${via}: ${clip(typeof o['text'] === 'string' ? o['text'] : '')}`;
       return [line, ...artifactLines(o['artifacts'])].join('\n');
     }
     case 'reply':

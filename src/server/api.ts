@@ -5,6 +5,7 @@ import { mcpRoutes } from './api/mcp.ts';
 import { openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
 import { providerRoutes } from './api/providers.ts';
+import { webRoutes } from './api/web.ts';
 import { workspaceRoutes } from './api/workspaces.ts';
 
 /** Every route of the JSON API, in the order the document lists them: one module per tag. */
@@ -17,4 +18,5 @@ export const apiRoutes: readonly Route[] = [
   ...packageRoutes,
   ...mcpRoutes,
   ...workspaceRoutes,
+  ...webRoutes,
 ];

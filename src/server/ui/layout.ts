@@ -27,6 +27,7 @@ export function layout(title: string, session: PageSession | undefined, main: Ht
         <a href="/providers">Model providers</a>
         <a href="/packages">Packages</a>
         <a href="/workspaces">Workspaces</a>
+        <a href="/web">Web</a>
         <form method="post" action="/logout" class="inline">
           ${csrfField(session)}<button class="link">Log out</button>
         </form>

@@ -3,6 +3,7 @@ import { chatRoutes } from './chat-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { providerRoutes } from './provider-routes.ts';
 import type { UiRoute } from './ui-route.ts';
+import { webRoutes } from './web-routes.ts';
 import { workspaceRoutes } from './workspace-routes.ts';
 
 /** Every page and form handler of the web UI (login and assets are served before these). */
@@ -12,4 +13,5 @@ export const uiRoutes: readonly UiRoute[] = [
   ...providerRoutes,
   ...mcpRoutes,
   ...workspaceRoutes,
+  ...webRoutes,
 ];
