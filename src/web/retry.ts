@@ -1,5 +1,4 @@
 import { backoffDelayMs, sleep as sleepUnlessAborted } from '../providers/retry-policy.ts';
-import { MeshError } from '../tool/errors.ts';
 import { isQueryProviderError, QueryProviderError } from './provider.ts';
 
 /** How {@link withRetries} spends a call's attempts. */
@@ -41,7 +40,7 @@ export async function withRetries<T>(
 ): Promise<T> {
   const { maxAttempts, signal, onAttempt } = options;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 0) {
-    throw new MeshError('invalid_retry_options', 'maxAttempts must be an integer of at least 0');
+    throw new RangeError('maxAttempts must be an integer of at least 0');
   }
   const policy = {
     maxAttempts,
