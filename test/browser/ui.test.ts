@@ -213,7 +213,7 @@ describe('web UI in a browser (pglite)', () => {
     await openRun();
     const request = page.locator('li.step[data-kind=model_request]').first();
     const offered = await request.locator('.offered code.tool').allTextContents();
-    expect(offered).toEqual(['remember', 'amend', 'forget']);
+    expect(offered).toEqual(['conversation_search', 'remember', 'amend', 'forget']);
     const withheld = (await request.locator('.withheld li').allTextContents()).map((w) =>
       w.replace(/\s+/g, ' ').trim(),
     );
@@ -299,6 +299,7 @@ describe('web UI in a browser (pglite)', () => {
     // With the token captured the tracker's tools are offered too, and none of them or the
     // memory verbs is withheld (other packages' tools may be: mesh.github has no credential).
     await expect(request.locator('.offered code.tool').allTextContents()).resolves.toEqual([
+      'conversation_search',
       'remember',
       'recall',
       'amend',
