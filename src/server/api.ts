@@ -5,6 +5,7 @@ import { mcpRoutes } from './api/mcp.ts';
 import { openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
 import { providerRoutes } from './api/providers.ts';
+import { toolSearchRoutes } from './api/tool-search.ts';
 import { workspaceRoutes } from './api/workspaces.ts';
 
 /** Every route of the JSON API, in the order the document lists them: one module per tag. */
@@ -12,6 +13,7 @@ export const apiRoutes: readonly Route[] = [
   openApiRoute(() => apiRoutes),
   ...agentRoutes,
   ...policyRoutes,
+  ...toolSearchRoutes,
   ...conversationRoutes,
   ...providerRoutes,
   ...packageRoutes,
