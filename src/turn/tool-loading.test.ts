@@ -57,6 +57,38 @@ describe('progressive tool loading', () => {
     expect(saved).toEqual([]);
   });
 
+  it('weighs tokens, not tools: six very large schemas go on the index, six small ones do not', async () => {
+    const schema = (words: number) => ({
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: words }, (_, i) => [
+          `field_${i}`,
+          { type: 'string', description: `the value number ${i} of the record` },
+        ]),
+      ),
+    });
+    const six = (words: number) =>
+      createRegistry([
+        ...own,
+        ...Array.from({ length: 6 }, (_, i) =>
+          testDefinition(`op_${i}`, {
+            parameters: schema(words),
+            origin: { ...own[0]!.origin, packageId: 'test.big' },
+          }),
+        ),
+      ]);
+    const large = await planned(six(120)).plan;
+    const small = await planned(six(1)).plan;
+    console.log(
+      'six large:',
+      JSON.stringify(large.decision),
+      'six small:',
+      JSON.stringify(small.decision),
+    );
+    expect(large.decision.index).toBe(true);
+    expect(small.decision.index).toBe(false);
+  });
+
   it('carries the index for 40 remote tools, and for 96', async () => {
     const forty = await planned(createRegistry([...own, ...catalog.slice(0, 40)])).plan;
     console.log('40 remote tools:', JSON.stringify(forty.decision));

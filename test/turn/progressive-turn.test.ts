@@ -84,23 +84,19 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
 
   it('searches, calls the loaded tool and a granted one it never loaded, then answers', async () => {
     const run = await start('open a PR for the fix and tell #dev');
-    const { env, requests } = environment(
-      mesh,
-      () => catalog,
-      [
-        { toolCalls: [{ name: 'tool_search', arguments: { query: 'open a pull request' } }] },
-        {
-          toolCalls: [
-            {
-              name: 'github__create_pull_request',
-              arguments: { owner: 'o', repo: 'r', title: 'Fix', head: 'fix', base: 'main' },
-            },
-            { name: 'slack__slack_post_message', arguments: { channel_id: 'C1', text: 'PR up' } },
-          ],
-        },
-        { content: 'Opened the PR and told #dev.' },
-      ],
-    );
+    const { env, requests } = environment(mesh, () => catalog, [
+      { toolCalls: [{ name: 'tool_search', arguments: { query: 'open a pull request' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'github__create_pull_request',
+            arguments: { owner: 'o', repo: 'r', title: 'Fix', head: 'fix', base: 'main' },
+          },
+          { name: 'slack__slack_post_message', arguments: { channel_id: 'C1', text: 'PR up' } },
+        ],
+      },
+      { content: 'Opened the PR and told #dev.' },
+    ]);
     expect(await drive(env, run)).toEqual({ status: 'succeeded', reason: null });
 
     const offered = requests.map((r) => r.tools.map((t) => t.name));
@@ -111,7 +107,11 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
 
     const steps = await mesh.ledger.steps(run.id);
     const [first, second] = requestsOf(steps);
-    const loading = first?.['loading'] as { index: boolean; allTokens: number; indexTokens: number };
+    const loading = first?.['loading'] as {
+      index: boolean;
+      allTokens: number;
+      indexTokens: number;
+    };
     console.log('first request:', JSON.stringify(loading));
     expect(loading.index).toBe(true);
     expect(loading.indexTokens).toBeLessThan(loading.allTokens);
@@ -163,7 +163,9 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
     const notice = sent?.messages.find(
       (m) => m.role === 'system' && m.content.startsWith('Tools you had loaded'),
     );
-    expect(notice?.content).toContain('github__create_pull_request (it is no longer granted to you)');
+    expect(notice?.content).toContain(
+      'github__create_pull_request (it is no longer granted to you)',
+    );
     const second = requestsOf(await mesh.ledger.steps(run.id))[1];
     expect(second?.['loading']).toMatchObject({
       refused: [{ name: 'github__create_pull_request', reason: 'it is no longer granted to you' }],
