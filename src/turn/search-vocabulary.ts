@@ -53,7 +53,6 @@ export const ABBREVIATIONS: Readonly<Record<string, readonly string[]>> = {
   lng: ['longitude'],
   lon: ['longitude'],
   js: ['javascript'],
-  gh: ['github'],
   sha: ['commit', 'sha'],
   ls: ['list'],
   cat: ['read'],
@@ -367,7 +366,6 @@ export const SYNONYMS: Readonly<Record<string, string>> = {
   height: 'elevation',
   // The web.
   web: 'internet online search',
-  google: 'web search',
   news: 'web search articles',
   article: 'web search',
   research: 'web search',

@@ -12,7 +12,7 @@ import { documentTerms, queryTerms } from './search-terms.ts';
 
 /** One operation a search found, best first. */
 export interface ToolMatch {
-  /** The name as offered to the model (`github__create_issue`). */
+  /** The name as offered to the model (`tracker__create_issue`). */
   readonly name: string;
   /** The first sentence of its description. */
   readonly description: string;
