@@ -89,6 +89,16 @@ describe('progressive tool loading', () => {
     expect(small.decision.index).toBe(false);
   });
 
+  it('carries a lone searchable tool, however large: a search would load it whole anyway', async () => {
+    const huge = testDefinition('lookup', {
+      description: 'a very long description. '.repeat(2000),
+      origin: { ...own[0]!.origin, packageId: 'test.big' },
+    });
+    const loading = await planned(createRegistry([...own, huge])).plan;
+    expect(loading.decision.index).toBe(false);
+    expect(loading.offered().map((t) => t.name)).toContain('lookup');
+  });
+
   it('carries the index for 40 remote tools, and for 96', async () => {
     const forty = await planned(createRegistry([...own, ...catalog.slice(0, 40)])).plan;
     console.log('40 remote tools:', JSON.stringify(forty.decision));

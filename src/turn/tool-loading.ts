@@ -23,7 +23,7 @@ export const LOADED_SHARE = 0.125;
  * Whether a turn carries every schema or the index, with both sides of the comparison in tokens:
  * `allTokens` is every offered schema; `indexTokens` is the agent's own verbs, tool_search with
  * its summary, and what one search loads (its results at the searchable tools' mean cost, at
- * most the loaded share). The index is used only when it is cheaper.
+ * most the loaded share but at least one tool). The index is used only when it is cheaper.
  */
 export interface LoadingDecision {
   readonly index: boolean;
@@ -99,7 +99,12 @@ export async function planToolLoading(input: LoadingInput): Promise<ToolLoading>
   const costs = new Map<string, number>();
   for (const d of searchable) costs.set(d.tool.name, await tokensOf(d.tool, counter));
   const mean = searchable.length === 0 ? 0 : sumOf(costs.values()) / searchable.length;
-  const expectedLoad = Math.min(capacity, mean * Math.min(DEFAULT_SEARCH_LIMIT, searchable.length));
+  // A search loads its matches within the share, but always at least one: a tool larger than
+  // the share is kept alone, so it costs what it costs.
+  const expectedLoad = Math.min(
+    Math.max(capacity, mean),
+    mean * Math.min(DEFAULT_SEARCH_LIMIT, searchable.length),
+  );
   const decision: LoadingDecision = {
     allTokens: await toolTokens(registry.tools(), counter),
     indexTokens: Math.round(
