@@ -91,6 +91,15 @@ export const useCases = {
       operator: await operatorOr(input.operator),
     }),
 
+  /** The operations the agent's tool_search would rank for a query, best first. */
+  'tools.search': async (mesh: Mesh, input: { agent: string; query: string; limit: number }) =>
+    (await import('./agent-tool-search.ts')).searchAgentTools(
+      mesh,
+      input.agent,
+      input.query,
+      input.limit,
+    ),
+
   'tools.setEnabled': async (
     mesh: Mesh,
     input: { agent: string; tool: string; enabled: boolean },

@@ -81,6 +81,8 @@ const TOOLS_USAGE = `Usage:
   mesh tools show NAME [--json]                  one tool in full, as its manifest declares it
   mesh tools call NAME --agent AGENT --args JSON [--json]
                                                  run one call as the operator, through the executor and ledger
+  mesh tools search --agent AGENT [--limit N] [--json] "QUERY"
+                                                 the operations the agent's tool_search ranks for QUERY, best first
   mesh tools disable NAME --agent AGENT          opt an agent out of a built-in tool (it is no longer offered)
   mesh tools enable NAME --agent AGENT           opt it back in
   mesh tools validate [DIR]                      check tool packages on disk (default tools/)`;
@@ -180,7 +182,7 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'tools',
-    summary: 'List, show, call and validate tools',
+    summary: 'List, show, call, search and validate tools',
     usage: TOOLS_USAGE,
     load: async () => (await import('./tools.ts')).toolsCommand,
   },

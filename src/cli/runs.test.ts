@@ -32,4 +32,37 @@ describe('mesh runs show', () => {
     expect(lines[1]?.trim()).toBe(`artifact image image/png 68 bytes ${id}`);
     expect(lines[2]?.trim()).toBe(`artifact resource application/pdf 9 bytes ${id} file:///r.pdf`);
   });
+
+  it("prints a request's tool loading on lines of its own: index, both figures, what changed", () => {
+    const lines = describeStep({
+      runId: 'r',
+      seq: 1,
+      kind: 'model_request',
+      status: 'completed',
+      startedAt: new Date(0),
+      finishedAt: new Date(0),
+      data: {
+        round: 2,
+        estimate: { total: 900, tools: 600 },
+        offered: ['remember', 'tool_search', 'gh__create_pull_request'],
+        withheld: [],
+        loading: {
+          index: true,
+          allTokens: 11920,
+          indexTokens: 1169,
+          shareTokens: 3744,
+          loadedTokens: 300,
+          loaded: [{ name: 'gh__create_pull_request', query: 'open a PR' }],
+          unloaded: [{ name: 'slack__post', reason: 'least recently used' }],
+          refused: [{ name: 'gh__merge', reason: 'it is no longer granted to you' }],
+        },
+      },
+    }).split('\n');
+    expect(lines.slice(1).map((l) => l.trim())).toEqual([
+      'tools: index (every schema 11920 tokens, the index 1169; loaded 300 of 3744)',
+      'loaded gh__create_pull_request: searched for "open a PR"',
+      'unloaded slack__post: least recently used',
+      'refused gh__merge: it is no longer granted to you',
+    ]);
+  });
 });

@@ -25,9 +25,32 @@ function artifactLines(raw: unknown): string[] {
   });
 }
 
+/** A request's tool loading on lines of its own: index or not, both figures, what changed. */
+function loadingLines(raw: unknown): string[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  const l = raw as Record<string, unknown>;
+  const list = (key: string) =>
+    Array.isArray(l[key]) ? (l[key] as Record<string, unknown>[]) : [];
+  const text = (v: unknown) => (typeof v === 'string' ? v : '?');
+  const num = (key: string) => (typeof l[key] === 'number' ? String(l[key]) : '?');
+  const pad = ' '.repeat(5);
+  const head =
+    l['index'] === true
+      ? `tools: index (every schema ${num('allTokens')} tokens, the index ${num('indexTokens')}; loaded ${num('loadedTokens')} of ${num('shareTokens')})`
+      : `tools: every schema (${num('allTokens')} tokens; the index would be ${num('indexTokens')})`;
+  return [
+    `${pad}${head}`,
+    ...list('loaded').map(
+      (e) => `${pad}  loaded ${text(e['name'])}: searched for "${clip(text(e['query']), 80)}"`,
+    ),
+    ...list('unloaded').map((e) => `${pad}  unloaded ${text(e['name'])}: ${text(e['reason'])}`),
+    ...list('refused').map((e) => `${pad}  refused ${text(e['name'])}: ${text(e['reason'])}`),
+  ];
+}
+
 /**
  * One line per step, saying what an operator needs to read the run; an observation adds a line
- * per artifact it links.
+ * per artifact it links, a model request a line for its tool loading and one per tool it changed.
  */
 export function describeStep(step: StepRecord): string {
   const head = `${String(step.seq).padStart(3)}  ${step.kind.padEnd(14)} ${step.status.padEnd(9)}`;
@@ -37,7 +60,8 @@ export function describeStep(step: StepRecord): string {
       const estimate = (data['estimate'] ?? {}) as Record<string, number>;
       const offered = (data['offered'] as string[] | undefined) ?? [];
       const withheld = (data['withheld'] as { name: string; reason: string }[] | undefined) ?? [];
-      return `${head} round ${JSON.stringify(data['round'] ?? null)}: ${estimate['total'] ?? '?'} tokens estimated (system ${estimate['system']}, memory ${estimate['memory']}, history ${estimate['history']}, current ${estimate['current']}, round ${estimate['round']}, tools ${estimate['tools']}) offered [${offered.join(', ')}]${withheld.length > 0 ? ` withheld [${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')}]` : ''}`;
+      const line = `${head} round ${JSON.stringify(data['round'] ?? null)}: ${estimate['total'] ?? '?'} tokens estimated (system ${estimate['system']}, memory ${estimate['memory']}, history ${estimate['history']}, current ${estimate['current']}, round ${estimate['round']}, tools ${estimate['tools']}) offered [${offered.join(', ')}]${withheld.length > 0 ? ` withheld [${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')}]` : ''}`;
+      return [line, ...loadingLines(data['loading'])].join('\n');
     }
     case 'model_response': {
       const calls = (step.data['toolCalls'] as { name: string }[] | undefined) ?? [];

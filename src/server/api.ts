@@ -5,6 +5,7 @@ import { mcpRoutes } from './api/mcp.ts';
 import { openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
 import { providerRoutes } from './api/providers.ts';
+import { toolSearchRoutes } from './api/tool-search.ts';
 import { webRoutes } from './api/web.ts';
 import { workspaceRoutes } from './api/workspaces.ts';
 
@@ -13,6 +14,7 @@ export const apiRoutes: readonly Route[] = [
   openApiRoute(() => apiRoutes),
   ...agentRoutes,
   ...policyRoutes,
+  ...toolSearchRoutes,
   ...conversationRoutes,
   ...providerRoutes,
   ...packageRoutes,

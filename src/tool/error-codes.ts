@@ -118,6 +118,7 @@ export const ERROR_CODES = Object.freeze({
   invalid_provider: BAD_REQUEST,
   invalid_retry_policy: BAD_REQUEST,
   invalid_script: BAD_REQUEST,
+  invalid_search: BAD_REQUEST,
   invalid_token: BAD_REQUEST,
   invalid_tool_provider: BAD_REQUEST,
   missing_actor: BAD_REQUEST,

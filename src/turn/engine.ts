@@ -23,6 +23,7 @@ import type { Registry } from '../tool/registry.ts';
 import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
 import { renderMemory, renderSystemPrompt } from './prompt.ts';
 import { withImages, type RoundImage } from './round-images.ts';
+import { planToolLoading } from './tool-loading.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
 
 /** The spec's cap: enough for recall → amend → answer, short of an autonomous loop. */
@@ -150,8 +151,16 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
       const { run, lease, ledger, signal } = ctx;
       const turn = await env.loadTurn(run);
       const offer = await env.policyFor(run, turn.agent, turn.conversation);
-      const registry = offer.registry;
       const model = await env.modelFor(turn.agent, run);
+      // Every schema, or the agent's own verbs and tool_search plus what searches loaded; calls
+      // resolve against the whole authorized registry either way.
+      const loading = await planToolLoading({
+        registry: offer.registry,
+        budget: model.budget,
+        checkpoint: run.checkpoint,
+        save: (checkpoint) => ledger.progress(lease, { checkpoint }),
+      });
+      const registry = loading.registry;
       const stepCtx: ToolStepContext = {
         ledger,
         lease,
@@ -194,6 +203,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
               return { status: 'interrupted', reason: 'the worker stopped' };
             if (settled.kind === 'budget_exhausted')
               return { status: 'budget_exhausted', reason: settled.reason };
+            await loading.used(pending);
             usage = settled.usage;
             steps = await ledger.steps(run.id);
           }
@@ -209,12 +219,13 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
         const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, clock.now());
         if (out) return { status: 'budget_exhausted', reason: out.reason };
 
-        const offered = round < maxRounds ? registry.tools() : [];
+        const offered = round < maxRounds ? loading.offered() : [];
         const rebuilt = roundMessages(steps);
         const pictured = model.imageInput
           ? await withImages(rebuilt, async (id) => (await ledger.artifact(run.id, id))?.content)
           : { messages: rebuilt.messages, shown: 0 };
         const roundSoFar = pictured.messages;
+        if (loading.notice) roundSoFar.push({ role: 'system', content: loading.notice });
         const entries = ledgerEntries(steps);
         if (entries.length > 0) roundSoFar.push({ role: 'system', content: renderLedger(entries) });
         const fitted = await fitContext(
@@ -224,6 +235,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
               persona: turn.agent.persona,
               audience: turn.conversation.audience,
               offeredTools: offered.map((t) => t.name),
+              toolSearch: loading.decision.index && offered.length > 0,
               packages: env.packages,
               memories: turn.memories,
               publicSettings: offer.publicSettings,
@@ -245,6 +257,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
             estimate: estimateJson(fitted.estimate),
             ...(pictured.shown > 0 ? { images: pictured.shown } : {}),
             offered: offered.map((t) => t.name),
+            loading: loading.requestData(),
             withheld: [
               ...offer.withheld.map((w) => ({ ...w })),
               ...(round < maxRounds

@@ -7,6 +7,8 @@ export interface PromptInput {
   readonly persona: string | null;
   readonly audience: 'direct' | 'shared';
   readonly offeredTools: readonly string[];
+  /** Tools beyond the offered ones are found with tool_search (the turn is on the index). */
+  readonly toolSearch?: boolean;
   readonly packages: readonly ToolPackage[];
   /** The agent's own active memories, newest first. */
   readonly memories: readonly { readonly id: string; readonly content: string }[];
@@ -26,12 +28,16 @@ export function renderSystemPrompt(input: PromptInput): string {
     input.offeredTools.length === 0
       ? 'No tools are available to you in this request: answer with what you have.'
       : `You can act only through the tools offered with this request (${input.offeredTools.join(', ')}).`;
+  const search = input.toolSearch
+    ? 'Other operations you may use are not offered until you find them with tool_search: search for what you need, and the matches are offered on your next request.'
+    : '';
   const skills = renderSkills(input.packages, input.offeredTools);
   const settings = input.publicSettings ?? '';
   return [
     persona,
     where,
     tools,
+    search,
     'After tools run, you are given a ledger of what actually happened; report from it truthfully.',
     settings,
     skills,

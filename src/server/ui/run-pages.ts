@@ -154,6 +154,46 @@ function artifactList(runId: string, raw: unknown): Html | '' {
       </ul>`;
 }
 
+/** A request's tool loading: whether the index was used, both token figures, what changed. */
+function loadingBody(raw: unknown): Html | '' {
+  if (typeof raw !== 'object' || raw === null) return '';
+  const l = raw as Record<string, unknown>;
+  const list = (key: string) =>
+    Array.isArray(l[key]) ? (l[key] as Record<string, unknown>[]) : [];
+  const num = (key: string) => (typeof l[key] === 'number' ? String(l[key]) : '?');
+  const changes = [
+    ...list('loaded').map(
+      (e) =>
+        html`<li>loaded <code>${str(e['name'])}</code> — searched for “${str(e['query'])}”</li>`,
+    ),
+    ...list('unloaded').map(
+      (e) => html`<li>unloaded <code>${str(e['name'])}</code> — ${str(e['reason'])}</li>`,
+    ),
+    ...list('refused').map(
+      (e) => html`<li>refused <code>${str(e['name'])}</code> — ${str(e['reason'])}</li>`,
+    ),
+  ];
+  return html`<div class="loading" data-index="${l['index'] === true ? 'yes' : 'no'}">
+    <span class="label">Tool loading</span>
+    ${l['index'] === true ? html`<strong>index</strong>` : html`<strong>all schemas</strong>`}
+    <span class="muted"
+      >carrying every schema ${num('allTokens')} tokens, the index
+      ${num('indexTokens')}${
+        l['index'] === true
+          ? `; loaded ${num('loadedTokens')} of a ${num('shareTokens')}-token share`
+          : ''
+      }</span
+    >
+    ${
+      changes.length > 0
+        ? html`<ul>
+            ${changes}
+          </ul>`
+        : ''
+    }
+  </div>`;
+}
+
 function stepBody(step: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin>): Html {
   const data: Readonly<Record<string, unknown>> = 'data' in step ? step.data : {};
   switch (step.kind) {
@@ -176,6 +216,7 @@ function stepBody(step: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin
           <span class="label">Offered</span>
           ${offered.length === 0 ? html`<span class="muted">no tools</span>` : offered.map((n) => html`<code class="tool">${n}</code> `)}
         </div>
+        ${loadingBody(data['loading'])}
         ${
           withheld.length > 0
             ? html`<div class="withheld">

@@ -62,7 +62,7 @@ form.inline { display: inline; } form.inline input { width: auto; }
 .step.observation { border-left-color: var(--ok); } .step.reply { border-left-color: #7a5af8; }
 .step-head .seq { display: inline-block; min-width: 1.6rem; color: var(--muted); }
 .step p { margin: .3rem 0; } .label { font-weight: 600; margin-right: .4rem; }
-.withheld ul { margin: .2rem 0; }
+.withheld ul, .loading ul { margin: .2rem 0; }
 pre { background: #f2f4f7; padding: .5rem; border-radius: 5px; overflow-x: auto; white-space: pre-wrap; word-break: break-word; margin: .3rem 0; }
 .artifacts { list-style: none; padding: 0; margin: .3rem 0; }
 .artifacts li { margin: .3rem 0; }
