@@ -11,6 +11,7 @@ import { MeshError } from '../tool/errors.ts';
 import type { Registry } from '../tool/registry.ts';
 import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
 import { memoryStoreService } from './memory-service.ts';
+import { outboxService } from './outbound-service.ts';
 
 /** What a service factory may build on: the platform's own parts, never a face. */
 export interface ServiceHost {
@@ -30,6 +31,7 @@ export type MeshServiceFactory<T = unknown> = ServiceFactory<T, ServiceHost>;
  */
 export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
   memoryStoreService,
+  outboxService,
   {
     key: WORKSPACES,
     create(host: ServiceHost): Workspaces {
