@@ -21,10 +21,7 @@ function clip(error: string): string {
 async function one(q: Queryable, sql: string, params: readonly unknown[]): Promise<void> {
   const { rowCount } = await q.query(sql, params);
   if (rowCount !== 1)
-    throw new StoreError(
-      'outbound_event_not_found',
-      'the outbound event to update is not recorded',
-    );
+    throw new StoreError('outbound_event_missing', 'the outbound event to update is not recorded');
 }
 
 /** `outbound_events` as the outbound machinery's store. */
@@ -58,7 +55,7 @@ export function outboundStore(q: Queryable): OutboundStore {
       );
       const row = rows[0];
       if (!row)
-        throw new StoreError('outbound_event_not_found', 'the outbound event was not recorded');
+        throw new StoreError('outbound_event_missing', 'the outbound event was not recorded');
       return row;
     },
 
@@ -71,7 +68,7 @@ export function outboundStore(q: Queryable): OutboundStore {
       const row = rows[0];
       if (!row)
         throw new StoreError(
-          'outbound_event_not_found',
+          'outbound_event_missing',
           'the outbound event is not waiting for an attempt',
         );
       return row;
