@@ -106,6 +106,14 @@ function classify(error: unknown): DeliveryError {
 const UNKNOWN_TEXT =
   'an attempt was made but its answer was lost, and this provider cannot be asked what it did; ' +
   'the effect was not sent again';
+const UNANSWERED_LOOKUP_TEXT =
+  'an attempt was made but its answer was lost, and asking the provider what it did failed too; ' +
+  'the effect was not sent again';
+
+/** Why an effect is unknown: its provider has no lookup, or the lookup did not answer. */
+function unknownText(effect: Effect): string {
+  return effect.lookup ? UNANSWERED_LOOKUP_TEXT : UNKNOWN_TEXT;
+}
 
 /**
  * The delivery machinery: records each effect under its key before the first attempt, attempts
@@ -128,13 +136,22 @@ export function createOutbox(options: OutboxOptions): Outbox {
     return { state: 'delivered', receipt, attempts, settledEarlier };
   };
 
-  /** Asks the provider what an attempt with our key made; undefined when it cannot be asked. */
+  /**
+   * Asks the provider what an attempt with our key made; undefined when it cannot be asked (no
+   * lookup, or the lookup itself failed: then nothing is known, and nothing is sent).
+   */
   const reconcile = async (
+    ctx: ToolContext,
     effect: Effect,
     key: EffectKey,
   ): Promise<EffectReceipt | 'nothing' | undefined> => {
     if (!effect.lookup) return undefined;
-    return (await effect.lookup(key)) ?? 'nothing';
+    try {
+      return (await effect.lookup(key)) ?? 'nothing';
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      return undefined;
+    }
   };
 
   const attemptLoop = async (
@@ -163,9 +180,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
         return { state: 'failed', error: failure.message, attempts: row.attempts };
       }
       if (failure.failure === 'ambiguous') {
-        const found = await reconcile(effect, key);
+        const found = await reconcile(ctx, effect, key);
         if (found === undefined) {
-          const error = `${failure.message}; ${UNKNOWN_TEXT}`;
+          const error = `${failure.message}; ${unknownText(effect)}`;
           await store.unknown(row.id, error);
           return { state: 'unknown', error, attempts: row.attempts };
         }
@@ -220,10 +237,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
           return attemptLoop(ctx, effect, key, row);
         case 'delivering': {
           // An earlier holder began an attempt and stopped before its answer was stored.
-          const found = await reconcile(effect, key);
+          const found = await reconcile(ctx, effect, key);
           if (found === undefined) {
-            await store.unknown(row.id, UNKNOWN_TEXT);
-            return { state: 'unknown', error: UNKNOWN_TEXT, attempts: row.attempts };
+            const error = unknownText(effect);
+            await store.unknown(row.id, error);
+            return { state: 'unknown', error, attempts: row.attempts };
           }
           if (found !== 'nothing') return delivered(row, found, row.attempts, true);
           return attemptLoop(ctx, effect, key, row);

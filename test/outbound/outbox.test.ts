@@ -219,5 +219,18 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     expect(blind.sent).toHaveLength(0);
     const [row] = (await store.forRun(runId)).filter((r) => r.callId === ctxC.callId);
     expect(row).toMatchObject({ state: 'unknown', attempts: 1, reconciles: false });
+
+    // A lookup that itself fails tells nothing: unknown, and nothing is sent.
+    const unanswered = provider();
+    const failing: Effect = {
+      ...unanswered.effect,
+      lookup: () => Promise.reject(new Error('provider down')),
+    };
+    const ctxD = ctxFor();
+    await leaveDelivering(ctxD, failing);
+    const settled = await outbox.deliver(ctxD, failing);
+    expect(settled.state).toBe('unknown');
+    expect(settled.state === 'unknown' ? settled.error : '').toContain('asking the provider');
+    expect(unanswered.sent).toHaveLength(0);
   });
 });
