@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { runCampaign, summaryLine } from '../test/crash/campaign.ts';
+import { effectSummaryLine, runEffectCampaign } from '../test/crash/effect-campaign.ts';
 
 const { values } = parseArgs({
   options: {
@@ -11,6 +12,8 @@ const { values } = parseArgs({
     kills: { type: 'string' },
     database: { type: 'string' },
     seed: { type: 'string' },
+    // The effect-tool campaign (real mesh.linear and mesh.slack against their fakes).
+    'effect-kills': { type: 'string', default: '12' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -30,12 +33,32 @@ console.log(
   `database=${database} unreported_interruptions=${result.unreportedInterruptions} unfinished_runs=${result.unfinishedRuns}`,
 );
 console.log(summaryLine(result));
+const effectKills = Number(values['effect-kills']);
+if (!Number.isSafeInteger(effectKills) || effectKills < 0)
+  throw new Error('--effect-kills must be a whole number');
+const effects = await runEffectCampaign({
+  database,
+  runs: Math.max(2, Math.ceil(effectKills / 2)),
+  kills: effectKills,
+  ...(values.seed ? { seed: Number(values.seed) } : {}),
+  ...(values.verbose ? { log: (line: string) => console.log(line) } : {}),
+});
+if (effects.problems.length > 0) console.log(effects.problems.join('\n'));
+console.log(effectSummaryLine(effects));
+const effectFailures =
+  effects.duplicateEffects +
+  effects.linearUnsettled +
+  effects.slackMisreported +
+  effects.unfinishedRuns +
+  effects.problems.length;
 process.exitCode =
-  result.duplicateEffects +
-    result.lostSteps +
-    result.unreportedInterruptions +
-    result.unfinishedRuns +
-    result.problems.length ===
-  0
-    ? 0
-    : 1;
+  effectFailures > 0
+    ? 1
+    : result.duplicateEffects +
+          result.lostSteps +
+          result.unreportedInterruptions +
+          result.unfinishedRuns +
+          result.problems.length ===
+        0
+      ? 0
+      : 1;

@@ -153,6 +153,8 @@ function violation(file: string, specifier: string, folder: string): string | un
  */
 const PACKAGE_DEPENDENCIES: Record<string, ReadonlySet<string>> = {
   github: new Set(['@octokit/rest', '@octokit/auth-app']),
+  linear: new Set(['@linear/sdk']),
+  slack: new Set(['@slack/web-api']),
 };
 
 /**

@@ -20,6 +20,7 @@ export type {
   StepStatus,
   ToolCallStep,
 } from '../run/records.ts';
+export type { DeliveryState, OutboundEventRecord } from '../outbound/records.ts';
 export type { ModelProviderRecord } from '../store/model-providers.ts';
 export type { BindingRecord, ToolProviderRecord } from '../store/mcp.ts';
 export type { OperatorTokenRecord } from '../store/operator-auth.ts';

@@ -13,6 +13,7 @@ import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
 import { WEB_READ, WEB_SEARCH, type WebRead, type WebSearch } from '../../tools/web/web-service.ts';
 import { conversationSearchService } from './conversation-search.ts';
 import { memoryStoreService } from './memory-service.ts';
+import { outboxService } from './outbound-service.ts';
 import type { QueryProviderRuntime } from './web-service.ts';
 
 /** What a service factory may build on: the platform's own parts, never a face. */
@@ -40,6 +41,7 @@ export type MeshServiceFactory<T = unknown> = ServiceFactory<T, ServiceHost>;
  */
 export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
   memoryStoreService,
+  outboxService,
   {
     key: WORKSPACES,
     create(host: ServiceHost): Workspaces {

@@ -3,6 +3,7 @@ import type { NewProvider } from './model-providers.ts';
 import type { NewWebProvider } from './web-admin.ts';
 import type { NewBackend } from './workspace-admin.ts';
 import type { Audience } from './records.ts';
+import { runEffects } from './outbound-view.ts';
 
 /*
  * The use cases the CLI calls, by name, each taking one plain input object and returning plain
@@ -77,7 +78,12 @@ export const useCases = {
   /** A run and its steps, or undefined when no run has that id. */
   'runs.show': async (mesh: Mesh, input: { id: string }) => {
     const run = /^[0-9a-f-]{36}$/i.test(input.id) ? await mesh.ledger.run(input.id) : undefined;
-    return run ? { run, steps: await mesh.ledger.steps(run.id) } : undefined;
+    if (!run) return undefined;
+    const [steps, effects] = await Promise.all([
+      mesh.ledger.steps(run.id),
+      runEffects(mesh, run.id),
+    ]);
+    return { run, steps, effects };
   },
 
   'tools.call': async (

@@ -5,6 +5,7 @@ import type {
   RunRecord,
   StepRecord,
 } from '../run/records.ts';
+import type { OutboundEventRecord } from '../outbound/records.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import type { AgentPackageView } from './packages.ts';
 import type { SecretSlotView } from './secret-slot.ts';
@@ -130,7 +131,32 @@ export function stepJson(step: StepRecord): Record<string, unknown> {
   };
 }
 
-/** A run and its steps as JSON for scripts and the API. */
-export function runJson(run: RunRecord, steps: readonly StepRecord[]): Record<string, unknown> {
-  return { ...runSummaryJson(run), steps: steps.map(stepJson) };
+/** One effect of a run: where it went, its delivery state and what the provider made of it. */
+export function effectJson(e: OutboundEventRecord): Record<string, unknown> {
+  return {
+    id: e.id,
+    step: e.stepSeq,
+    callId: e.callId,
+    tool: e.toolName,
+    kind: e.kind,
+    target: e.target,
+    state: e.state,
+    attempts: e.attempts,
+    lastError: e.lastError,
+    externalId: e.externalId,
+    link: e.link,
+    reconciles: e.reconciles,
+    idempotencyKey: e.idempotencyKey,
+    createdAt: e.createdAt.toISOString(),
+    updatedAt: e.updatedAt.toISOString(),
+  };
+}
+
+/** A run, its steps and its effects as JSON for scripts and the API. */
+export function runJson(
+  run: RunRecord,
+  steps: readonly StepRecord[],
+  effects: readonly OutboundEventRecord[] = [],
+): Record<string, unknown> {
+  return { ...runSummaryJson(run), steps: steps.map(stepJson), effects: effects.map(effectJson) };
 }

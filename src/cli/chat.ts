@@ -35,7 +35,7 @@ export const chatCommand: CommandBody = async (args, io) => {
     io.out(
       JSON.stringify(
         {
-          ...(shown ? runJson(shown.run, result.steps) : {}),
+          ...(shown ? runJson(shown.run, result.steps, shown.effects) : {}),
           conversation_id: result.conversationId,
           reply: result.reply,
         },

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { StepRecord } from '../app/records.ts';
+import type { OutboundEventRecord, StepRecord } from '../app/records.ts';
 import { withUseCases } from '../app/use-case-client.ts';
 import { runJson } from '../app/views.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
@@ -95,6 +95,13 @@ export function describeStep(step: StepRecord): string {
   }
 }
 
+/** One effect as a line: where it went, its delivery state, attempts and what it became. */
+function describeEffect(e: OutboundEventRecord): string {
+  const made = e.externalId ? ` ${e.externalId}${e.link ? ` ${e.link}` : ''}` : '';
+  const why = e.lastError && e.state !== 'delivered' ? ` (${e.lastError})` : '';
+  return `effect step ${e.stepSeq} ${e.kind} to ${e.target}: ${e.state} after ${e.attempts} attempt(s)${made}${why}`;
+}
+
 async function show(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -108,15 +115,16 @@ async function show(args: readonly string[], io: CliIo): Promise<number> {
     io.err(`mesh runs show: no run with id ${JSON.stringify(id)}`);
     return 1;
   }
-  const { run, steps } = shown;
+  const { run, steps, effects } = shown;
   if (values.json) {
-    io.out(JSON.stringify(runJson(run, steps), null, 2));
+    io.out(JSON.stringify(runJson(run, steps, effects), null, 2));
     return 0;
   }
   io.out(`run ${run.id}  ${run.kind}  ${run.status}${run.reason ? ` (${run.reason})` : ''}`);
   io.out(`usage ${JSON.stringify(run.usage)}  budget ${JSON.stringify(run.budget)}`);
   if (run.committedAt) io.out(`crossed its commit boundary at ${run.committedAt.toISOString()}`);
   for (const step of steps) io.out(describeStep(step));
+  for (const e of effects) io.out(describeEffect(e));
   return 0;
 }
 

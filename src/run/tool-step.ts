@@ -1,6 +1,7 @@
 import type { ToolCall } from '../model/wire.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import { toolEffect } from '../tool/effect.ts';
+import { settlesThroughOutbox } from '../tool/outbound.ts';
 import { hasCode, MeshError, serializeError } from '../tool/errors.ts';
 import { FatalToolError, invoke, resolveCall, type ExecuteResult } from '../tool/executor.ts';
 import { observation, type Observation } from '../tool/observation.ts';
@@ -77,7 +78,7 @@ export async function performToolCall(
   const callStep = await ctx.ledger.recordToolCall(ctx.lease, call, resolved.definition);
   await ctx.hooks?.at('after_record', call);
   return complete(ctx, call, callStep, () =>
-    invoke(resolved.definition, resolved.args, call, ctx.runtime),
+    invoke(resolved.definition, resolved.args, call, ctx.runtime, callStep.seq),
   );
 }
 
@@ -115,7 +116,7 @@ async function complete(
     ctx.lease,
     callStep,
     result.observation,
-    'completed',
+    result.observation.kind === 'unknown_outcome' ? 'unknown' : 'completed',
     result.kind === 'observation' ? result.attachments : undefined,
   );
   await ctx.hooks?.at('after_observation', call);
@@ -127,7 +128,9 @@ async function complete(
  * Finishes a call that a previous holder of the run started but never observed. The decision
  * reads the class and replay recorded with the call, not today's definition: a call that crossed
  * the commit boundary (or is otherwise not replayable) is never executed again; it gets an
- * observation saying its outcome is unknown. A replayable or internal call is executed again.
+ * observation saying its outcome is unknown. A replayable or internal call is executed again, and
+ * so is an effect call whose effects all go through the outbound machinery: that finds each
+ * recorded effect by its key and delivers, reconciles or reports it unknown, never sending twice.
  */
 export async function resumeToolCall(
   ctx: ToolStepContext,
@@ -139,11 +142,11 @@ export async function resumeToolCall(
     arguments: callStep.arguments,
   };
   const recorded = callStep.effect;
+  const definition = ctx.registry.get(call.name);
   const reexecute =
     recorded !== null &&
-    toolEffect(recorded).onResume === 'reexecute' &&
-    callStep.committedAt === null;
-  const definition = ctx.registry.get(call.name);
+    ((toolEffect(recorded).onResume === 'reexecute' && callStep.committedAt === null) ||
+      (definition !== undefined && settlesThroughOutbox(definition)));
   if (
     !reexecute ||
     !definition ||
@@ -170,7 +173,7 @@ export async function resumeToolCall(
     return { kind: resolved.kind, observation: stored.observation, callStep, usage: {} };
   }
   return complete(ctx, call, callStep, () =>
-    invoke(resolved.definition, resolved.args, call, ctx.runtime),
+    invoke(resolved.definition, resolved.args, call, ctx.runtime, callStep.seq),
   );
 }
 

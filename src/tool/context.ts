@@ -127,6 +127,8 @@ export interface ToolContext {
   readonly agentId: string;
   readonly runId: string;
   readonly callId: string;
+  /** The call's step number in its run, when the call was recorded in one (keys its effects). */
+  readonly step?: number;
   readonly toolName: string;
   readonly provenance: Provenance;
   readonly signal: AbortSignal;

@@ -53,6 +53,11 @@ export interface ToolOutput {
   readonly data?: JsonValue;
   /** The tool ran and reports that it failed: the observation is a `tool_error`. */
   readonly isError?: boolean;
+  /**
+   * The tool cannot tell whether its effect happened (an attempt whose answer was lost, from a
+   * provider that cannot be asked): the observation is an `unknown_outcome`.
+   */
+  readonly unknownOutcome?: boolean;
   /** Images, audio and embedded blobs, each stored as an artifact the observation links. */
   readonly attachments?: readonly ToolAttachment[];
   /** What the call consumed of the run's meters beyond the call itself (a workspace's compute). */

@@ -42,6 +42,10 @@ export const ERROR_CODES = Object.freeze({
   workspace_backend_unavailable: UPSTREAM_TRANSIENT,
   workspace_file: BAD_REQUEST,
   workspace_unavailable: UNAVAILABLE,
+  // Effects through the outbound machinery (src/tool/outbound.ts, src/outbound).
+  delivery_failed: INTERNAL,
+  effect_unrecorded: INTERNAL,
+  outbound_event_missing: INTERNAL,
   // Workspace backends and grants (src/app/workspace-*.ts, src/store/workspaces.ts).
   backend_exists: CONFLICT,
   backend_kind_unsupported: INTERNAL,

@@ -161,6 +161,7 @@ export async function invoke(
   args: JsonObject,
   call: ToolCall,
   runtime: ToolRuntime,
+  step?: number,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   let output: ToolOutput;
   try {
@@ -169,6 +170,7 @@ export async function invoke(
         agentId: runtime.agentId,
         runId: runtime.runId,
         callId: call.id,
+        ...(step === undefined ? {} : { step }),
         toolName: definition.tool.name,
         provenance: runtime.provenance,
         signal: runtime.signal,
@@ -216,7 +218,7 @@ export async function invoke(
       message: `the handler's attachments are malformed: ${problem}`,
     });
   }
-  const kind = output.isError ? 'tool_error' : 'result';
+  const kind = output.unknownOutcome ? 'unknown_outcome' : output.isError ? 'tool_error' : 'result';
   const links: ArtifactLink[] = attachments.map((a) => ({
     artifactId: artifactId(a.id),
     kind: a.kind,

@@ -59,11 +59,14 @@ const childSource = join(dirname(fileURLToPath(import.meta.url)), 'child.ts');
  * Bundles the child once per campaign: a plain .mjs starts in a fraction of the time a TypeScript
  * loader needs, and hundreds of children are started. Packages stay external (the real pg, PGlite).
  */
-async function bundleChild(outDir: string): Promise<string> {
+export async function bundleChild(outDir: string, entry = childSource): Promise<string> {
   const { build } = await import('esbuild');
-  const outfile = join(outDir, 'crash-child.mjs');
+  const outfile = join(
+    outDir,
+    entry === childSource ? 'crash-child.mjs' : 'crash-effect-child.mjs',
+  );
   await build({
-    entryPoints: [childSource],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     platform: 'node',
@@ -76,7 +79,7 @@ async function bundleChild(outDir: string): Promise<string> {
 }
 
 /** A small deterministic generator, so a failing campaign can be replayed from its seed. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -110,13 +113,13 @@ async function startCounter(): Promise<{
   return { server, url: `http://127.0.0.1:${address.port}`, effects };
 }
 
-interface ChildOutcome {
+export interface ChildOutcome {
   readonly killed: boolean;
   readonly killedAt?: { point: CallPoint; callId: string };
   readonly stderr: string;
 }
 
-function runChild(
+export function runChild(
   childPath: string,
   env: NodeJS.ProcessEnv,
   timerKillMs: number | undefined,

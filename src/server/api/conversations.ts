@@ -8,6 +8,7 @@ import {
   listRuns,
 } from '../../app/queries.ts';
 import { chat } from '../../app/turns.ts';
+import { runEffects } from '../../app/outbound-view.ts';
 import { conversationJson, messageJson, runJson, runSummaryJson } from '../../app/views.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
@@ -118,11 +119,15 @@ export const conversationRoutes: readonly Route[] = [
     path: '/api/runs/{run}',
     operationId: 'getRun',
     summary:
-      'A run and every step: model requests (offered and withheld tools, token estimate), tool calls with commit stamps, observations, the reply',
+      'A run and every step: model requests (offered and withheld tools, token estimate), tool calls with commit stamps, observations, the reply; and its effects with their delivery states',
     tag: 'runs',
     handle: async ({ context, params }) => {
       const run = await runOr404(context.mesh, params['run'] ?? '');
-      return runJson(run, await context.mesh.ledger.steps(run.id));
+      const [steps, effects] = await Promise.all([
+        context.mesh.ledger.steps(run.id),
+        runEffects(context.mesh, run.id),
+      ]);
+      return runJson(run, steps, effects);
     },
   }),
   route({

@@ -14,6 +14,7 @@ import { chat } from '../../app/turns.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
+import { runEffects } from '../../app/outbound-view.ts';
 import { chatPage, runPage, runsPage } from './run-pages.ts';
 import { agentPath, field, post, type UiRoute } from './ui-route.ts';
 
@@ -91,12 +92,13 @@ export const chatRoutes: readonly UiRoute[] = [
       const id = params['run'] ?? '';
       const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
       if (!run) throw new MeshError('run_not_found', 'no run with that id');
-      const [agent, steps, mapped] = await Promise.all([
+      const [agent, steps, mapped, effects] = await Promise.all([
         getAgent(mesh, run.agentId),
         mesh.ledger.steps(run.id),
         mappedRemoteNames(mesh, run.agentId),
+        runEffects(mesh, run.id),
       ]);
-      return { page: runPage(session, agent, run, steps, mapped) };
+      return { page: runPage(session, agent, run, steps, mapped, effects) };
     },
   },
   {

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { RunRecord, StepRecord } from '../../app/records.ts';
+import type { OutboundEventRecord, RunRecord, StepRecord } from '../../app/records.ts';
 import { runPage } from './run-pages.ts';
 
+const at = new Date('2026-01-01T00:00:00Z');
 const run: RunRecord = {
   id: '00000000-0000-4000-8000-000000000001',
-  agentId: 'a',
+  agentId: '00000000-0000-4000-8000-000000000002',
   conversationId: null,
   inboundMessageId: null,
   kind: 'turn',
@@ -15,12 +16,12 @@ const run: RunRecord = {
   usage: {},
   checkpoint: {},
   leaseOwner: null,
-  leaseEpoch: 0,
+  leaseEpoch: 1,
   leaseExpiresAt: null,
-  committedAt: null,
-  createdAt: new Date(0),
-  startedAt: null,
-  finishedAt: null,
+  committedAt: at,
+  createdAt: at,
+  startedAt: at,
+  finishedAt: at,
 };
 
 const request = (loading: Record<string, unknown>): StepRecord => ({
@@ -33,7 +34,57 @@ const request = (loading: Record<string, unknown>): StepRecord => ({
   data: { round: 2, estimate: {}, offered: ['tool_search'], withheld: [], loading } as never,
 });
 
+function effect(overrides: Partial<OutboundEventRecord>): OutboundEventRecord {
+  return {
+    id: '00000000-0000-4000-8000-000000000003',
+    idempotencyKey: 'k'.repeat(64),
+    runId: run.id,
+    stepSeq: 4,
+    callId: 'c1',
+    toolName: 'create_linear_issue',
+    kind: 'linear.issue_create',
+    target: 'team ENG',
+    payload: {},
+    state: 'delivered',
+    attempts: 1,
+    lastError: null,
+    externalId: 'issue-1',
+    link: 'https://linear.app/acme/issue/ENG-1',
+    result: null,
+    reconciles: true,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
+  };
+}
+
 describe('the run page', () => {
+  it("lists each effect's delivery state, attempts and external id, linking only http(s)", () => {
+    const page = runPage({ csrf: 'x' }, undefined, run, [], new Map(), [
+      effect({}),
+      effect({
+        id: '00000000-0000-4000-8000-000000000004',
+        kind: 'slack.chat_post_message',
+        target: 'channel #ops',
+        state: 'unknown',
+        lastError: 'an attempt was made but its answer was lost',
+        externalId: null,
+        link: 'javascript:alert(1)',
+        reconciles: false,
+      }),
+    ]);
+    expect(page).toContain('<h2>Effects</h2>');
+    expect(page).toContain('<code>linear.issue_create</code>');
+    expect(page).toContain('href="https://linear.app/acme/issue/ENG-1"');
+    expect(page).toContain('data-state="unknown"');
+    expect(page).toContain('an attempt was made but its answer was lost');
+    expect(page).not.toContain('javascript:');
+  });
+
+  it('shows no effects section for a run without effects', () => {
+    expect(runPage({ csrf: 'x' }, undefined, run, [])).not.toContain('Effects');
+  });
+
   it("shows a request's tool loading: the index, both figures, and what changed with why", () => {
     const page = runPage({ csrf: 't' }, undefined, run, [
       request({

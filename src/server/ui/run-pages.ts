@@ -3,6 +3,7 @@ import type {
   AgentRecord,
   ConversationRecord,
   MessageRecord,
+  OutboundEventRecord,
   RunRecord,
   StepRecord,
 } from '../../app/records.ts';
@@ -270,6 +271,37 @@ function stepBody(step: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin
 }
 
 /** A run and every step of it: what was offered and withheld, calls, commit stamps, observations. */
+/** A provider's link, shown as a link only when it is http(s): it is the provider's text. */
+function providerLink(link: string | null): Html | '' {
+  if (!link) return '';
+  return /^https?:\/\//i.test(link) ? html` <a href="${link}" rel="noreferrer">open</a>` : '';
+}
+
+/** The run's effects: where each went, its delivery state, attempts and what it became. */
+function effectTable(effects: readonly OutboundEventRecord[]): Html {
+  return html`<h2>Effects</h2>
+    ${listTable(
+      effects,
+      'No effects.',
+      ['Step', 'Effect', 'Target', 'Delivery', 'Attempts', 'External id'],
+      (e) =>
+        html`<tr class="effect" data-state="${e.state}">
+          <td>${e.stepSeq}</td>
+          <td><code>${e.kind}</code></td>
+          <td>${e.target}</td>
+          <td>
+            <span class="status ${e.state}">${e.state}</span>${
+              e.lastError && e.state !== 'delivered'
+                ? html` <span class="muted">${e.lastError}</span>`
+                : ''
+            }
+          </td>
+          <td>${e.attempts}</td>
+          <td>${e.externalId ? html`<code>${e.externalId}</code>` : ''}${providerLink(e.link)}</td>
+        </tr>`,
+    )}`;
+}
+
 export function runPage(
   session: PageSession,
   agent: AgentRecord | undefined,
@@ -277,6 +309,7 @@ export function runPage(
   steps: readonly StepRecord[],
   /** Remote tool names mapped from the server's own (see `mappedRemoteNames`). */
   mapped: ReadonlyMap<string, RemoteNameOrigin> = new Map(),
+  effects: readonly OutboundEventRecord[] = [],
 ): string {
   return layout(
     `Run ${run.id.slice(0, 8)}`,
@@ -316,6 +349,7 @@ export function runPage(
             : ''
         }
       </dl>
+      ${effects.length === 0 ? '' : effectTable(effects)}
       <ol class="steps">
         ${steps.map(
           (s) =>

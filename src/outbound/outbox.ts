@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import type { ToolContext } from '../tool/context.ts';
+import { hasCode, MeshError } from '../tool/errors.ts';
+import {
+  DeliveryError,
+  type Delivery,
+  type Effect,
+  type EffectKey,
+  type EffectReceipt,
+  type Outbox,
+} from '../tool/outbound.ts';
+import { effectKey } from './key.ts';
+import type { OutboundEventRecord, OutboundStore } from './records.ts';
+
+/** Points on an effect's path where the crash campaign kills its worker. */
+export type OutboundPoint = 'after_record' | 'after_send';
+
+export interface OutboxHooks {
+  at(point: OutboundPoint, event: OutboundEventRecord): void | Promise<void>;
+}
+
+/** How often and how patiently an effect is attempted. */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  readonly maxAttempts: number;
+  /** The wait before the second attempt; each later one waits `factor` times longer. */
+  readonly baseDelayMs: number;
+  readonly factor: number;
+  /** No wait (a provider's Retry-After included) is longer than this. */
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = Object.freeze({
+  maxAttempts: 4,
+  baseDelayMs: 250,
+  factor: 4,
+  maxDelayMs: 10_000,
+});
+
+export interface OutboxOptions {
+  readonly store: OutboundStore;
+  readonly retry?: RetryPolicy;
+  /** Waits between attempts; injected so a test does not sleep. Rejects when `signal` aborts. */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly hooks?: OutboxHooks;
+}
+
+/** An effect tool called outside a recorded run step: its effects could not be keyed. */
+export class UnrecordedEffectError extends MeshError {
+  static readonly code = 'effect_unrecorded';
+  constructor(tool: string) {
+    super(
+      UnrecordedEffectError.code,
+      `tool ${tool} hands effects to the outbound machinery, which needs the call's recorded step`,
+    );
+  }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function stored(receipt: EffectReceipt) {
+  return {
+    externalId: receipt.externalId,
+    link: receipt.link ?? null,
+    result: receipt.data ?? null,
+  };
+}
+
+function receiptOf(row: OutboundEventRecord): EffectReceipt {
+  return {
+    externalId: row.externalId ?? '',
+    ...(row.link === null ? {} : { link: row.link }),
+    ...(row.result === null ? {} : { data: row.result }),
+  };
+}
+
+/** A failure the handler did not classify: the attempt may have reached the provider. */
+function classify(error: unknown): DeliveryError {
+  // Matched on the code, not the class: a package may hold its own copy of the contract.
+  if (hasCode(error, DeliveryError.code)) {
+    const failure = error.data?.['failure'];
+    const retryAfterMs = error.data?.['retry_after_ms'];
+    if (failure === 'retriable' || failure === 'terminal' || failure === 'ambiguous')
+      return new DeliveryError(
+        failure,
+        error.message,
+        typeof retryAfterMs === 'number' ? { retryAfterMs } : undefined,
+      );
+  }
+  return new DeliveryError('ambiguous', 'the attempt ended without an answer from the provider');
+}
+
+const UNKNOWN_TEXT =
+  'an attempt was made but its answer was lost, and this provider cannot be asked what it did; ' +
+  'the effect was not sent again';
+const UNANSWERED_LOOKUP_TEXT =
+  'an attempt was made but its answer was lost, and asking the provider what it did failed too; ' +
+  'the effect was not sent again';
+
+/** Why an effect is unknown: its provider has no lookup, or the lookup did not answer. */
+function unknownText(effect: Effect): string {
+  return effect.lookup ? UNANSWERED_LOOKUP_TEXT : UNKNOWN_TEXT;
+}
+
+/**
+ * The delivery machinery: records each effect under its key before the first attempt, attempts
+ * it with backoff while the provider says to retry, and settles what an earlier holder of the run
+ * left (`delivering` after a crash): reconciled through the provider's lookup when it has one,
+ * otherwise reported unknown and never sent again.
+ */
+export function createOutbox(options: OutboxOptions): Outbox {
+  const { store, hooks } = options;
+  const retry = options.retry ?? DEFAULT_RETRY;
+  const sleep = options.sleep ?? abortableSleep;
+
+  const delivered = async (
+    row: OutboundEventRecord,
+    receipt: EffectReceipt,
+    attempts: number,
+    settledEarlier: boolean,
+  ): Promise<Delivery> => {
+    await store.delivered(row.id, stored(receipt));
+    return { state: 'delivered', receipt, attempts, settledEarlier };
+  };
+
+  /**
+   * Asks the provider what an attempt with our key made; undefined when it cannot be asked (no
+   * lookup, or the lookup itself failed: then nothing is known, and nothing is sent).
+   */
+  const reconcile = async (
+    ctx: ToolContext,
+    effect: Effect,
+    key: EffectKey,
+  ): Promise<EffectReceipt | 'nothing' | undefined> => {
+    if (!effect.lookup) return undefined;
+    try {
+      return (await effect.lookup(key)) ?? 'nothing';
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      return undefined;
+    }
+  };
+
+  const attemptLoop = async (
+    ctx: ToolContext,
+    effect: Effect,
+    key: EffectKey,
+    first: OutboundEventRecord,
+  ): Promise<Delivery> => {
+    let row = first;
+    for (;;) {
+      row = await store.beginAttempt(row.id);
+      let failure: DeliveryError;
+      try {
+        const receipt = await effect.send(key);
+        await hooks?.at('after_send', row);
+        return await delivered(row, receipt, row.attempts, false);
+      } catch (error) {
+        // A stop mid-attempt leaves the row `delivering`: the run's next holder settles it. So
+        // does a failure to store the answer: the effect happened, and saying so is for the next
+        // holder's reconcile (or its unknown), not a retry.
+        if (ctx.signal.aborted || hasCode(error, 'database_error')) throw error;
+        failure = classify(error);
+      }
+      if (failure.failure === 'terminal') {
+        await store.failed(row.id, failure.message);
+        return { state: 'failed', error: failure.message, attempts: row.attempts };
+      }
+      if (failure.failure === 'ambiguous') {
+        const found = await reconcile(ctx, effect, key);
+        if (found === undefined) {
+          const error = `${failure.message}; ${unknownText(effect)}`;
+          await store.unknown(row.id, error);
+          return { state: 'unknown', error, attempts: row.attempts };
+        }
+        if (found !== 'nothing') return delivered(row, found, row.attempts, false);
+      }
+      if (row.attempts >= retry.maxAttempts) {
+        const error = `${failure.message} (gave up after ${row.attempts} attempts)`;
+        await store.failed(row.id, error);
+        return { state: 'failed', error, attempts: row.attempts };
+      }
+      await store.retryLater(row.id, failure.message);
+      const backoff = retry.baseDelayMs * retry.factor ** (row.attempts - 1);
+      await sleep(Math.min(retry.maxDelayMs, failure.retryAfterMs ?? backoff), ctx.signal);
+    }
+  };
+
+  return Object.freeze({
+    async deliver(ctx: ToolContext, effect: Effect): Promise<Delivery> {
+      if (ctx.step === undefined) throw new UnrecordedEffectError(ctx.toolName);
+      const key = effectKey(ctx.runId, ctx.step, ctx.callId, effect.name);
+      const row = await store.record({
+        id: randomUUID(),
+        idempotencyKey: key.key,
+        runId: ctx.runId,
+        stepSeq: ctx.step,
+        callId: ctx.callId,
+        toolName: ctx.toolName,
+        kind: effect.kind,
+        target: effect.target,
+        payload: effect.payload,
+        reconciles: effect.lookup !== undefined,
+      });
+      switch (row.state) {
+        case 'delivered':
+          return {
+            state: 'delivered',
+            receipt: receiptOf(row),
+            attempts: row.attempts,
+            settledEarlier: true,
+          };
+        case 'failed':
+          return {
+            state: 'failed',
+            error: row.lastError ?? 'delivery failed',
+            attempts: row.attempts,
+          };
+        case 'unknown':
+          return { state: 'unknown', error: row.lastError ?? UNKNOWN_TEXT, attempts: row.attempts };
+        case 'pending':
+          // Recorded and never attempted, or waiting to retry: nothing of it is on the wire.
+          if (row.attempts === 0) await hooks?.at('after_record', row);
+          return attemptLoop(ctx, effect, key, row);
+        case 'delivering': {
+          // An earlier holder began an attempt and stopped before its answer was stored.
+          const found = await reconcile(ctx, effect, key);
+          if (found === undefined) {
+            const error = unknownText(effect);
+            await store.unknown(row.id, error);
+            return { state: 'unknown', error, attempts: row.attempts };
+          }
+          if (found !== 'nothing') return delivered(row, found, row.attempts, true);
+          return attemptLoop(ctx, effect, key, row);
+        }
+        default: {
+          const never: never = row.state;
+          throw new Error(`unknown delivery state ${String(never)}`);
+        }
+      }
+    },
+  });
+}

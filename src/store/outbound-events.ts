@@ -1,0 +1,126 @@
+import type {
+  NewOutboundEvent,
+  OutboundEventRecord,
+  OutboundStore,
+  StoredReceipt,
+} from '../outbound/records.ts';
+import { StoreError, type Queryable } from './db.ts';
+
+const COLUMNS = `id, idempotency_key as "idempotencyKey", run_id as "runId", step_seq as "stepSeq",
+  call_id as "callId", tool_name as "toolName", kind, target, payload, state, attempts,
+  last_error as "lastError", external_id as "externalId", link, result, reconciles,
+  created_at as "createdAt", updated_at as "updatedAt"`;
+
+/** The longest error text kept per event: a provider's message, not its whole answer. */
+const MAX_ERROR = 2000;
+
+function clip(error: string): string {
+  return error.length > MAX_ERROR ? `${error.slice(0, MAX_ERROR - 1)}…` : error;
+}
+
+async function one(q: Queryable, sql: string, params: readonly unknown[]): Promise<void> {
+  const { rowCount } = await q.query(sql, params);
+  if (rowCount !== 1)
+    throw new StoreError('outbound_event_missing', 'the outbound event to update is not recorded');
+}
+
+/** `outbound_events` as the outbound machinery's store. */
+export function outboundStore(q: Queryable): OutboundStore {
+  return Object.freeze({
+    async record(event: NewOutboundEvent): Promise<OutboundEventRecord> {
+      // One statement: insert, or hand back what is recorded under the key (a resumed call).
+      const { rows } = await q.query<OutboundEventRecord>(
+        `with inserted as (
+           insert into outbound_events
+             (id, idempotency_key, run_id, step_seq, call_id, tool_name, kind, target, payload, reconciles)
+           values ($1::uuid, $2, $3::uuid, $4::int, $5, $6, $7, $8, $9::jsonb, $10::boolean)
+           on conflict (idempotency_key) do nothing
+           returning ${COLUMNS})
+         select * from inserted
+         union all
+         select ${COLUMNS} from outbound_events where idempotency_key = $2
+         limit 1`,
+        [
+          event.id,
+          event.idempotencyKey,
+          event.runId,
+          event.stepSeq,
+          event.callId,
+          event.toolName,
+          event.kind,
+          event.target,
+          JSON.stringify(event.payload),
+          event.reconciles,
+        ],
+      );
+      const row = rows[0];
+      if (!row)
+        throw new StoreError('outbound_event_missing', 'the outbound event was not recorded');
+      return row;
+    },
+
+    async beginAttempt(id: string): Promise<OutboundEventRecord> {
+      const { rows } = await q.query<OutboundEventRecord>(
+        `update outbound_events set state = 'delivering', attempts = attempts + 1, updated_at = now()
+         where id = $1::uuid and state in ('pending', 'delivering') returning ${COLUMNS}`,
+        [id],
+      );
+      const row = rows[0];
+      if (!row)
+        throw new StoreError(
+          'outbound_event_missing',
+          'the outbound event is not waiting for an attempt',
+        );
+      return row;
+    },
+
+    async delivered(id: string, receipt: StoredReceipt): Promise<void> {
+      await one(
+        q,
+        `update outbound_events set state = 'delivered', external_id = $2, link = $3,
+           result = $4::jsonb, last_error = null, updated_at = now() where id = $1::uuid`,
+        [
+          id,
+          receipt.externalId,
+          receipt.link,
+          receipt.result === null ? null : JSON.stringify(receipt.result),
+        ],
+      );
+    },
+
+    async retryLater(id: string, error: string): Promise<void> {
+      await one(
+        q,
+        `update outbound_events set state = 'pending', last_error = $2, updated_at = now()
+         where id = $1::uuid`,
+        [id, clip(error)],
+      );
+    },
+
+    async failed(id: string, error: string): Promise<void> {
+      await one(
+        q,
+        `update outbound_events set state = 'failed', last_error = $2, updated_at = now()
+         where id = $1::uuid`,
+        [id, clip(error)],
+      );
+    },
+
+    async unknown(id: string, error: string): Promise<void> {
+      await one(
+        q,
+        `update outbound_events set state = 'unknown', last_error = $2, updated_at = now()
+         where id = $1::uuid`,
+        [id, clip(error)],
+      );
+    },
+
+    async forRun(runId: string): Promise<readonly OutboundEventRecord[]> {
+      const { rows } = await q.query<OutboundEventRecord>(
+        `select ${COLUMNS} from outbound_events where run_id = $1::uuid order by created_at, id`,
+        [runId],
+      );
+      return rows;
+    },
+  });
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { effectSummaryLine, runEffectCampaign } from './effect-campaign.ts';
+
+/**
+ * A smoke run of the effect-tool crash campaign (`npm run test:crash` runs the long one): two
+ * real workers killed with SIGKILL on an effect's path, the run resumed, the fakes compared. On
+ * PostgreSQL only: on the embedded database each child's start-up makes it take most of a minute,
+ * which the suite's budget does not have; the campaign covers PGlite.
+ */
+describe('effect tools survive SIGKILL (smoke)', () => {
+  it.skipIf(!process.env['DATABASE_URL'])(
+    'Linear reconciles to exactly one issue; Slack is never posted twice',
+    async () => {
+      const seed = process.env['MESH_TEST_SEED']
+        ? Number(process.env['MESH_TEST_SEED'])
+        : undefined;
+      const result = await runEffectCampaign({
+        database: 'postgres',
+        runs: 1,
+        kills: 2,
+        ...(seed === undefined ? {} : { seed }),
+      });
+      console.log(effectSummaryLine(result));
+      expect(result.problems).toEqual([]);
+      expect(result.kills).toBe(2);
+      expect(result.duplicateEffects).toBe(0);
+      expect(result.linearUnsettled).toBe(0);
+      expect(result.slackMisreported).toBe(0);
+      expect(result.unfinishedRuns).toBe(0);
+    },
+    120_000,
+  );
+});

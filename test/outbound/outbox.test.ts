@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { effectKey } from '../../src/outbound/key.ts';
+import { createOutbox } from '../../src/outbound/outbox.ts';
+import { RunLedger } from '../../src/run/ledger.ts';
+import { scriptCheckpoint } from '../../src/run/script-driver.ts';
+import type { Db } from '../../src/store/db.ts';
+import { outboundStore } from '../../src/store/outbound-events.ts';
+import { runStore } from '../../src/store/run-store.ts';
+import { services, type ToolContext } from '../../src/tool/context.ts';
+import { DeliveryError, type Effect, type EffectReceipt } from '../../src/tool/outbound.ts';
+import { testDatabases } from '../support/db.ts';
+import { makeAgent } from '../support/run.ts';
+
+/** A provider in memory: what it was sent, and what each attempt answers. */
+function provider(answers: readonly (Error | 'ok')[] = [], lookups = true) {
+  const sent: string[] = [];
+  const made = new Map<string, EffectReceipt>();
+  let n = 0;
+  const effect: Effect = {
+    name: 'post',
+    kind: 'test.post',
+    target: 'channel #ops',
+    payload: { text: 'hello' },
+    async send(key) {
+      const answer = answers[n++] ?? 'ok';
+      sent.push(key.uuid);
+      if (answer !== 'ok') throw answer;
+      const receipt = { externalId: `x-${sent.length}`, link: `https://example.test/${key.uuid}` };
+      made.set(key.uuid, receipt);
+      return receipt;
+    },
+    ...(lookups ? { lookup: async (key) => made.get(key.uuid) } : {}),
+  };
+  return { effect, sent, made };
+}
+
+describe.each(testDatabases())('the outbound machinery on $name', (database) => {
+  let db: Db;
+  let close: () => Promise<void> = () => Promise.resolve();
+  let runId: string;
+  const delays: number[] = [];
+  const sleep = async (ms: number) => {
+    delays.push(ms);
+  };
+
+  beforeAll(async () => {
+    const opened = await database.open();
+    db = opened.db;
+    close = () => opened.dispose();
+    const agentId = await makeAgent(db);
+    const run = await new RunLedger(runStore(db)).createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: { maxToolCalls: 10 },
+      checkpoint: scriptCheckpoint([]),
+    });
+    runId = run.id;
+  });
+  afterAll(() => close());
+
+  const ctxFor = (callId = randomUUID(), step = 1): ToolContext => ({
+    agentId: 'a',
+    runId,
+    callId,
+    step,
+    toolName: 'post_it',
+    provenance: { kind: 'operator', operator: 'test' },
+    signal: new AbortController().signal,
+    services: services([]),
+    config: {},
+    secret: () => Promise.reject(new Error('no secrets here')),
+  });
+
+  it('records the effect, sends it once, and a second call finds it delivered', async () => {
+    const store = outboundStore(db);
+    const outbox = createOutbox({ store, sleep });
+    const { effect, sent } = provider();
+    const ctx = ctxFor();
+    const first = await outbox.deliver(ctx, effect);
+    expect(first).toMatchObject({ state: 'delivered', attempts: 1, settledEarlier: false });
+    const again = await outbox.deliver(ctx, effect);
+    expect(again).toMatchObject({ state: 'delivered', settledEarlier: true });
+    expect(sent).toHaveLength(1);
+    const [row] = (await store.forRun(runId)).filter((r) => r.callId === ctx.callId);
+    expect(row).toMatchObject({
+      state: 'delivered',
+      attempts: 1,
+      externalId: 'x-1',
+      target: 'channel #ops',
+      kind: 'test.post',
+      reconciles: true,
+    });
+    expect(row?.idempotencyKey).toBe(effectKey(runId, 1, ctx.callId, 'post').key);
+  });
+
+  it('keys the same call id in another step as another effect', () => {
+    const a = effectKey(runId, 1, 'call_0', 'post');
+    const b = effectKey(runId, 5, 'call_0', 'post');
+    expect(a.key).not.toBe(b.key);
+    expect(a.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('retries a retriable failure with backoff, honouring the provider’s wait', async () => {
+    delays.length = 0;
+    const outbox = createOutbox({ store: outboundStore(db), sleep });
+    const { effect, sent } = provider([
+      new DeliveryError('retriable', 'rate limited', { retryAfterMs: 1500 }),
+      new DeliveryError('retriable', 'unavailable'),
+    ]);
+    const delivery = await outbox.deliver(ctxFor(), effect);
+    expect(delivery).toMatchObject({ state: 'delivered', attempts: 3 });
+    expect(sent).toHaveLength(3);
+    expect(delays).toEqual([1500, 1000]);
+  });
+
+  it('gives up after the last attempt, and a terminal failure is not retried', async () => {
+    const outbox = createOutbox({
+      store: outboundStore(db),
+      sleep,
+      retry: { maxAttempts: 2, baseDelayMs: 1, factor: 2, maxDelayMs: 10 },
+    });
+    const busy = provider([
+      new DeliveryError('retriable', 'busy'),
+      new DeliveryError('retriable', 'busy'),
+    ]);
+    expect(await outbox.deliver(ctxFor(), busy.effect)).toMatchObject({
+      state: 'failed',
+      attempts: 2,
+      error: 'busy (gave up after 2 attempts)',
+    });
+    const refused = provider([new DeliveryError('terminal', 'the credential was refused')]);
+    expect(await outbox.deliver(ctxFor(), refused.effect)).toEqual({
+      state: 'failed',
+      attempts: 1,
+      error: 'the credential was refused',
+    });
+    expect(refused.sent).toHaveLength(1);
+  });
+
+  it('an ambiguous failure is reconciled by lookup, or reported unknown without one', async () => {
+    const outbox = createOutbox({ store: outboundStore(db), sleep });
+    // The first attempt reached the provider but its answer was lost.
+    const lost = provider([new DeliveryError('ambiguous', 'connection reset')]);
+    const lostSend = lost.effect.send.bind(lost.effect);
+    const reconciling: Effect = {
+      ...lost.effect,
+      async send(key) {
+        try {
+          return await lostSend(key);
+        } catch (error) {
+          lost.made.set(key.uuid, { externalId: 'made-anyway' });
+          throw error;
+        }
+      },
+    };
+    expect(await outbox.deliver(ctxFor(), reconciling)).toMatchObject({
+      state: 'delivered',
+      receipt: { externalId: 'made-anyway' },
+    });
+    expect(lost.sent).toHaveLength(1);
+
+    const blind = provider([new DeliveryError('ambiguous', 'connection reset')], false);
+    const unknown = await outbox.deliver(ctxFor(), blind.effect);
+    expect(unknown.state).toBe('unknown');
+    expect(blind.sent).toHaveLength(1);
+  });
+
+  it('settles an attempt a crashed holder left: reconciled where the provider can say, else unknown', async () => {
+    const store = outboundStore(db);
+    const outbox = createOutbox({ store, sleep });
+    const leaveDelivering = async (ctx: ToolContext, effect: Effect) => {
+      const key = effectKey(runId, 1, ctx.callId, effect.name);
+      const row = await store.record({
+        id: randomUUID(),
+        idempotencyKey: key.key,
+        runId,
+        stepSeq: 1,
+        callId: ctx.callId,
+        toolName: ctx.toolName,
+        kind: effect.kind,
+        target: effect.target,
+        payload: effect.payload,
+        reconciles: effect.lookup !== undefined,
+      });
+      await store.beginAttempt(row.id);
+      return key;
+    };
+
+    // It was sent before the crash: found by our key, not sent again.
+    const found = provider();
+    const ctxA = ctxFor();
+    const keyA = await leaveDelivering(ctxA, found.effect);
+    found.made.set(keyA.uuid, { externalId: 'from-before' });
+    expect(await outbox.deliver(ctxA, found.effect)).toMatchObject({
+      state: 'delivered',
+      receipt: { externalId: 'from-before' },
+      settledEarlier: true,
+    });
+    expect(found.sent).toHaveLength(0);
+
+    // It never left: the lookup finds nothing, so it is sent now, once.
+    const notSent = provider();
+    const ctxB = ctxFor();
+    await leaveDelivering(ctxB, notSent.effect);
+    expect(await outbox.deliver(ctxB, notSent.effect)).toMatchObject({
+      state: 'delivered',
+      attempts: 2,
+    });
+    expect(notSent.sent).toHaveLength(1);
+
+    // A provider that cannot be asked: unknown, never re-sent, and it stays unknown.
+    const blind = provider([], false);
+    const ctxC = ctxFor();
+    await leaveDelivering(ctxC, blind.effect);
+    expect((await outbox.deliver(ctxC, blind.effect)).state).toBe('unknown');
+    expect((await outbox.deliver(ctxC, blind.effect)).state).toBe('unknown');
+    expect(blind.sent).toHaveLength(0);
+    const [row] = (await store.forRun(runId)).filter((r) => r.callId === ctxC.callId);
+    expect(row).toMatchObject({ state: 'unknown', attempts: 1, reconciles: false });
+
+    // A lookup that itself fails tells nothing: unknown, and nothing is sent.
+    const unanswered = provider();
+    const failing: Effect = {
+      ...unanswered.effect,
+      lookup: () => Promise.reject(new Error('provider down')),
+    };
+    const ctxD = ctxFor();
+    await leaveDelivering(ctxD, failing);
+    const settled = await outbox.deliver(ctxD, failing);
+    expect(settled.state).toBe('unknown');
+    expect(settled.state === 'unknown' ? settled.error : '').toContain('asking the provider');
+    expect(unanswered.sent).toHaveLength(0);
+  });
+});

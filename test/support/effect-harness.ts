@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { catalog } from '../../src/generated/catalog.ts';
+import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
+import type { JsonValue } from '../../src/model/json.ts';
+import type { OutboundEventRecord } from '../../src/outbound/records.ts';
+import { createOutbox } from '../../src/outbound/outbox.ts';
+import { RunLedger } from '../../src/run/ledger.ts';
+import { scriptCheckpoint } from '../../src/run/script-driver.ts';
+import type { Db } from '../../src/store/db.ts';
+import { outboundStore } from '../../src/store/outbound-events.ts';
+import { runStore } from '../../src/store/run-store.ts';
+import { services, type ToolRuntime } from '../../src/tool/context.ts';
+import { invoke, resolveCall } from '../../src/tool/executor.ts';
+import type { Observation } from '../../src/tool/observation.ts';
+import { OUTBOX } from '../../src/tool/outbound.ts';
+import { freshPglite } from './db.ts';
+import { makeAgent } from './run.ts';
+
+/**
+ * Runs a package's tools as a run's steps would: each call has its own step number in a real run
+ * (outbound_events rows reference it), the outbound machinery over the real store, and the
+ * package's config and secret as the test sets them. Waits between attempts are skipped.
+ */
+export interface EffectHarness {
+  config: Record<string, JsonValue>;
+  secret: string | undefined;
+  readonly delays: number[];
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    at?: { step?: number; callId?: string },
+  ): Promise<Observation>;
+  events(): Promise<readonly OutboundEventRecord[]>;
+  close(): Promise<void>;
+}
+
+export async function effectHarness(packageId: string, secretKind: string): Promise<EffectHarness> {
+  const { registry } = loadCatalog(catalog);
+  const db: Db = await freshPglite();
+  const agentId = await makeAgent(db);
+  const run = await new RunLedger(runStore(db)).createRun({
+    agentId,
+    kind: 'script',
+    provenance: { kind: 'operator', operator: 'test' },
+    budget: { maxToolCalls: 100 },
+    checkpoint: scriptCheckpoint([]),
+  });
+  const store = outboundStore(db);
+  const delays: number[] = [];
+  const outbox = createOutbox({
+    store,
+    sleep: async (ms) => {
+      delays.push(ms);
+    },
+  });
+  let step = 0;
+  const harness: EffectHarness = {
+    config: {},
+    secret: undefined,
+    delays,
+    async call(name, args, at = {}) {
+      const runtime: ToolRuntime = {
+        agentId,
+        runId: run.id,
+        provenance: { kind: 'operator', operator: 'test' },
+        signal: new AbortController().signal,
+        services: services([[OUTBOX, outbox]]),
+        configFor: (id) => (id === packageId ? harness.config : {}),
+        secretFor: (id, kind) =>
+          Promise.resolve(id === packageId && kind === secretKind ? harness.secret : undefined),
+      };
+      const call = { id: at.callId ?? randomUUID(), name, arguments: JSON.stringify(args) };
+      const resolved = resolveCall(registry, call);
+      if (resolved.kind !== 'ready') return resolved.observation;
+      const result = await invoke(
+        resolved.definition,
+        resolved.args,
+        call,
+        runtime,
+        at.step ?? ++step,
+      );
+      return result.observation;
+    },
+    events: () => store.forRun(run.id),
+    close: () => db.close(),
+  };
+  return harness;
+}
