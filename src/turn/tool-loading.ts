@@ -57,9 +57,18 @@ export interface LoadingInput {
   save(checkpoint: JsonObject): Promise<void>;
 }
 
-/** The agent's own verbs: always offered, never searched (Mesh-owned, first-party packages). */
+/**
+ * Packages whose tools are the agent's own verbs: its memory (the Mesh-owned packages) and the
+ * search of its own conversations. They reach only Mesh's database, never an integration.
+ */
+const OWN_VERB_PACKAGES: ReadonlySet<string> = new Set([
+  ...MESH_OWNED_PACKAGES,
+  'mesh.conversations',
+]);
+
+/** The agent's own verbs: always offered, never searched (first-party, see above). */
 export function isOwnVerb(d: Definition): boolean {
-  return d.origin.source === 'first_party' && MESH_OWNED_PACKAGES.has(d.origin.packageId);
+  return d.origin.source === 'first_party' && OWN_VERB_PACKAGES.has(d.origin.packageId);
 }
 
 const perTool = new WeakMap<Tool, number>();
