@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshMeshHome, meshIn, serveIn } from '../support/cli.ts';
+import { freshMeshHome, meshIn, serveIn, type ServeProcess } from '../support/cli.ts';
 import {
   startFakeChatCompletions,
   type FakeChatCompletions,
@@ -24,6 +24,7 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
   let linear: LinearFake;
   let slack: SlackFake;
   const output: string[] = [];
+  let serve: ServeProcess | undefined;
 
   beforeAll(async () => {
     home = freshMeshHome('mesh-linear-slack-');
@@ -35,6 +36,7 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
   }, 60_000);
 
   afterAll(async () => {
+    await serve?.stop();
     await chatFake?.close();
     await linear?.close();
     await slack?.close();
@@ -49,9 +51,10 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       return r.stdout;
     };
-    // Set up beside a running server (each command a round trip on its socket), then stop it so
-    // the chat runs its turn in its own process.
+    // Everything beside a running server: each command, the chat included, is a round trip on its
+    // socket, and the server's worker runs the turn.
     const setup = serveIn(home, '--port', '0');
+    serve = setup;
     await setup.waitFor(/^URL: /);
     writeFileSync(join(home, 'model.key'), 'sk-model-key-0123456789\n');
     writeFileSync(join(home, 'linear.key'), `${LINEAR_KEY}\n`);
@@ -89,7 +92,6 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
     await secret('mesh.slack', 'token', 'slack.token');
     await config('mesh.slack', 'api_url', slack.apiUrl);
     await config('mesh.slack', 'allow_loopback_http', 'true');
-    expect(await setup.stop()).toBe(0);
 
     chatFake.enqueue(
       {
@@ -160,5 +162,7 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
     }
     expect(output.join('\n')).not.toContain(LINEAR_KEY);
     expect(output.join('\n')).not.toContain(SLACK_TOKEN);
+    expect(setup.lines.join('\n')).not.toContain(LINEAR_KEY);
+    expect(setup.lines.join('\n')).not.toContain(SLACK_TOKEN);
   }, 150_000);
 });
