@@ -16,6 +16,11 @@ const LONGEST = [
   '/test/mcp/remote-mcp.test.ts',
   '/test/cli/chat-cli.test.ts',
   '/test/cli/serve.test.ts',
+  '/test/cli/github-flow.test.ts',
+  '/test/github/checkout-workspace.test.ts',
+  '/test/cli/web-flow.test.ts',
+  '/test/cli/linear-slack-flow.test.ts',
+  '/test/cli/progressive-chat.test.ts',
 ];
 
 class LongestFirst extends BaseSequencer {
