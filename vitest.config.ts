@@ -3,24 +3,24 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The longest files (real processes killed and restarted, CLI runs, a browser, property runs over
- * every route) start first, so the short ones fill in beside them instead of the suite ending on
- * one long file running alone.
+ * every route, production leases waited out), longest first, start before the rest, so the short
+ * ones fill in beside them instead of the suite ending on one long file running alone.
  */
 const LONGEST = [
-  '/test/crash/',
   '/test/cli/cli.test.ts',
+  '/test/cli/github-flow.test.ts',
   '/test/server/hostile-input.test.ts',
-  '/test/cli/mcp-cli.test.ts',
+  '/test/crash/',
   '/test/interop/',
   '/test/browser/',
-  '/test/mcp/remote-mcp.test.ts',
-  '/test/cli/chat-cli.test.ts',
+  '/test/cli/failover.test.ts',
   '/test/cli/serve.test.ts',
-  '/test/cli/github-flow.test.ts',
   '/test/github/checkout-workspace.test.ts',
   '/test/cli/web-flow.test.ts',
-  '/test/cli/linear-slack-flow.test.ts',
+  '/test/run/worker.test.ts',
+  '/test/mcp/remote-mcp.test.ts',
   '/test/cli/progressive-chat.test.ts',
+  '/test/cli/linear-slack-flow.test.ts',
 ];
 
 class LongestFirst extends BaseSequencer {

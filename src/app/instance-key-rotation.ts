@@ -29,7 +29,7 @@ export async function rotateDeploymentKey(
     ...(options.instanceKeyFile ? { keyFile: options.instanceKeyFile } : {}),
   });
   const to = await loadInstanceKey({ meshHome, keyFile: newKeyFile });
-  const db = await connect(options);
+  const db = await connect({ ...options, oneShot: true });
   try {
     await migrate(db);
     const rewrapped = await rotateInstanceKey(instanceKeyRows(db), from, to);

@@ -23,7 +23,7 @@ export async function applyMigrations(
     if (holder?.url !== undefined && holder.pid !== process.pid)
       return { kind: 'served', pid: holder.pid, url: holder.url };
   }
-  const db = await connect(options);
+  const db = await connect({ ...options, oneShot: true });
   try {
     const applied = await migrate(db);
     return { kind: 'applied', applied, total: loadMigrations().length };

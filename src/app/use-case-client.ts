@@ -39,10 +39,12 @@ async function inProcess<T>(fn: (call: UseCaseCall) => Promise<T>, env: NodeJS.P
     import('./mesh.ts'),
     import('./use-cases.ts'),
   ]);
-  // Opened on the first call, so work refused before it needs the database never opens it.
+  // Opened on the first call, so work refused before it needs the database never opens it; and
+  // for this one command only (a small embedded buffer pool).
   let opened: Promise<Mesh> | undefined;
+  const open = () => openMesh({ ...meshOptionsFromEnv(env), oneShot: true });
   const call = (async (name: UseCaseName, input: UseCaseInput<UseCaseName>) =>
-    runUseCase(await (opened ??= openMesh(meshOptionsFromEnv(env))), name, input)) as UseCaseCall;
+    runUseCase(await (opened ??= open()), name, input)) as UseCaseCall;
   try {
     return await fn(call);
   } finally {

@@ -1,5 +1,4 @@
 import { BackendUnavailableError, type WorkspaceBackend } from '../exec/backend.ts';
-import { e2bBackend } from '../exec/backends/e2b.ts';
 import { localBackend } from '../exec/backends/local.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';
 import type { ExecutionBackendRecord } from '../store/workspaces.ts';
@@ -33,6 +32,9 @@ export async function backendFor(
       const apiUrl = text('api_url');
       const sandboxUrl = text('sandbox_url');
       const template = text('template');
+      // The E2B SDK (with its RPC stack) is a third of a second to import: only a workspace on
+      // E2B pays for it, not every process that opens a Mesh.
+      const { e2bBackend } = await import('../exec/backends/e2b.ts');
       return e2bBackend({
         apiKey,
         ...(apiUrl ? { apiUrl } : {}),

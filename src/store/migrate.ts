@@ -64,7 +64,7 @@ export async function migrate(
   db: Db,
   migrations: readonly Migration[] = loadMigrations(),
 ): Promise<string[]> {
-  await db.transaction(async (tx) => {
+  const seen = await db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     await tx.exec(`create table if not exists schema_migrations (
       version integer primary key,
@@ -90,10 +90,14 @@ export async function migrate(
         );
       }
     }
+    return new Set(rows.map((row) => row.version));
   });
 
+  // Only the ones not applied yet get a transaction each (a current database, every start of a
+  // CLI command, gets none); each is checked again under the lock, as another migrator may have
+  // applied it since.
   const applied: string[] = [];
-  for (const migration of migrations) {
+  for (const migration of migrations.filter((m) => !seen.has(m.version))) {
     const didApply = await db.transaction(async (tx) => {
       await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
       const { rows } = await tx.query<{ checksum: string }>(

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -30,6 +30,11 @@ export interface CampaignOptions {
   /** Kill no more children than this: later ones run to the end (a short smoke run). */
   readonly maxKills?: number;
   readonly seed?: number;
+  /**
+   * On the embedded database: a MESH_HOME whose database is already initialised and migrated
+   * (the suite's template), copied instead of running initdb, which takes seconds.
+   */
+  readonly homeTemplate?: string;
   readonly log?: (line: string) => void;
 }
 
@@ -171,13 +176,17 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   const next = random(seed);
   const counter = await startCounter();
   const home = mkdtempSync(join(tmpdir(), 'mesh-crash-'));
+  if (options.homeTemplate !== undefined && options.database === 'pglite')
+    cpSync(options.homeTemplate, home, { recursive: true });
   // Bundled beside the sources so that bare imports resolve to this project's node_modules.
   const childPath = await bundleChild(join(dirname(childSource), '..', '..', 'test-output'));
   const pgFresh = options.database === 'postgres' ? await freshPostgresUrl() : undefined;
   const dbEnv: NodeJS.ProcessEnv = pgFresh
     ? { DATABASE_URL: pgFresh.url }
     : { MESH_HOME: home, DATABASE_URL: '' };
-  const open = () => connect(pgFresh ? { databaseUrl: pgFresh.url } : { meshHome: home });
+  // Each open in this process does one step (create runs, or verify) and closes again.
+  const open = () =>
+    connect(pgFresh ? { databaseUrl: pgFresh.url } : { meshHome: home, oneShot: true });
 
   const agentId = randomUUID();
   let db = await open();

@@ -22,6 +22,8 @@ const db = await connect({
   ...(env['DATABASE_URL'] ? { databaseUrl: env['DATABASE_URL'] } : {}),
   ...(env['MESH_HOME'] ? { meshHome: env['MESH_HOME'] } : {}),
   poolSize: 6,
+  // A child drives the runs there are and exits: a small embedded buffer pool starts faster.
+  oneShot: true,
 });
 const registry = crashRegistry(counterUrl);
 const ledger = new RunLedger(runStore(db));

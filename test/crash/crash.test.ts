@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { runCampaign, summaryLine, type CampaignResult } from './campaign.ts';
 
 /**
@@ -39,6 +39,7 @@ describe('crash safety with real processes killed by SIGKILL (smoke)', () => {
   it('on the embedded database: the same guarantees across process restarts', async () => {
     const result = await runCampaign({
       database: 'pglite',
+      homeTemplate: inject('meshHomeTemplate'),
       runs: 1,
       minKills: 1,
       maxKills: 1,

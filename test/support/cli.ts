@@ -83,9 +83,13 @@ export function serveIn(home: string, ...args: string[]): ServeProcess {
   return serveWith(meshEnv(home), ...args);
 }
 
-/** `mesh serve` in the given environment (a replica on PostgreSQL, say). */
+/**
+ * `mesh serve` in the given environment (a replica on PostgreSQL, say). A test's server lives for
+ * seconds, not the hours V8's optimizing WebAssembly compiler is there for, so it runs on the
+ * baseline compiler alone, as the binary runs every other command (see bin/mesh.js).
+ */
 export function serveWith(env: NodeJS.ProcessEnv, ...args: string[]): ServeProcess {
-  const child = spawn(process.execPath, [meshBin, 'serve', ...args], {
+  const child = spawn(process.execPath, ['--liftoff-only', meshBin, 'serve', ...args], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,7 +2,7 @@ import { catalog as firstParty } from '../../src/generated/catalog.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { ensureFirstOperatorToken } from '../../src/app/operator-auth.ts';
 import type { Catalog } from '../../src/manifest/catalog.ts';
-import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
+import { loadCatalog, type LoadedCatalog } from '../../src/manifest/verify-catalog.ts';
 import type { Db } from '../../src/store/db.ts';
 import type { Clock } from '../../src/tool/clock.ts';
 import type { ToolHandler } from '../../src/tool/definition.ts';
@@ -29,6 +29,12 @@ export function serverCatalog(
     hooks: [...firstParty.hooks, ...tracker.hooks],
   };
 }
+
+/**
+ * The default catalog, verified once per worker rather than once per server: verification
+ * compiles every tool's schemas, and the result is frozen, with stub handlers that keep no state.
+ */
+let defaultCatalog: LoadedCatalog | undefined;
 
 /** An HTTP exchange as the test client saw it. */
 export interface Exchange {
@@ -74,7 +80,9 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const mesh = assembleMesh(db, testInstanceKey(), {
-    catalog: loadCatalog(options.catalog ?? serverCatalog()),
+    catalog: options.catalog
+      ? loadCatalog(options.catalog)
+      : (defaultCatalog ??= loadCatalog(serverCatalog())),
     modelRetry: { baseDelayMs: 1, maxDelayMs: 5 },
     ...(options.clock ? { clock: options.clock } : {}),
   });
