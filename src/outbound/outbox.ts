@@ -106,6 +106,9 @@ function classify(error: unknown): DeliveryError {
 const UNKNOWN_TEXT =
   'an attempt was made but its answer was lost, and this provider cannot be asked what it did; ' +
   'the effect was not sent again';
+const CONTENDED_TEXT =
+  'another holder of this run began delivering this effect meanwhile; its outcome is unknown here, ' +
+  'and the effect was not sent again';
 const UNANSWERED_LOOKUP_TEXT =
   'an attempt was made but its answer was lost, and asking the provider what it did failed too; ' +
   'the effect was not sent again';
@@ -162,7 +165,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
   ): Promise<Delivery> => {
     let row = first;
     for (;;) {
-      row = await store.beginAttempt(row.id);
+      const begun = await store.beginAttempt(row.id, row.attempts);
+      if (!begun) {
+        // Another holder of this run began an attempt since this one read the row: its outcome
+        // is that holder's to record. Sending too could duplicate the effect.
+        return { state: 'unknown', error: CONTENDED_TEXT, attempts: row.attempts + 1 };
+      }
+      row = begun;
       let failure: DeliveryError;
       try {
         const receipt = await effect.send(key);

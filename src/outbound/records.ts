@@ -56,8 +56,12 @@ export interface StoredReceipt {
 export interface OutboundStore {
   /** Inserts the event, or returns the row already recorded under its key. */
   record(event: NewOutboundEvent): Promise<OutboundEventRecord>;
-  /** Marks an attempt as started (`delivering`, attempts + 1) before it is sent. */
-  beginAttempt(id: string): Promise<OutboundEventRecord>;
+  /**
+   * Marks an attempt as started (`delivering`, attempts + 1) before it is sent, only while the
+   * row still has the attempts its caller read: undefined when another holder of the run began
+   * one meanwhile (a lease that lapsed mid-call), so two holders never both send.
+   */
+  beginAttempt(id: string, attemptsRead: number): Promise<OutboundEventRecord | undefined>;
   delivered(id: string, receipt: StoredReceipt): Promise<void>;
   /** Back to `pending` after an attempt the provider did not act on, with why. */
   retryLater(id: string, error: string): Promise<void>;

@@ -59,19 +59,14 @@ export function outboundStore(q: Queryable): OutboundStore {
       return row;
     },
 
-    async beginAttempt(id: string): Promise<OutboundEventRecord> {
+    async beginAttempt(id: string, attemptsRead: number) {
       const { rows } = await q.query<OutboundEventRecord>(
         `update outbound_events set state = 'delivering', attempts = attempts + 1, updated_at = now()
-         where id = $1::uuid and state in ('pending', 'delivering') returning ${COLUMNS}`,
-        [id],
+         where id = $1::uuid and state in ('pending', 'delivering') and attempts = $2
+         returning ${COLUMNS}`,
+        [id, attemptsRead],
       );
-      const row = rows[0];
-      if (!row)
-        throw new StoreError(
-          'outbound_event_missing',
-          'the outbound event is not waiting for an attempt',
-        );
-      return row;
+      return rows[0];
     },
 
     async delivered(id: string, receipt: StoredReceipt): Promise<void> {

@@ -184,7 +184,9 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
         payload: effect.payload,
         reconciles: effect.lookup !== undefined,
       });
-      await store.beginAttempt(row.id);
+      expect(await store.beginAttempt(row.id, row.attempts)).toMatchObject({ state: 'delivering' });
+      // A second holder that read the row as it was cannot begin an attempt of its own.
+      expect(await store.beginAttempt(row.id, row.attempts)).toBeUndefined();
       return key;
     };
 
