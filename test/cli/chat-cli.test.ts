@@ -1,7 +1,13 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshMeshHome, meshIn, serveIn, type ServeProcess } from '../support/cli.ts';
+import {
+  freshMeshHome,
+  meshIn,
+  removeMeshHome,
+  serveIn,
+  type ServeProcess,
+} from '../support/cli.ts';
 import {
   startFakeChatCompletions,
   type FakeChatCompletions,
@@ -23,7 +29,7 @@ describe('mesh chat against an OpenAI-compatible server on loopback', () => {
   afterAll(async () => {
     await serve.stop();
     await fake.close();
-    rmSync(home, { recursive: true, force: true });
+    await removeMeshHome(home);
   });
 
   it('remembers through a tool round, prints the reply, and runs show lists every step', async () => {

@@ -1,12 +1,11 @@
-import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freshMeshHome, meshIn } from '../support/cli.ts';
+import { freshMeshHome, meshIn, removeMeshHome } from '../support/cli.ts';
 
 const home = freshMeshHome('mesh-cli-');
 const mesh = meshIn(home);
 
 describe('the mesh command on a fresh embedded database', () => {
-  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  afterAll(() => removeMeshHome(home));
 
   it('lists the four memory verbs with their classes', async () => {
     const { code, stdout } = await mesh('tools', 'list');

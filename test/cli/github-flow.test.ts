@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -7,6 +7,7 @@ import {
   meshBin,
   meshEnv,
   meshIn,
+  removeMeshHome,
   serveIn,
   type ServeProcess,
 } from '../support/cli.ts';
@@ -50,7 +51,7 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
     await chatFake?.close();
     await git?.close();
     await github?.close();
-    rmSync(home, { recursive: true, force: true });
+    await removeMeshHome(home);
   });
 
   it('pushes the branch as the agent, opens exactly one PR, and never shows the token', async () => {

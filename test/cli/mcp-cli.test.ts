@@ -1,9 +1,10 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freshMeshHome,
   meshInProcess as mesh,
+  removeMeshHome,
   serveIn,
   type ServeProcess,
 } from '../support/cli.ts';
@@ -53,7 +54,7 @@ describe('mesh mcp and tools call on a remote tool', () => {
     await serve.stop();
     await server.close();
     restoreEnv();
-    rmSync(home, { recursive: true, force: true });
+    await removeMeshHome(home);
   });
 
   it('adds a provider, connects an agent with a token file, shows the catalog and calls a tool', async () => {

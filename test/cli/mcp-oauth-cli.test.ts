@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freshMeshHome,
   meshBin,
   meshEnv,
   meshIn,
+  removeMeshHome,
   serveIn,
   type ServeProcess,
 } from '../support/cli.ts';
@@ -32,7 +32,7 @@ describe('mesh mcp oauth and request timeouts from the CLI', () => {
   afterAll(async () => {
     await serve.stop();
     if (!closed) await oauth.close();
-    rmSync(home, { recursive: true, force: true });
+    await removeMeshHome(home);
   });
 
   it('sets a per-server request timeout, and refuses one out of range', async () => {

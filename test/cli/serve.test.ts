@@ -1,14 +1,14 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freshMeshHome, meshIn, serveIn } from '../support/cli.ts';
+import { freshMeshHome, meshIn, removeMeshHome, serveIn } from '../support/cli.ts';
 
 const home = freshMeshHome('mesh-serve-');
 const mesh = meshIn(home);
 const serve = (...args: string[]) => serveIn(home, ...args);
 
 describe('mesh serve on the embedded database', () => {
-  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  afterAll(() => removeMeshHome(home));
 
   it('prints the URL and a first operator token, serves the demo, and answers the CLI beside it', async () => {
     const first = serve('--demo', '--port', '0');

@@ -1,9 +1,10 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freshMeshHome,
   meshInProcess as mesh,
+  removeMeshHome,
   serveIn,
   type ServeProcess,
 } from '../support/cli.ts';
@@ -239,7 +240,7 @@ describe('mesh tools call on server-everything', () => {
   afterAll(async () => {
     await serve.stop();
     restoreEnv();
-    rmSync(home, { recursive: true, force: true });
+    await removeMeshHome(home);
   });
 
   it('exits non-zero on a tool error and prints it as kind tool_error', async () => {
