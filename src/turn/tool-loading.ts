@@ -58,17 +58,14 @@ export interface LoadingInput {
 }
 
 /**
- * Packages whose tools are the agent's own verbs: its memory (the Mesh-owned packages) and the
- * search of its own conversations. They reach only Mesh's database, never an integration.
+ * The agent's own verbs: its memory (the Mesh-owned packages), always offered, never searched.
+ * The spec names them — memory, progress, commitments — as what a turn starts with. Everything
+ * else, Mesh's own conversation search included, is found through tool_search on the index:
+ * a need for it ("what did we decide last week") is a search away, and its schema is not paid
+ * for on every request of a turn that never looks back.
  */
-const OWN_VERB_PACKAGES: ReadonlySet<string> = new Set([
-  ...MESH_OWNED_PACKAGES,
-  'mesh.conversations',
-]);
-
-/** The agent's own verbs: always offered, never searched (first-party, see above). */
 export function isOwnVerb(d: Definition): boolean {
-  return d.origin.source === 'first_party' && OWN_VERB_PACKAGES.has(d.origin.packageId);
+  return d.origin.source === 'first_party' && MESH_OWNED_PACKAGES.has(d.origin.packageId);
 }
 
 const perTool = new WeakMap<Tool, number>();
