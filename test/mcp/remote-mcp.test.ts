@@ -50,6 +50,13 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
     const script = {
       rules: [
         {
+          match: '\\bfind (.+)$',
+          rounds: [
+            { toolCalls: [{ name: 'tool_search', arguments: { query: '$1' } }] },
+            { content: 'found' },
+          ],
+        },
+        {
           match: 'use (\\w+) (\\S+)$',
           rounds: [{ toolCalls: [{ name: '$1', arguments: { q: '$2' } }] }, { content: 'done' }],
         },
@@ -239,10 +246,12 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
   it('honours exclusions and scopes on the binding at offer time', async () => {
     await excludeTool(mesh, ada, 'alpha', 'extra_0', true);
     await setScopes(mesh, ada, 'beta', { audiences: ['shared'], conversationIds: null });
-    const result = await chat(mesh, { agentId: ada.id, actor: 'u', body: 'hi there' });
-    const request = result.steps.find((s) => s.kind === 'model_request');
-    const offered = request?.data?.['offered'] as string[];
-    const withheld = request?.data?.['withheld'] as { name: string; reason: string }[];
+    // Few small tools are on the index (cheaper than carrying them): a search finds what the
+    // binding allows, and loads it for the next request; the excluded and out-of-scope stay out.
+    const result = await chat(mesh, { agentId: ada.id, actor: 'u', body: 'find search index' });
+    const requests = result.steps.filter((s) => s.kind === 'model_request');
+    const withheld = requests[0]?.data?.['withheld'] as { name: string; reason: string }[];
+    const offered = requests[1]?.data?.['offered'] as string[];
     expect(offered).toContain('alpha__search');
     expect(offered).not.toContain('alpha__extra_0');
     expect(offered).not.toContain('beta__search');
