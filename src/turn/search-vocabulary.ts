@@ -172,6 +172,17 @@ export const PHRASES: readonly (readonly [RegExp, string])[] = [
   [/\bscreen ?(grab|cap|shot)\b/giu, 'screenshot'],
   [/\bhow many\b/giu, 'count query'],
   [/\bwho is\b/giu, 'user profile'],
+  // "Google it" is a web search, not the maps of a server that happens to be Google's.
+  [/\bgoogle (it|this|that|the|for|how|what|why|whether|around)\b/giu, 'web search $1'],
+  // "Track this as an issue" files one: the words after it are the issue's text.
+  [/\b(track|log|capture|record) (this|it|that) as\b/giu, 'create'],
+  // "Open now", "open late": opening hours, not opening something.
+  [/\b(open|closed) (now|late|today|tonight|near|nearby|around|on)\b/giu, 'hours $2'],
+  // Coordinates asked for a named place are geocoding (the reverse starts from numbers).
+  [
+    /\b(lat(itude)?( and |\/|, ?)(lng|lon|long|longitude)|coordinates|coords|gps)( for| of)\b/giu,
+    'geocode address coordinates$5',
+  ],
 ];
 
 /**
