@@ -97,6 +97,8 @@ export function describeStep(step: StepRecord): string {
 
 /** One effect as a line: where it went, its delivery state, attempts and what it became. */
 function describeEffect(e: OutboundEventRecord): string {
+  if (e.kind === 'reply')
+    return `reply step ${e.stepSeq} to ${e.target}: ${e.state} as message ${e.externalId ?? '?'}`;
   const made = e.externalId ? ` ${e.externalId}${e.link ? ` ${e.link}` : ''}` : '';
   const why = e.lastError && e.state !== 'delivered' ? ` (${e.lastError})` : '';
   return `effect step ${e.stepSeq} ${e.kind} to ${e.target}: ${e.state} after ${e.attempts} attempt(s)${made}${why}`;

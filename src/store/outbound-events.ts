@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { effectKey } from '../outbound/key.ts';
 import type {
   NewOutboundEvent,
   OutboundEventRecord,
@@ -118,4 +120,41 @@ export function outboundStore(q: Queryable): OutboundStore {
       return rows;
     },
   });
+}
+
+/** What a reply's outbound event records: the reply step, and the message it wrote. */
+export interface DeliveredReply {
+  readonly runId: string;
+  readonly stepSeq: number;
+  readonly conversationId: string;
+  readonly messageId: string;
+  readonly characters: number;
+}
+
+/**
+ * Records a run's reply as an outbound event, in the transaction that writes the reply's message
+ * and step: the conversation is the channel every face reads (the API, the CLI, the web UI), so
+ * the write is the delivery and the row is `delivered` at once, one attempt, with the message as
+ * its external id. Keyed like an effect, by (run, reply step), so a second write finds the row.
+ * The body is not copied: it is the message's.
+ */
+export async function recordDeliveredReply(q: Queryable, reply: DeliveredReply): Promise<void> {
+  const { key } = effectKey(reply.runId, reply.stepSeq, 'reply', 'reply');
+  await q.query(
+    `insert into outbound_events
+       (id, idempotency_key, run_id, step_seq, call_id, tool_name, kind, target, payload, state,
+        attempts, external_id, reconciles)
+     values ($1::uuid, $2, $3::uuid, $4::int, 'reply', 'reply', 'reply', $5, $6::jsonb, 'delivered',
+       1, $7, true)
+     on conflict (idempotency_key) do nothing`,
+    [
+      randomUUID(),
+      key,
+      reply.runId,
+      reply.stepSeq,
+      `conversation ${reply.conversationId}`,
+      JSON.stringify({ messageId: reply.messageId, characters: reply.characters }),
+      reply.messageId,
+    ],
+  );
 }

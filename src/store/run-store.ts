@@ -17,6 +17,7 @@ import {
   updateProgress,
 } from './runs.ts';
 import { getArtifact } from './artifacts.ts';
+import { recordDeliveredReply } from './outbound-events.ts';
 
 /** The run layer's {@link RunStore}, on a database. */
 export function runStore(db: Db): RunStore {
@@ -74,9 +75,16 @@ export function runStore(db: Db): RunStore {
           actor: reply.actor,
           body: reply.body,
         });
-        await appendStep(tx, lease, {
+        const step = await appendStep(tx, lease, {
           kind: 'reply',
           data: { messageId: message.id, body: reply.body },
+        });
+        await recordDeliveredReply(tx, {
+          runId: lease.runId,
+          stepSeq: step.seq,
+          conversationId: reply.conversationId,
+          messageId: message.id,
+          characters: reply.body.length,
         });
         return message;
       }),

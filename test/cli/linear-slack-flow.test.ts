@@ -134,6 +134,8 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
     expect(chat.effects.map((e) => [e.kind, e.state])).toEqual([
       ['linear.issue_create', 'delivered'],
       ['slack.chat_post_message', 'delivered'],
+      // The reply is an outbound event too, delivered to the conversation with its message.
+      ['reply', 'delivered'],
     ]);
 
     // Exactly one issue and one message, each made with the agent's own credential.
@@ -154,6 +156,7 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
     expect(shown).toContain(
       `slack.chat_post_message to channel #ops: delivered after 1 attempt(s) C0OPS00001/${slack.posted[0]?.ts}`,
     );
+    expect(shown).toMatch(/reply step \d+ to conversation [0-9a-f-]{36}: delivered as message /);
 
     // Neither credential is in a model request or anything the faces printed.
     for (const request of chatFake.requests) {
