@@ -152,6 +152,12 @@ try {
     `second request's tools, after the search: ${(second['estimate'] as { tools: number }).tools} tokens (${(second['offered'] as string[]).length} tools)`,
   );
 
+  // An expected name the registry does not hold would count as a miss the ranking never had a
+  // chance at (a set written with the servers' keys, not their slugs): refuse it instead.
+  const names = new Set(registry.definitions().map((d) => d.tool.name));
+  const unknown = [...INTENTS, ...HOLDOUT].flatMap((i) => i.expect).filter((e) => !names.has(e));
+  if (unknown.length > 0)
+    throw new Error(`expected tools not in the registry: ${unknown.join(', ')}`);
   await recall('the tuning set', INTENTS);
   await recall('the held-out set', HOLDOUT);
 
