@@ -1,4 +1,3 @@
-import { retryAfterMs, sleep } from '../../src/providers/retry-policy.ts';
 import type { ToolContext } from '../../src/tool/context.ts';
 import { TOKEN_KIND, type DeepSourceSettings } from './settings.ts';
 
@@ -120,6 +119,29 @@ export async function connect(ctx: ToolContext, settings: DeepSourceSettings): P
       }
     }
   };
+}
+
+/** The wait DeepSource asked for (`Retry-After` in seconds), in milliseconds. */
+function retryAfterMs(headers: Headers): number | undefined {
+  const value = headers.get('retry-after')?.trim();
+  return value !== undefined && /^\d+(\.\d+)?$/.test(value)
+    ? Math.ceil(Number(value) * 1000)
+    : undefined;
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as the call is aborted. */
+async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+  signal.throwIfAborted();
 }
 
 /** A failure worth asking again about, with the wait DeepSource asked for, if any. */
