@@ -3,13 +3,14 @@
 
 import type { Catalog } from "../manifest/catalog.ts";
 import * as handlers_0 from "../../tools/conversations/handlers.ts";
-import * as handlers_1 from "../../tools/github/handlers.ts";
-import * as handlers_2 from "../../tools/linear/handlers.ts";
-import * as handlers_3 from "../../tools/memory/handlers.ts";
-import * as handlers_4 from "../../tools/sentry/handlers.ts";
-import * as handlers_5 from "../../tools/slack/handlers.ts";
-import * as handlers_6 from "../../tools/web/handlers.ts";
-import * as handlers_7 from "../../tools/workspace/handlers.ts";
+import * as handlers_1 from "../../tools/deepsource/handlers.ts";
+import * as handlers_2 from "../../tools/github/handlers.ts";
+import * as handlers_3 from "../../tools/linear/handlers.ts";
+import * as handlers_4 from "../../tools/memory/handlers.ts";
+import * as handlers_5 from "../../tools/sentry/handlers.ts";
+import * as handlers_6 from "../../tools/slack/handlers.ts";
+import * as handlers_7 from "../../tools/web/handlers.ts";
+import * as handlers_8 from "../../tools/workspace/handlers.ts";
 
 /** The first-party packages compiled into this build, verified at start-up by loadCatalog. */
 export const catalog: Catalog = {
@@ -20,6 +21,14 @@ export const catalog: Catalog = {
       manifestSha256: "c110128f67d382773d0016e8c94ce10ecc3e845fb227818365f9069a38e1ddfd",
       digest: "979ee6ec5d1b434ba01e043c97668fed906758020d0e11b4c7bcad7337d6b0b3",
       schemas: {},
+    },
+    {
+      folder: "deepsource",
+      manifest: "# DeepSource as the agent's own account: read a repository's open code-health issues and the\n# analysis run (one check per analyzer) of a pull request or a commit. Every call is made with the\n# agent's own personal access token; what it may see is what that account may see in DeepSource.\n#\n# DeepSource publishes no Node SDK (its CLI, `deepsource`, is Go): the package speaks DeepSource's\n# documented GraphQL API (https://api.deepsource.io/graphql/, `Authorization: Bearer <token>`)\n# with fetch and a small POST helper. Both tools are queries: the package has no effects and needs\n# no outbound service; a rate limit or a 5xx is retried a bounded number of times.\nmanifest_version = 1\n\n[package]\nid = \"mesh.deepsource\"\nversion = \"1.0.0\"\nmesh_api = \"^1.0\"\nhook_protocol = 1\ndescription = \"DeepSource as the agent's own account: a repository's open code-health issues, and the analysis checks of a pull request or commit.\"\n\n[[config]]\nkey = \"api_token\"\ndisposition = \"secret\"\ntype = \"string\"\nkind = \"deepsource_api_token\"\ndescription = \"The agent's own DeepSource personal access token (user settings → Tokens of the agent's DeepSource account).\"\n\n[[config]]\nkey = \"vcs_provider\"\ndisposition = \"config\"\ntype = \"string\"\ndefault = \"GITHUB\"\ndescription = \"Where the repositories are hosted, as DeepSource names it: GITHUB, GITHUB_ENTERPRISE, GITLAB, BITBUCKET, BITBUCKET_DATACENTER, GSR or ADS.\"\n\n[[config]]\nkey = \"api_url\"\ndisposition = \"config\"\ntype = \"string\"\ndefault = \"https://api.deepsource.io/graphql/\"\ndescription = \"DeepSource's GraphQL endpoint (on-premise: https://<host>/api/graphql/). Must be https.\"\n\n[[config]]\nkey = \"allow_loopback_http\"\ndisposition = \"config\"\ntype = \"boolean\"\ndefault = false\ndescription = \"Development only: allow plain http for api_url when it points at this machine (127.0.0.1, localhost, ::1). Anything else must be https regardless.\"\n\n[[tools]]\nname = \"list_deepsource_issues\"\ndescription = \"List a repository's open DeepSource issues (its default branch): shortcode, title, category, severity, occurrence count and where the first occurrences are (path:line).\"\nclass = \"query\"\nreplay = \"replayable\"\nneeds = [\"secret:deepsource_api_token\"]\nhandler = \"listDeepsourceIssues\"\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"owner\", \"repo\"]\nadditionalProperties = false\n\n[tools.parameters.properties.owner]\ntype = \"string\"\npattern = \"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$\"\ndescription = \"The account (user or organization login) the repository belongs to.\"\n\n[tools.parameters.properties.repo]\ntype = \"string\"\npattern = \"^[A-Za-z0-9._][A-Za-z0-9._-]{0,99}$\"\ndescription = \"The repository's name.\"\n\n[tools.parameters.properties.analyzer]\ntype = \"string\"\npattern = \"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$\"\ndescription = \"Only issues of this analyzer, by its shortcode (python, javascript, go, docker…).\"\n\n[tools.parameters.properties.category]\ntype = \"string\"\nenum = [\"ANTI_PATTERN\", \"BUG_RISK\", \"PERFORMANCE\", \"SECURITY\", \"COVERAGE\", \"TYPECHECK\", \"STYLE\", \"DOCUMENTATION\"]\ndescription = \"Only issues of this category.\"\n\n[tools.parameters.properties.limit]\ntype = \"integer\"\nminimum = 1\nmaximum = 100\ndescription = \"At most this many issues (default 25).\"\n\n[[tools]]\nname = \"get_deepsource_pr_checks\"\ndescription = \"Read DeepSource's analysis of a pull request (its latest run) or of a commit: the run's status and, per analyzer, the check's status and the issue occurrences it introduced and resolved, with links.\"\nclass = \"query\"\nreplay = \"replayable\"\nneeds = [\"secret:deepsource_api_token\"]\nhandler = \"getDeepsourcePrChecks\"\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"owner\", \"repo\"]\nadditionalProperties = false\n\n[tools.parameters.properties.owner]\ntype = \"string\"\npattern = \"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$\"\ndescription = \"The account (user or organization login) the repository belongs to.\"\n\n[tools.parameters.properties.repo]\ntype = \"string\"\npattern = \"^[A-Za-z0-9._][A-Za-z0-9._-]{0,99}$\"\ndescription = \"The repository's name.\"\n\n[tools.parameters.properties.pull_request]\ntype = \"integer\"\nminimum = 1\nmaximum = 999999999\ndescription = \"The pull request's number. Give this or `commit`, not both.\"\n\n[tools.parameters.properties.commit]\ntype = \"string\"\npattern = \"^[0-9a-fA-F]{40}$\"\ndescription = \"The full 40-character sha of an analyzed commit. Give this or `pull_request`, not both.\"\n",
+      manifestSha256: "ef831236e305e396366701f52f35b811701a1bbef8749253920359f8bd2682a9",
+      digest: "617d02f1f855a575e5f2ee89c5867a20fe03fa213e0a3ed391a8a8ec8a16a3ec",
+      schemas: {},
+      skill: "---\nname: deepsource\ndescription: How to read DeepSource's findings for a repository or a pull request as your own DeepSource account.\n---\n\n# Reading DeepSource results\n\nYou read DeepSource as your own account: the repositories you can see are the ones that account\nmay see. Both tools only read; nothing you call changes anything in DeepSource.\n\n1. For the state of a repository, call `list_deepsource_issues` with the owner and repository\n   name. Narrow with `analyzer` (its shortcode: python, javascript, go…) or `category`\n   (SECURITY, BUG_RISK, …) rather than raising `limit` when the result says more issues match.\n2. For a pull request, call `get_deepsource_pr_checks` with its number: it reads the latest\n   analysis run of the pull request's branch. For one exact commit, pass `commit` (the full sha)\n   instead. Report each analyzer's status and the occurrences it introduced, with the link.\n3. A status of PENDING or RUNNING means the analysis has not finished: say so and read it again\n   later rather than reporting the counts as final.\n4. Quote shortcodes, paths and lines from the tool result, never from memory.\n",
     },
     {
       folder: "github",
@@ -78,28 +87,30 @@ export const catalog: Catalog = {
   ],
   handlers: [
     { packageId: "mesh.conversations", name: "conversationSearch", fn: handlers_0.conversationSearch },
-    { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_1.checkoutGithubRepo },
-    { packageId: "mesh.github", name: "createGithubPullRequest", fn: handlers_1.createGithubPullRequest },
-    { packageId: "mesh.linear", name: "commentOnLinearIssue", fn: handlers_2.commentOnLinearIssue },
-    { packageId: "mesh.linear", name: "createLinearIssue", fn: handlers_2.createLinearIssue },
-    { packageId: "mesh.linear", name: "getLinearIssue", fn: handlers_2.getLinearIssue },
-    { packageId: "mesh.linear", name: "searchLinearIssues", fn: handlers_2.searchLinearIssues },
-    { packageId: "mesh.linear", name: "updateLinearIssueState", fn: handlers_2.updateLinearIssueState },
-    { packageId: "mesh.memory", name: "amend", fn: handlers_3.amend },
-    { packageId: "mesh.memory", name: "forget", fn: handlers_3.forget },
-    { packageId: "mesh.memory", name: "recall", fn: handlers_3.recall },
-    { packageId: "mesh.memory", name: "remember", fn: handlers_3.remember },
-    { packageId: "mesh.sentry", name: "assignSentryIssue", fn: handlers_4.assignSentryIssue },
-    { packageId: "mesh.sentry", name: "getSentryIssue", fn: handlers_4.getSentryIssue },
-    { packageId: "mesh.sentry", name: "getSentryLatestEvent", fn: handlers_4.getSentryLatestEvent },
-    { packageId: "mesh.sentry", name: "listSentryIssues", fn: handlers_4.listSentryIssues },
-    { packageId: "mesh.sentry", name: "resolveSentryIssue", fn: handlers_4.resolveSentryIssue },
-    { packageId: "mesh.slack", name: "postSlackMessage", fn: handlers_5.postSlackMessage },
-    { packageId: "mesh.web", name: "webRead", fn: handlers_6.webRead },
-    { packageId: "mesh.web", name: "webSearch", fn: handlers_6.webSearch },
-    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_7.workspaceExec },
-    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_7.workspaceReadFile },
-    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_7.workspaceWriteFile },
+    { packageId: "mesh.deepsource", name: "getDeepsourcePrChecks", fn: handlers_1.getDeepsourcePrChecks },
+    { packageId: "mesh.deepsource", name: "listDeepsourceIssues", fn: handlers_1.listDeepsourceIssues },
+    { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_2.checkoutGithubRepo },
+    { packageId: "mesh.github", name: "createGithubPullRequest", fn: handlers_2.createGithubPullRequest },
+    { packageId: "mesh.linear", name: "commentOnLinearIssue", fn: handlers_3.commentOnLinearIssue },
+    { packageId: "mesh.linear", name: "createLinearIssue", fn: handlers_3.createLinearIssue },
+    { packageId: "mesh.linear", name: "getLinearIssue", fn: handlers_3.getLinearIssue },
+    { packageId: "mesh.linear", name: "searchLinearIssues", fn: handlers_3.searchLinearIssues },
+    { packageId: "mesh.linear", name: "updateLinearIssueState", fn: handlers_3.updateLinearIssueState },
+    { packageId: "mesh.memory", name: "amend", fn: handlers_4.amend },
+    { packageId: "mesh.memory", name: "forget", fn: handlers_4.forget },
+    { packageId: "mesh.memory", name: "recall", fn: handlers_4.recall },
+    { packageId: "mesh.memory", name: "remember", fn: handlers_4.remember },
+    { packageId: "mesh.sentry", name: "assignSentryIssue", fn: handlers_5.assignSentryIssue },
+    { packageId: "mesh.sentry", name: "getSentryIssue", fn: handlers_5.getSentryIssue },
+    { packageId: "mesh.sentry", name: "getSentryLatestEvent", fn: handlers_5.getSentryLatestEvent },
+    { packageId: "mesh.sentry", name: "listSentryIssues", fn: handlers_5.listSentryIssues },
+    { packageId: "mesh.sentry", name: "resolveSentryIssue", fn: handlers_5.resolveSentryIssue },
+    { packageId: "mesh.slack", name: "postSlackMessage", fn: handlers_6.postSlackMessage },
+    { packageId: "mesh.web", name: "webRead", fn: handlers_7.webRead },
+    { packageId: "mesh.web", name: "webSearch", fn: handlers_7.webSearch },
+    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_8.workspaceExec },
+    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_8.workspaceReadFile },
+    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_8.workspaceWriteFile },
   ],
   hooks: [],
 };
