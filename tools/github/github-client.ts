@@ -1,6 +1,7 @@
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
 import type { ToolContext } from '../../src/tool/context.ts';
+import { DeliveryError } from '../../src/tool/outbound.ts';
 import { CREDENTIAL_KIND, type GitHubSettings } from './settings.ts';
 
 /** The GitHub account the package acts as: the agent's own user, or its app's bot. */
@@ -63,14 +64,99 @@ export const BAD_CREDENTIAL_TEXT =
   `${CREDENTIAL_KIND} for this agent in its mesh.github settings (the agent's own GitHub token, ` +
   `or its GitHub App's private key when auth_mode is app); until then no GitHub call can succeed.`;
 
+/** The longest wait a rate limit may ask for and still be retried by the outbound machinery. */
+const RETRIABLE_WAIT_MS = 10_000;
+
+/**
+ * How long GitHub asked to wait, when its answer was a rate limit: 429, or 403 with
+ * `x-ratelimit-remaining: 0` (the primary limit, until `x-ratelimit-reset`) or with `retry-after`
+ * (a secondary limit). GitHub says to wait a minute when it names no time. Undefined otherwise.
+ */
+export function rateLimitWaitMs(error: unknown): number | undefined {
+  const failure = httpFailure(error);
+  if (failure?.status !== 429 && failure?.status !== 403) return undefined;
+  const headers =
+    (error as { response?: { headers?: Record<string, unknown> } }).response?.headers ?? {};
+  const header = (name: string) => {
+    const value = headers[name];
+    return typeof value === 'string' || typeof value === 'number' ? Number(value) : undefined;
+  };
+  const retryAfter = header('retry-after');
+  const remaining = header('x-ratelimit-remaining');
+  if (failure.status === 403 && retryAfter === undefined && remaining !== 0) return undefined;
+  if (retryAfter !== undefined && Number.isFinite(retryAfter))
+    return Math.max(0, retryAfter * 1000);
+  const reset = header('x-ratelimit-reset');
+  if (remaining === 0 && reset !== undefined && Number.isFinite(reset))
+    return Math.max(0, reset * 1000 - Date.now());
+  return 60_000;
+}
+
+function rateLimitText(what: string, waitMs: number): string {
+  const seconds = Math.ceil(waitMs / 1000);
+  return `GitHub rate-limited ${what} for this agent's account and asks to wait ${seconds} s; try again after that.`;
+}
+
 /** Text for a failure that is not one the caller handles itself. */
 export function failureText(what: string, settings: GitHubSettings, error: unknown): string {
   const failure = httpFailure(error);
   if (failure?.status === 401) return BAD_CREDENTIAL_TEXT;
+  const wait = rateLimitWaitMs(error);
+  if (wait !== undefined) return rateLimitText(what, wait);
+  if (failure?.status === 403)
+    return `GitHub refused ${what} (403): ${failure.message || 'no message'}. This agent's account lacks the permission.`;
   if (failure)
     return `GitHub answered ${what} with ${failure.status}: ${failure.message || 'no message'}.`;
   const why = error instanceof Error ? ` (${error.message.slice(0, 200)})` : '';
   return `GitHub at the configured api_base_url (${settings.apiBaseUrl}) could not be reached for ${what}${why}.`;
+}
+
+/**
+ * What a failed write means for its effect. GitHub did not act on a refused credential, a
+ * permission, a missing repository, invalid input (4xx) or a rate limit; a 5xx or a request that
+ * got no answer may have acted, which the effect's lookup by our marker settles.
+ */
+export function deliveryError(
+  what: string,
+  settings: GitHubSettings,
+  error: unknown,
+): DeliveryError {
+  const failure = httpFailure(error);
+  if (!failure)
+    return new DeliveryError('ambiguous', failureText(what, settings, error), { cause: error });
+  const wait = rateLimitWaitMs(error);
+  if (wait !== undefined)
+    return wait <= RETRIABLE_WAIT_MS
+      ? new DeliveryError('retriable', `GitHub rate-limited ${what} (${failure.status})`, {
+          retryAfterMs: wait,
+        })
+      : new DeliveryError('terminal', rateLimitText(what, wait));
+  if (failure.status >= 500)
+    return new DeliveryError('ambiguous', `GitHub answered ${what} with ${failure.status}`);
+  if (failure.status === 404)
+    return new DeliveryError(
+      'terminal',
+      `GitHub answered ${what} with 404 Not Found: the repository or number does not exist, or this agent's account cannot see it.`,
+    );
+  return new DeliveryError('terminal', failureText(what, settings, error));
+}
+
+/**
+ * Runs a read, and once more when GitHub answered with a short rate limit (at most 2 s) or a
+ * 502/503/504: a read is safe to repeat. Anything else is thrown as it came.
+ */
+export async function readRetrying<T>(signal: AbortSignal, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    const wait = rateLimitWaitMs(error);
+    const status = httpFailure(error)?.status ?? 0;
+    const retry =
+      wait !== undefined ? wait <= 2000 : status === 502 || status === 503 || status === 504;
+    if (!retry || signal.aborted) throw error;
+    await new Promise((resolve) => setTimeout(resolve, wait ?? 200));
+    return read();
+  }
 }
 
 /**

@@ -19,6 +19,16 @@ import {
 import { connect, failureText, httpFailure } from './github-client.ts';
 import { githubSettings } from './settings.ts';
 
+export {
+  commentOnGithubIssue,
+  createGithubIssue,
+  createGithubPullRequestReview,
+  getGithubIssue,
+  getGithubPullRequest,
+  listGithubPullRequestChecks,
+  listGithubPullRequestFiles,
+} from './issues.ts';
+
 // The arguments were decoded against the manifest's schema before a handler runs: `repo` matches
 // `owner/name`, branches match the ref pattern, and lengths are bounded.
 
