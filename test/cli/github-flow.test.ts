@@ -25,8 +25,9 @@ const TOKEN = 'ghp_endToEndFlowToken0123456789abcd';
  * drives checkout (GitHub's REST fake and a git smart-HTTP server behind a token check), a file
  * write, a test run, a commit and push, and the pull request — in a real bubblewrap workspace.
  * The chat process is SIGKILLed right after GitHub recorded the pull request and before it
- * answered; `mesh serve`'s worker resumes the run, reports the create call's outcome as unknown
- * instead of repeating it, and the fake holds exactly one pull request.
+ * answered; `mesh serve`'s worker resumes the run and settles the create call through the outbound
+ * machinery: it finds the pull request by the marker in its body instead of opening it again, and
+ * the fake holds exactly one pull request.
  */
 describe('checkout to pull request through mesh chat, with a crash after the create call', () => {
   let home: string;
@@ -179,7 +180,7 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
     ];
     chatFake.enqueue(
       { kind: 'completion', content: null, toolCalls: calls },
-      { kind: 'completion', content: 'I pushed add-greeting; whether the PR opened is unknown.' },
+      { kind: 'completion', content: 'I pushed add-greeting and opened the PR.' },
     );
 
     // The chat, killed the moment GitHub has the PR and before it hears back.
@@ -239,7 +240,9 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
       run.steps.find((s) => s.kind === 'observation' && s.callId === id)?.observation;
     expect(observed('c3')?.text).toContain('TESTS PASSED');
     expect(observed('c4')?.text).toContain('PUSHED');
-    expect(observed('c5')?.kind).toBe('unknown_outcome');
+    // Found by its marker, not sent again: reported opened, with GitHub's number.
+    expect(observed('c5')?.kind).toBe('result');
+    expect(observed('c5')?.text).toContain('Opened pull request #1 in acme/widgets');
     // Exactly one pull request, by the agent, after the crash and the resume.
     expect(github.pulls).toHaveLength(1);
     expect(github.pulls[0]).toMatchObject({ head: 'add-greeting', base: 'main', by: 'mesh-agent' });

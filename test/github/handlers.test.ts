@@ -1,11 +1,11 @@
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { catalog } from '../../src/generated/catalog.ts';
 import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
 import type { JsonValue } from '../../src/model/json.ts';
-import { services, type ToolRuntime } from '../../src/tool/context.ts';
-import { execute } from '../../src/tool/executor.ts';
+import type { ServiceKey } from '../../src/tool/context.ts';
 import { WORKSPACES, WorkspaceUnavailableError } from '../../src/tool/workspace.ts';
+import { effectHarness, type EffectHarness } from '../support/effect-harness.ts';
 import { startGitHubFake, type GitHubFake } from '../support/github-fake.ts';
 
 const TOKEN = 'ghp_agentOwnToken0123456789abcdef';
@@ -15,7 +15,7 @@ const { registry } = loadCatalog(catalog);
  * The workspace service as it answers when no backend is granted: the handlers' API half runs
  * for real against the fake, and stops where a workspace would be needed.
  */
-const noWorkspace = services([
+const noWorkspace: ReadonlyArray<readonly [ServiceKey<unknown>, unknown]> = [
   [
     WORKSPACES,
     {
@@ -28,40 +28,31 @@ const noWorkspace = services([
         ),
     },
   ],
-]);
+];
 
 describe('mesh.github against the GitHub fake', () => {
   let fake: GitHubFake;
   let config: Record<string, JsonValue>;
   let secret: string | undefined;
 
-  const runtime = (): ToolRuntime => ({
-    agentId: randomUUID(),
-    runId: randomUUID(),
-    provenance: { kind: 'operator', operator: 'test' },
-    signal: new AbortController().signal,
-    services: noWorkspace,
-    configFor: (packageId) => (packageId === 'mesh.github' ? config : {}),
-    secretFor: (packageId, kind) =>
-      Promise.resolve(
-        packageId === 'mesh.github' && kind === 'github_credential' ? secret : undefined,
-      ),
-  });
+  let h: EffectHarness;
+  // Each call is a run's step, as in a real run: effects go through the outbound machinery.
   const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await execute(
-      registry,
-      { id: randomUUID(), name, arguments: JSON.stringify(args) },
-      runtime(),
-    );
-    return result.observation;
+    h.config = config;
+    h.secret = secret;
+    return h.call(name, args);
   };
 
   beforeAll(async () => {
+    h = await effectHarness('mesh.github', 'github_credential', noWorkspace);
     fake = await startGitHubFake();
     fake.users.set(TOKEN, { login: 'mesh-agent', id: 4242, name: 'Mesh Agent', email: null });
     fake.repos.set('acme/widgets', { defaultBranch: 'trunk' });
   });
-  afterAll(() => fake.close());
+  afterAll(async () => {
+    await h.close();
+    await fake.close();
+  });
   beforeEach(() => {
     config = {
       api_base_url: fake.baseUrl,
@@ -84,7 +75,7 @@ describe('mesh.github against the GitHub fake', () => {
     ]);
     const pr = registry.get('create_github_pull_request');
     expect(pr?.class).toBe('effect');
-    expect(pr?.needs).toEqual(['secret:github_credential']);
+    expect(pr?.needs).toEqual(['secret:github_credential', 'service:mesh.outbound']);
   });
 
   describe('checkout_github_repo', () => {
@@ -183,6 +174,8 @@ describe('mesh.github against the GitHub fake', () => {
         html_url: 'https://github.com/acme/widgets/pull/1',
         head: 'topic',
         base: 'trunk',
+        delivery: 'delivered',
+        attempts: 1,
       });
       expect(observation?.text).toContain('#1');
       expect(fake.pulls).toEqual([
@@ -192,11 +185,38 @@ describe('mesh.github against the GitHub fake', () => {
           title: 'Add a change',
           head: 'topic',
           base: 'trunk',
-          body: 'What and why.',
+          // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest's matcher
+          body: expect.stringMatching(/^What and why\.\n\n<!-- mesh-outbound:[0-9a-f]{64} -->$/),
           draft: false,
           by: 'mesh-agent',
         },
       ]);
+      // The pull request is an outbound event, with GitHub's number and link.
+      const [event] = await h.events();
+      expect(event).toMatchObject({
+        kind: 'github.pull_request_create',
+        target: 'repo acme/widgets',
+        state: 'delivered',
+        externalId: 'acme/widgets#1',
+        link: 'https://github.com/acme/widgets/pull/1',
+        reconciles: true,
+      });
+    });
+
+    it('reconciles a lost answer by its marker: one pull request, reported opened', async () => {
+      fake.failures.push({ kind: 'lost' });
+      const observation = await call('create_github_pull_request', {
+        repo: 'acme/widgets',
+        head: 'lost-answer',
+        base: 'trunk',
+        title: 'Answer lost',
+      });
+      expect(observation?.kind).toBe('result');
+      expect(observation?.text).toContain('Opened pull request #');
+      expect(fake.pulls.filter((p) => p.head === 'lost-answer')).toHaveLength(1);
+      const asked = fake.requests.filter((r) => r.path === '/repos/acme/widgets/pulls');
+      expect(asked.map((r) => `${r.method} ${r.status}`)).toEqual(['POST 502', 'GET 200']);
+      expect(asked[1]?.query).toMatchObject({ head: 'acme:lost-answer', base: 'trunk' });
     });
 
     it("turns GitHub's 422 into an observation with its message", async () => {

@@ -9,7 +9,7 @@ import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import type { Db } from '../../src/store/db.ts';
 import { outboundStore } from '../../src/store/outbound-events.ts';
 import { runStore } from '../../src/store/run-store.ts';
-import { services, type ToolRuntime } from '../../src/tool/context.ts';
+import { services, type ServiceKey, type ToolRuntime } from '../../src/tool/context.ts';
 import { invoke, resolveCall } from '../../src/tool/executor.ts';
 import type { Observation } from '../../src/tool/observation.ts';
 import { OUTBOX } from '../../src/tool/outbound.ts';
@@ -34,7 +34,12 @@ export interface EffectHarness {
   close(): Promise<void>;
 }
 
-export async function effectHarness(packageId: string, secretKind: string): Promise<EffectHarness> {
+export async function effectHarness(
+  packageId: string,
+  secretKind: string,
+  /** Services the package's tools need besides the outbox (a workspace service, say). */
+  extra: ReadonlyArray<readonly [ServiceKey<unknown>, unknown]> = [],
+): Promise<EffectHarness> {
   const { registry } = loadCatalog(catalog);
   const db: Db = await freshPglite();
   const agentId = await makeAgent(db);
@@ -64,7 +69,7 @@ export async function effectHarness(packageId: string, secretKind: string): Prom
         runId: run.id,
         provenance: { kind: 'operator', operator: 'test' },
         signal: new AbortController().signal,
-        services: services([[OUTBOX, outbox]]),
+        services: services([[OUTBOX, outbox], ...extra]),
         configFor: (id) => (id === packageId ? harness.config : {}),
         secretFor: (id, kind) =>
           Promise.resolve(id === packageId && kind === secretKind ? harness.secret : undefined),

@@ -236,7 +236,7 @@ function validAppJwt(jwt: string, app: FakeApp): boolean {
 /**
  * A loopback server speaking the part of GitHub's REST wire format the `mesh.github` package
  * uses: `GET /user`, `GET /app`, `GET /users/{login}`, `GET /repos/{o}/{r}`,
- * `POST /repos/{o}/{r}/pulls` (422 for a second open PR from one head, or a head equal to its
+ * `GET /repos/{o}/{r}/pulls` (filtered by `head` and `base`), `POST /repos/{o}/{r}/pulls` (422 for a second open PR from one head, or a head equal to its
  * base), `POST /app/installations/{id}/access_tokens` (the app JWT is verified, RS256, against
  * the app's public key), and under `/repos/{o}/{r}`: `GET|POST /issues` (the list filters by
  * `creator` and `state`, sorted by `created` in `direction`), `GET /issues/{n}` (a pull request
@@ -499,6 +499,26 @@ export async function startGitHubFake(): Promise<GitHubFake> {
         },
       ];
 
+    if (method === 'GET' && rest === '/pulls') {
+      // Every fake pull is open; `head` is `owner:branch`, as GitHub filters it.
+      const head = q('head');
+      const base = q('base');
+      const listed = pulls
+        .filter((p) => p.repo === fullName)
+        .filter((p) => head === null || `${owner}:${p.head}` === head || p.head === head)
+        .filter((p) => base === null || p.base === base)
+        .map((p) => ({
+          number: p.number,
+          state: 'open',
+          title: p.title,
+          body: p.body,
+          draft: p.draft,
+          html_url: `https://github.com/${fullName}/pull/${p.number}`,
+          head: { ref: p.head },
+          base: { ref: p.base },
+        }));
+      return paged(listed, url);
+    }
     if (method === 'POST' && rest === '/pulls') {
       const title = text('title');
       const head = text('head');

@@ -2,6 +2,12 @@ import type { JsonObject } from '../../src/model/json.ts';
 import type { ToolContext } from '../../src/tool/context.ts';
 import type { ToolOutput } from '../../src/tool/definition.ts';
 import { hasCode, InvalidToolInputError } from '../../src/tool/errors.ts';
+import {
+  DeliveryError,
+  deliveryOutput,
+  OUTBOX,
+  type EffectReceipt,
+} from '../../src/tool/outbound.ts';
 import { createRedactor } from '../../src/tool/redaction.ts';
 import {
   WORKSPACES,
@@ -16,7 +22,8 @@ import {
   noreplyEmail,
   workspaceGrant,
 } from './checkout-commands.ts';
-import { connect, failureText, httpFailure } from './github-client.ts';
+import { connect, deliveryError, failureText, httpFailure } from './github-client.ts';
+import { hasMarker, withMarker } from './issues.ts';
 import { githubSettings } from './settings.ts';
 
 export {
@@ -189,7 +196,12 @@ async function cloneInto(
   };
 }
 
-/** Opens a pull request from `head` into `base` (the default branch when omitted). */
+/**
+ * Opens a pull request from `head` into `base` (the default branch when omitted), through the
+ * outbound machinery. The body carries our marker; a lost answer is reconciled by listing the
+ * pull requests from that head into that base (GitHub keeps at most one open per pair) and
+ * looking for it.
+ */
 export async function createGithubPullRequest(
   ctx: ToolContext,
   args: JsonObject,
@@ -219,30 +231,69 @@ export async function createGithubPullRequest(
       return refused(redact(failureText(`reading repository ${repo}`, settings, error)));
     }
   }
+  const into = base;
   const head = args['head'] as string;
-  try {
-    const { data } = await octokit.rest.pulls.create({
-      owner,
-      repo: name,
-      head,
-      base,
-      title: args['title'] as string,
-      ...(typeof args['body'] === 'string' ? { body: args['body'] } : {}),
-      ...(args['draft'] === true ? { draft: true } : {}),
-    });
+  const title = args['title'] as string;
+  const body = typeof args['body'] === 'string' ? args['body'] : undefined;
+  const draft = args['draft'] === true;
+  type Pull = { number: number; html_url: string };
+  const receipt = (pull: Pull): EffectReceipt => ({
+    externalId: `${repo}#${pull.number}`,
+    link: pull.html_url,
+    data: { number: pull.number },
+  });
+  const delivery = await ctx.services.get(OUTBOX).deliver(ctx, {
+    name: 'pull_request',
+    kind: 'github.pull_request_create',
+    target: `repo ${repo}`,
+    payload: { repo, head, base: into, title, ...(body === undefined ? {} : { body }), draft },
+    async send(key) {
+      try {
+        const { data } = await octokit.rest.pulls.create({
+          owner,
+          repo: name,
+          head,
+          base: into,
+          title,
+          body: withMarker(body, key),
+          ...(draft ? { draft: true } : {}),
+        });
+        return receipt(data);
+      } catch (error) {
+        const failure = httpFailure(error);
+        if (failure?.status === 422)
+          throw new DeliveryError(
+            'terminal',
+            redact(
+              `GitHub refused the pull request from ${head} into ${into} (422): ${failure.message}. A pull request may already be open for this head, or the branch has no commits beyond ${into} (push them first).`,
+            ),
+          );
+        if (failure?.status === 404)
+          throw new DeliveryError(
+            'terminal',
+            `Repository ${repo} was not found on GitHub, or this agent's account cannot see it.`,
+          );
+        throw deliveryError('creating the pull request', settings, error);
+      }
+    },
+    async lookup(key) {
+      const { data } = await octokit.rest.pulls.list({
+        owner,
+        repo: name,
+        head: head.includes(':') ? head : `${owner}:${head}`,
+        base: into,
+        state: 'all',
+        per_page: 100,
+      });
+      const found = data.find((pull) => hasMarker(pull.body, key));
+      return found ? receipt(found) : undefined;
+    },
+  });
+  return deliveryOutput(`opening the pull request in ${repo}`, delivery, (r) => {
+    const number = typeof r.data?.['number'] === 'number' ? r.data['number'] : null;
     return {
-      text: `Opened pull request #${data.number} in ${repo} (${head} into ${base}): ${data.html_url}`,
-      data: { number: data.number, html_url: data.html_url, head, base },
+      text: `Opened pull request #${number ?? 'unknown'} in ${repo} (${head} into ${into}): ${r.link ?? ''}`,
+      data: { number, html_url: r.link ?? null, head, base: into },
     };
-  } catch (error) {
-    const failure = httpFailure(error);
-    if (failure?.status === 422)
-      return refused(
-        redact(
-          `GitHub refused the pull request from ${head} into ${base} (422): ${failure.message}. A pull request may already be open for this head, or the branch has no commits beyond ${base} (push them first).`,
-        ),
-      );
-    if (failure?.status === 404) return notFound();
-    return refused(redact(failureText('creating the pull request', settings, error)));
-  }
+  });
 }

@@ -38,11 +38,11 @@ export function marker(key: EffectKey): string {
   return `<!-- mesh-outbound:${key.key} -->`;
 }
 
-function withMarker(body: string | undefined, key: EffectKey): string {
+export function withMarker(body: string | undefined, key: EffectKey): string {
   return body === undefined || body === '' ? marker(key) : `${body}\n\n${marker(key)}`;
 }
 
-function hasMarker(body: string | null | undefined, key: EffectKey): boolean {
+export function hasMarker(body: string | null | undefined, key: EffectKey): boolean {
   return typeof body === 'string' && body.includes(marker(key));
 }
 
