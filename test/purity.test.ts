@@ -152,6 +152,7 @@ function violation(file: string, specifier: string, folder: string): string | un
  * through ctx; node built-ins stay forbidden.
  */
 const PACKAGE_DEPENDENCIES: Record<string, ReadonlySet<string>> = {
+  datadog: new Set(['@datadog/datadog-api-client']),
   github: new Set(['@octokit/rest', '@octokit/auth-app']),
   linear: new Set(['@linear/sdk']),
   slack: new Set(['@slack/web-api']),

@@ -3,14 +3,15 @@
 
 import type { Catalog } from "../manifest/catalog.ts";
 import * as handlers_0 from "../../tools/conversations/handlers.ts";
-import * as handlers_1 from "../../tools/deepsource/handlers.ts";
-import * as handlers_2 from "../../tools/github/handlers.ts";
-import * as handlers_3 from "../../tools/linear/handlers.ts";
-import * as handlers_4 from "../../tools/memory/handlers.ts";
-import * as handlers_5 from "../../tools/sentry/handlers.ts";
-import * as handlers_6 from "../../tools/slack/handlers.ts";
-import * as handlers_7 from "../../tools/web/handlers.ts";
-import * as handlers_8 from "../../tools/workspace/handlers.ts";
+import * as handlers_1 from "../../tools/datadog/handlers.ts";
+import * as handlers_2 from "../../tools/deepsource/handlers.ts";
+import * as handlers_3 from "../../tools/github/handlers.ts";
+import * as handlers_4 from "../../tools/linear/handlers.ts";
+import * as handlers_5 from "../../tools/memory/handlers.ts";
+import * as handlers_6 from "../../tools/sentry/handlers.ts";
+import * as handlers_7 from "../../tools/slack/handlers.ts";
+import * as handlers_8 from "../../tools/web/handlers.ts";
+import * as handlers_9 from "../../tools/workspace/handlers.ts";
 
 /** The first-party packages compiled into this build, verified at start-up by loadCatalog. */
 export const catalog: Catalog = {
@@ -21,6 +22,14 @@ export const catalog: Catalog = {
       manifestSha256: "c110128f67d382773d0016e8c94ce10ecc3e845fb227818365f9069a38e1ddfd",
       digest: "979ee6ec5d1b434ba01e043c97668fed906758020d0e11b4c7bcad7337d6b0b3",
       schemas: {},
+    },
+    {
+      folder: "datadog",
+      manifest: "# Datadog as the agent's own account (an application key of its own Datadog user): query metrics,\n# search logs, list monitors, post events to the event stream and mute a monitor for a while.\n# Every call carries the agent's own keys; what it may read or change is decided by that user's\n# roles and the application key's scopes in Datadog.\n#\n# Effects go through Mesh's outbound machinery (service:mesh.outbound). Datadog takes no\n# idempotency key, so each effect carries ours (`mesh_key:<first 16 hex>`: an event tag, a line\n# of the downtime's message) and its lookup searches for it; see docs/outbound-delivery.md.\nmanifest_version = 1\n\n[package]\nid = \"mesh.datadog\"\nversion = \"1.0.0\"\nmesh_api = \"^1.0\"\nhook_protocol = 1\ndescription = \"Datadog as the agent's own account: query metrics, search logs, list monitors, post events and mute monitors.\"\n\n[[config]]\nkey = \"api_key\"\ndisposition = \"secret\"\ntype = \"string\"\nkind = \"datadog_api_key\"\ndescription = \"An API key of the agent's Datadog organization (Organization Settings → API Keys), sent as DD-API-KEY.\"\n\n[[config]]\nkey = \"application_key\"\ndisposition = \"secret\"\ntype = \"string\"\nkind = \"datadog_application_key\"\ndescription = \"An application key of the agent's own Datadog user (Personal Settings → Application Keys), sent as DD-APPLICATION-KEY; scoped to what these tools use (metrics_read, logs_read_data, monitors_read, events_read, monitors_downtime).\"\n\n[[config]]\nkey = \"site\"\ndisposition = \"config\"\ntype = \"string\"\ndefault = \"datadoghq.com\"\ndescription = \"The Datadog site of the agent's organization (datadoghq.com, us3.datadoghq.com, datadoghq.eu, ap1.datadoghq.com, ddog-gov.com…). Requests go to https://api.<site>.\"\n\n[[config]]\nkey = \"api_url\"\ndisposition = \"config\"\ntype = \"string\"\ndescription = \"Overrides the API root derived from site (e.g. a proxy). Must be https.\"\n\n[[config]]\nkey = \"allow_loopback_http\"\ndisposition = \"config\"\ntype = \"boolean\"\ndefault = false\ndescription = \"Development only: allow plain http for api_url when it points at this machine (127.0.0.1, localhost, ::1). Anything else must be https regardless.\"\n\n[[tools]]\nname = \"query_datadog_metrics\"\ndescription = \"Query Datadog metrics over a time window (e.g. avg:system.cpu.user{env:prod} by {host}). Returns each series' scope with its point count and min, max and last value.\"\nclass = \"query\"\nreplay = \"replayable\"\nneeds = [\"secret:datadog_api_key\", \"secret:datadog_application_key\"]\nhandler = \"queryDatadogMetrics\"\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"query\"]\nadditionalProperties = false\n\n[tools.parameters.properties.query]\ntype = \"string\"\nminLength = 1\nmaxLength = 2000\ndescription = \"A Datadog metrics query: aggregation:metric{scope} with an optional `by {tag}`.\"\n\n[tools.parameters.properties.from]\ntype = \"string\"\npattern = \"^(?:now(?:-[0-9]{1,6}[smhdw])?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\\\\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:[0-9]{2}))$\"\ndescription = \"Start of the window: now-15m, now-2h, now-1d, or an ISO 8601 time with zone (default now-1h).\"\n\n[tools.parameters.properties.to]\ntype = \"string\"\npattern = \"^(?:now(?:-[0-9]{1,6}[smhdw])?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\\\\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:[0-9]{2}))$\"\ndescription = \"End of the window, in the same forms (default now).\"\n\n[[tools]]\nname = \"search_datadog_logs\"\ndescription = \"Search Datadog logs with Datadog's log query syntax (e.g. service:api status:error timeout). Returns the newest matches: time, service, status and the start of the message.\"\nclass = \"query\"\nreplay = \"replayable\"\nneeds = [\"secret:datadog_api_key\", \"secret:datadog_application_key\"]\nhandler = \"searchDatadogLogs\"\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"query\"]\nadditionalProperties = false\n\n[tools.parameters.properties.query]\ntype = \"string\"\nminLength = 1\nmaxLength = 2000\ndescription = \"The log query (`*` for every log in the window).\"\n\n[tools.parameters.properties.from]\ntype = \"string\"\npattern = \"^(?:now(?:-[0-9]{1,6}[smhdw])?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\\\\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:[0-9]{2}))$\"\ndescription = \"Start of the window: now-15m, now-2h, now-1d, or an ISO 8601 time with zone (default now-15m).\"\n\n[tools.parameters.properties.to]\ntype = \"string\"\npattern = \"^(?:now(?:-[0-9]{1,6}[smhdw])?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\\\\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:[0-9]{2}))$\"\ndescription = \"End of the window, in the same forms (default now).\"\n\n[tools.parameters.properties.limit]\ntype = \"integer\"\nminimum = 1\nmaximum = 100\ndescription = \"At most this many logs, newest first (default 20).\"\n\n[[tools]]\nname = \"list_datadog_monitors\"\ndescription = \"List Datadog monitors, optionally by name or tags. Returns each monitor's id, name, type, overall state (OK, Alert, Warn, No Data) and whether it is muted.\"\nclass = \"query\"\nreplay = \"replayable\"\nneeds = [\"secret:datadog_api_key\", \"secret:datadog_application_key\"]\nhandler = \"listDatadogMonitors\"\n\n[tools.parameters]\ntype = \"object\"\nadditionalProperties = false\n\n[tools.parameters.properties.name]\ntype = \"string\"\nminLength = 1\nmaxLength = 200\ndescription = \"Only monitors whose name contains this text.\"\n\n[tools.parameters.properties.monitor_tags]\ntype = \"array\"\nmaxItems = 10\nitems = { type = \"string\", pattern = \"^[A-Za-z][^,\\\\s]{0,199}$\" }\ndescription = \"Only monitors tagged with all of these (e.g. service:api, team:sre).\"\n\n[tools.parameters.properties.tags]\ntype = \"array\"\nmaxItems = 10\nitems = { type = \"string\", pattern = \"^[A-Za-z][^,\\\\s]{0,199}$\" }\ndescription = \"Only monitors whose scope includes these tags (e.g. env:prod, host:web-1).\"\n\n[tools.parameters.properties.limit]\ntype = \"integer\"\nminimum = 1\nmaximum = 100\ndescription = \"At most this many monitors (default 50).\"\n\n[[tools]]\nname = \"post_datadog_event\"\ndescription = \"Post an event to the Datadog event stream as your own Datadog account (a deploy, an incident note, a finding). Returns the event's id and link.\"\nclass = \"effect\"\nreplay = \"effectful\"\nneeds = [\"secret:datadog_api_key\", \"secret:datadog_application_key\", \"service:mesh.outbound\"]\nhandler = \"postDatadogEvent\"\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"title\", \"text\"]\nadditionalProperties = false\n\n[tools.parameters.properties.title]\ntype = \"string\"\nminLength = 1\nmaxLength = 100\ndescription = \"The event's title.\"\n\n[tools.parameters.properties.text]\ntype = \"string\"\nminLength = 1\nmaxLength = 4000\ndescription = \"The event's body (markdown allowed, starting with %%% and ending with %%%).\"\n\n[tools.parameters.properties.tags]\ntype = \"array\"\nmaxItems = 20\nitems = { type = \"string\", pattern = \"^[A-Za-z][^,\\\\s]{0,199}$\" }\ndescription = \"Tags such as service:api, env:prod.\"\n\n[tools.parameters.properties.alert_type]\ntype = \"string\"\nenum = [\"info\", \"success\", \"warning\", \"error\"]\ndescription = \"How the event shows in the stream (default info).\"\n\n[[tools]]\nname = \"mute_datadog_monitor\"\ndescription = \"Mute a Datadog monitor for a while (a downtime scoped to the monitor) as your own Datadog account. Returns the downtime's id, its scope and when it ends.\"\nclass = \"effect\"\nreplay = \"effectful\"\nneeds = [\"secret:datadog_api_key\", \"secret:datadog_application_key\", \"service:mesh.outbound\"]\nhandler = \"muteDatadogMonitor\"\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"monitor_id\", \"duration_minutes\"]\nadditionalProperties = false\n\n[tools.parameters.properties.monitor_id]\ntype = \"integer\"\nminimum = 1\nmaximum = 9007199254740991\ndescription = \"The monitor's id (from list_datadog_monitors).\"\n\n[tools.parameters.properties.duration_minutes]\ntype = \"integer\"\nminimum = 1\nmaximum = 10080\ndescription = \"How long the mute lasts, in minutes (at most a week); it ends by itself.\"\n\n[tools.parameters.properties.scope]\ntype = \"string\"\nminLength = 1\nmaxLength = 500\ndescription = \"Mute only these groups, as a tag query (env:prod, host:web-1); default * (every group).\"\n\n[tools.parameters.properties.message]\ntype = \"string\"\nmaxLength = 1000\ndescription = \"Why it is muted, shown with the downtime.\"\n",
+      manifestSha256: "af8e44064bd3fbf06301347ddce89824deb98fe70a75c4f32d535a2e7bd05729",
+      digest: "2740c3477a0d4b3ecbc86e7358e6a6d615fd858dcda6c2ca8e6a55ca6e1efc56",
+      schemas: {},
+      skill: "---\nname: datadog\ndescription: How to read Datadog as your own account and post events or mute monitors without surprising the people on call.\n---\n\n# Working with Datadog\n\nYou act in Datadog as your own account: what you can read and change is what its keys allow.\nReport ids, links, scopes and end times from the tool results, never from what you meant to do.\n\n1. Look before you act. Check what is happening with `query_datadog_metrics` (e.g.\n   `avg:system.cpu.user{env:prod} by {host}` over `now-1h`) and `search_datadog_logs` (e.g.\n   `service:api status:error`, newest first), and the monitors' states with\n   `list_datadog_monitors`.\n2. Post a note to the event stream with `post_datadog_event`: a title that says what happened\n   and where (\"Deploy of api v1.2.3 finished\"), tags such as `service:api` and `env:prod`, and\n   `alert_type` error or warning only for real problems.\n3. Mute a monitor with `mute_datadog_monitor` only after reading its state with\n   `list_datadog_monitors`, and only for as long as needed: pick the narrowest `scope` (e.g.\n   `env:staging` rather than `*`) and a short `duration_minutes`, and say why in `message`. Then\n   tell the people you work with the monitor, the scope and when the mute ends; it ends by itself.\n4. If a result says whether an event or a mute happened is unknown, look for it first (the event\n   stream, or `list_datadog_monitors` showing the monitor muted) before trying again: a second\n   attempt could post the same event twice.\n",
     },
     {
       folder: "deepsource",
@@ -87,37 +96,42 @@ export const catalog: Catalog = {
   ],
   handlers: [
     { packageId: "mesh.conversations", name: "conversationSearch", fn: handlers_0.conversationSearch },
-    { packageId: "mesh.deepsource", name: "getDeepsourcePrChecks", fn: handlers_1.getDeepsourcePrChecks },
-    { packageId: "mesh.deepsource", name: "listDeepsourceIssues", fn: handlers_1.listDeepsourceIssues },
-    { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_2.checkoutGithubRepo },
-    { packageId: "mesh.github", name: "commentOnGithubIssue", fn: handlers_2.commentOnGithubIssue },
-    { packageId: "mesh.github", name: "createGithubIssue", fn: handlers_2.createGithubIssue },
-    { packageId: "mesh.github", name: "createGithubPullRequest", fn: handlers_2.createGithubPullRequest },
-    { packageId: "mesh.github", name: "createGithubPullRequestReview", fn: handlers_2.createGithubPullRequestReview },
-    { packageId: "mesh.github", name: "getGithubIssue", fn: handlers_2.getGithubIssue },
-    { packageId: "mesh.github", name: "getGithubPullRequest", fn: handlers_2.getGithubPullRequest },
-    { packageId: "mesh.github", name: "listGithubPullRequestChecks", fn: handlers_2.listGithubPullRequestChecks },
-    { packageId: "mesh.github", name: "listGithubPullRequestFiles", fn: handlers_2.listGithubPullRequestFiles },
-    { packageId: "mesh.linear", name: "commentOnLinearIssue", fn: handlers_3.commentOnLinearIssue },
-    { packageId: "mesh.linear", name: "createLinearIssue", fn: handlers_3.createLinearIssue },
-    { packageId: "mesh.linear", name: "getLinearIssue", fn: handlers_3.getLinearIssue },
-    { packageId: "mesh.linear", name: "searchLinearIssues", fn: handlers_3.searchLinearIssues },
-    { packageId: "mesh.linear", name: "updateLinearIssueState", fn: handlers_3.updateLinearIssueState },
-    { packageId: "mesh.memory", name: "amend", fn: handlers_4.amend },
-    { packageId: "mesh.memory", name: "forget", fn: handlers_4.forget },
-    { packageId: "mesh.memory", name: "recall", fn: handlers_4.recall },
-    { packageId: "mesh.memory", name: "remember", fn: handlers_4.remember },
-    { packageId: "mesh.sentry", name: "assignSentryIssue", fn: handlers_5.assignSentryIssue },
-    { packageId: "mesh.sentry", name: "getSentryIssue", fn: handlers_5.getSentryIssue },
-    { packageId: "mesh.sentry", name: "getSentryLatestEvent", fn: handlers_5.getSentryLatestEvent },
-    { packageId: "mesh.sentry", name: "listSentryIssues", fn: handlers_5.listSentryIssues },
-    { packageId: "mesh.sentry", name: "resolveSentryIssue", fn: handlers_5.resolveSentryIssue },
-    { packageId: "mesh.slack", name: "postSlackMessage", fn: handlers_6.postSlackMessage },
-    { packageId: "mesh.web", name: "webRead", fn: handlers_7.webRead },
-    { packageId: "mesh.web", name: "webSearch", fn: handlers_7.webSearch },
-    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_8.workspaceExec },
-    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_8.workspaceReadFile },
-    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_8.workspaceWriteFile },
+    { packageId: "mesh.datadog", name: "listDatadogMonitors", fn: handlers_1.listDatadogMonitors },
+    { packageId: "mesh.datadog", name: "muteDatadogMonitor", fn: handlers_1.muteDatadogMonitor },
+    { packageId: "mesh.datadog", name: "postDatadogEvent", fn: handlers_1.postDatadogEvent },
+    { packageId: "mesh.datadog", name: "queryDatadogMetrics", fn: handlers_1.queryDatadogMetrics },
+    { packageId: "mesh.datadog", name: "searchDatadogLogs", fn: handlers_1.searchDatadogLogs },
+    { packageId: "mesh.deepsource", name: "getDeepsourcePrChecks", fn: handlers_2.getDeepsourcePrChecks },
+    { packageId: "mesh.deepsource", name: "listDeepsourceIssues", fn: handlers_2.listDeepsourceIssues },
+    { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_3.checkoutGithubRepo },
+    { packageId: "mesh.github", name: "commentOnGithubIssue", fn: handlers_3.commentOnGithubIssue },
+    { packageId: "mesh.github", name: "createGithubIssue", fn: handlers_3.createGithubIssue },
+    { packageId: "mesh.github", name: "createGithubPullRequest", fn: handlers_3.createGithubPullRequest },
+    { packageId: "mesh.github", name: "createGithubPullRequestReview", fn: handlers_3.createGithubPullRequestReview },
+    { packageId: "mesh.github", name: "getGithubIssue", fn: handlers_3.getGithubIssue },
+    { packageId: "mesh.github", name: "getGithubPullRequest", fn: handlers_3.getGithubPullRequest },
+    { packageId: "mesh.github", name: "listGithubPullRequestChecks", fn: handlers_3.listGithubPullRequestChecks },
+    { packageId: "mesh.github", name: "listGithubPullRequestFiles", fn: handlers_3.listGithubPullRequestFiles },
+    { packageId: "mesh.linear", name: "commentOnLinearIssue", fn: handlers_4.commentOnLinearIssue },
+    { packageId: "mesh.linear", name: "createLinearIssue", fn: handlers_4.createLinearIssue },
+    { packageId: "mesh.linear", name: "getLinearIssue", fn: handlers_4.getLinearIssue },
+    { packageId: "mesh.linear", name: "searchLinearIssues", fn: handlers_4.searchLinearIssues },
+    { packageId: "mesh.linear", name: "updateLinearIssueState", fn: handlers_4.updateLinearIssueState },
+    { packageId: "mesh.memory", name: "amend", fn: handlers_5.amend },
+    { packageId: "mesh.memory", name: "forget", fn: handlers_5.forget },
+    { packageId: "mesh.memory", name: "recall", fn: handlers_5.recall },
+    { packageId: "mesh.memory", name: "remember", fn: handlers_5.remember },
+    { packageId: "mesh.sentry", name: "assignSentryIssue", fn: handlers_6.assignSentryIssue },
+    { packageId: "mesh.sentry", name: "getSentryIssue", fn: handlers_6.getSentryIssue },
+    { packageId: "mesh.sentry", name: "getSentryLatestEvent", fn: handlers_6.getSentryLatestEvent },
+    { packageId: "mesh.sentry", name: "listSentryIssues", fn: handlers_6.listSentryIssues },
+    { packageId: "mesh.sentry", name: "resolveSentryIssue", fn: handlers_6.resolveSentryIssue },
+    { packageId: "mesh.slack", name: "postSlackMessage", fn: handlers_7.postSlackMessage },
+    { packageId: "mesh.web", name: "webRead", fn: handlers_8.webRead },
+    { packageId: "mesh.web", name: "webSearch", fn: handlers_8.webSearch },
+    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_9.workspaceExec },
+    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_9.workspaceReadFile },
+    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_9.workspaceWriteFile },
   ],
   hooks: [],
 };

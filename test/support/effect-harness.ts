@@ -24,6 +24,8 @@ import { makeAgent } from './run.ts';
 export interface EffectHarness {
   config: Record<string, JsonValue>;
   secret: string | undefined;
+  /** Values of the package's other secret kinds, by kind (a package that needs more than one). */
+  secrets: Record<string, string | undefined>;
   readonly delays: number[];
   call(
     name: string,
@@ -62,6 +64,7 @@ export async function effectHarness(
   const harness: EffectHarness = {
     config: {},
     secret: undefined,
+    secrets: {},
     delays,
     async call(name, args, at = {}) {
       const runtime: ToolRuntime = {
@@ -72,7 +75,13 @@ export async function effectHarness(
         services: services([[OUTBOX, outbox], ...extra]),
         configFor: (id) => (id === packageId ? harness.config : {}),
         secretFor: (id, kind) =>
-          Promise.resolve(id === packageId && kind === secretKind ? harness.secret : undefined),
+          Promise.resolve(
+            id !== packageId
+              ? undefined
+              : kind === secretKind
+                ? harness.secret
+                : harness.secrets[kind],
+          ),
       };
       const call = { id: at.callId ?? randomUUID(), name, arguments: JSON.stringify(args) };
       const resolved = resolveCall(registry, call);
