@@ -12,7 +12,7 @@ const { values } = parseArgs({
     kills: { type: 'string' },
     database: { type: 'string' },
     seed: { type: 'string' },
-    // The effect-tool campaign (real mesh.linear and mesh.slack against their fakes).
+    // The effect-tool campaign (real mesh.linear, mesh.slack and mesh.github against their fakes).
     'effect-kills': { type: 'string', default: '12' },
     verbose: { type: 'boolean', default: false },
   },
@@ -48,6 +48,7 @@ console.log(effectSummaryLine(effects));
 const effectFailures =
   effects.duplicateEffects +
   effects.linearUnsettled +
+  effects.githubUnsettled +
   effects.slackMisreported +
   effects.unfinishedRuns +
   effects.problems.length;

@@ -1,10 +1,11 @@
 /**
- * The effect-tool crash campaign: scripted runs that open a Linear issue and post a Slack message
- * through the real packages, against the loopback fakes, driven by child workers killed with
+ * The effect-tool crash campaign: scripted runs that open a Linear issue, post a Slack message and
+ * open a GitHub issue through the real packages, against the loopback fakes, driven by child workers killed with
  * SIGKILL between recording an effect and sending it, right after sending it (before its answer
  * is stored), or at a random moment, then resumed by the next child. Afterwards the fakes and the
- * ledger are compared: Linear (which reconciles, by our key as the issue's id) must have each
- * issue exactly once and every call delivered; Slack (which cannot be asked) must never have a
+ * ledger are compared: Linear (which reconciles, by our key as the issue's id) and GitHub (which
+ * reconciles, by the marker carrying our key in the issue's body) must have each issue exactly
+ * once and every call delivered; Slack (which cannot be asked) must never have a
  * message twice, and a post cut after sending must be reported unknown.
  */
 import { randomInt, randomUUID } from 'node:crypto';
@@ -19,6 +20,7 @@ import { connect } from '../../src/store/connect.ts';
 import type { Db } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { runStore } from '../../src/store/run-store.ts';
+import { startGitHubFake, type GitHubFake } from '../support/github-fake.ts';
 import { startLinearFake, type LinearFake } from '../support/linear-fake.ts';
 import { freshPostgresUrl } from '../support/postgres.ts';
 import { startSlackFake, type SlackFake } from '../support/slack-fake.ts';
@@ -43,6 +45,8 @@ export interface EffectCampaignResult {
   readonly duplicateEffects: number;
   /** Linear calls not delivered exactly once (the provider reconciles: none may be unknown). */
   readonly linearUnsettled: number;
+  /** GitHub issues not delivered exactly once (reconciled by the marker: none may be unknown). */
+  readonly githubUnsettled: number;
   /** Slack posts reported unknown (each a cut after sending, never re-posted). */
   readonly slackUnknown: number;
   /** Slack posts cut after sending that were not reported unknown, or reported wrongly. */
@@ -54,6 +58,8 @@ export interface EffectCampaignResult {
 
 const LINEAR_KEY = 'lin_api_crashCampaignKey0123456789';
 const SLACK_TOKEN = 'xoxb-crash-campaign-token';
+const GITHUB_TOKEN = 'ghp_crashCampaignToken0123456789ab';
+const REPO = 'acme/widgets';
 const childSource = join(dirname(fileURLToPath(import.meta.url)), 'effect-child.ts');
 
 function script(i: number) {
@@ -67,6 +73,11 @@ function script(i: number) {
       id: `r${i}slack`,
       name: 'post_slack_message',
       arguments: JSON.stringify({ channel: '#ops', text: `deploy failing r${i}` }),
+    },
+    {
+      id: `r${i}github`,
+      name: 'create_github_issue',
+      arguments: JSON.stringify({ repo: REPO, title: `deploy failing r${i}` }),
     },
   ];
 }
@@ -95,6 +106,14 @@ export async function runEffectCampaign(
   linear.keys.add(LINEAR_KEY);
   const slack = await startSlackFake();
   slack.tokens.add(SLACK_TOKEN);
+  const github = await startGitHubFake();
+  github.users.set(GITHUB_TOKEN, {
+    login: 'mesh-agent',
+    id: 4242,
+    name: 'Mesh Agent',
+    email: null,
+  });
+  github.repos.set(REPO, { defaultBranch: 'main' });
   const home = mkdtempSync(join(tmpdir(), 'mesh-crash-effects-'));
   const childPath = await bundleChild(
     join(dirname(childSource), '..', '..', 'test-output'),
@@ -131,6 +150,8 @@ export async function runEffectCampaign(
           SLACK_URL: slack.apiUrl,
           LINEAR_KEY,
           SLACK_TOKEN,
+          GITHUB_URL: github.baseUrl,
+          GITHUB_TOKEN,
           LEASE_MS: '300',
           ...(killing && !timerKill
             ? { KILL_POINT: point, KILL_NTH: String(1 + Math.floor(next() * 2)) }
@@ -163,7 +184,7 @@ export async function runEffectCampaign(
       kills,
       killsAfterRecord: cut.filter((c) => c.point === 'outbound:after_record').length,
       killsAfterSend: cut.filter((c) => c.point === 'outbound:after_send').length,
-      ...(await verify(db, runs, linear, slack, cut)),
+      ...(await verify(db, runs, { linear, slack, github }, cut)),
       problems,
       seed,
     };
@@ -171,6 +192,7 @@ export async function runEffectCampaign(
     await db.close().catch(() => undefined);
     await linear.close();
     await slack.close();
+    await github.close();
     await pgFresh?.drop();
     rmSync(home, { recursive: true, force: true });
   }
@@ -179,13 +201,17 @@ export async function runEffectCampaign(
 async function verify(
   db: Db,
   runs: number,
-  linear: LinearFake,
-  slack: SlackFake,
+  fakes: { linear: LinearFake; slack: SlackFake; github: GitHubFake },
   cut: readonly { point: string; callId: string }[],
 ): Promise<
   Pick<
     EffectCampaignResult,
-    'duplicateEffects' | 'linearUnsettled' | 'slackUnknown' | 'slackMisreported' | 'unfinishedRuns'
+    | 'duplicateEffects'
+    | 'linearUnsettled'
+    | 'githubUnsettled'
+    | 'slackUnknown'
+    | 'slackMisreported'
+    | 'unfinishedRuns'
   >
 > {
   const { rows: unfinished } = await db.query<{ n: number }>(
@@ -196,7 +222,9 @@ async function verify(
   );
   const kindOf = new Map(observations.map((o) => [o.call_id, o.kind]));
   let duplicateEffects = 0;
+  const { linear, slack, github } = fakes;
   let linearUnsettled = 0;
+  let githubUnsettled = 0;
   let slackUnknown = 0;
   let slackMisreported = 0;
   const issues = [...linear.issues.values()];
@@ -205,6 +233,10 @@ async function verify(
     const made = issues.filter((issue) => issue.title === title).length;
     duplicateEffects += Math.max(0, made - 1);
     if (made !== 1 || kindOf.get(`r${i}linear`) !== 'result') linearUnsettled++;
+
+    const opened = github.issues.filter((issue) => issue.title === title).length;
+    duplicateEffects += Math.max(0, opened - 1);
+    if (opened !== 1 || kindOf.get(`r${i}github`) !== 'result') githubUnsettled++;
 
     const posted = slack.posted.filter((p) => p.text === title).length;
     duplicateEffects += Math.max(0, posted - 1);
@@ -223,6 +255,7 @@ async function verify(
   return {
     duplicateEffects,
     linearUnsettled,
+    githubUnsettled,
     slackUnknown,
     slackMisreported,
     unfinishedRuns: unfinished[0]?.n ?? runs,
@@ -234,6 +267,7 @@ export function effectSummaryLine(r: EffectCampaignResult): string {
   return (
     `crash-effects: seed=${r.seed} runs=${r.runs} kills=${r.kills} after_record=${r.killsAfterRecord} ` +
     `after_send=${r.killsAfterSend} duplicate_effects=${r.duplicateEffects} linear_unsettled=${r.linearUnsettled} ` +
+    `github_unsettled=${r.githubUnsettled} ` +
     `slack_unknown=${r.slackUnknown} slack_misreported=${r.slackMisreported} unfinished_runs=${r.unfinishedRuns}`
   );
 }

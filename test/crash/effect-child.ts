@@ -1,6 +1,6 @@
 /**
  * A worker process for the effect-tool crash campaign: drives scripted runs of the real
- * mesh.linear and mesh.slack tools against the loopback fakes, their effects through the outbound
+ * mesh.linear, mesh.slack and mesh.github tools against the loopback fakes, their effects through the outbound
  * machinery, and kills itself with SIGKILL at an outbound point when told to: after an effect was
  * recorded and before it was sent, or after it was sent and before its answer was stored.
  */
@@ -35,10 +35,12 @@ const config: Record<string, Record<string, string | boolean>> = {
     default_team: 'ENG',
   },
   'mesh.slack': { api_url: env['SLACK_URL'] ?? '', allow_loopback_http: true },
+  'mesh.github': { api_base_url: env['GITHUB_URL'] ?? '', allow_loopback_http: true },
 };
 const secrets: Record<string, string> = {
   linear_api_key: env['LINEAR_KEY'] ?? '',
   slack_token: env['SLACK_TOKEN'] ?? '',
+  github_credential: env['GITHUB_TOKEN'] ?? '',
 };
 let seen = 0;
 const outbox = createOutbox({

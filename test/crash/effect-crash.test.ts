@@ -9,7 +9,7 @@ import { effectSummaryLine, runEffectCampaign } from './effect-campaign.ts';
  */
 describe('effect tools survive SIGKILL (smoke)', () => {
   it.skipIf(!process.env['DATABASE_URL'])(
-    'Linear reconciles to exactly one issue; Slack is never posted twice',
+    'Linear and GitHub reconcile to exactly one issue each; Slack is never posted twice',
     async () => {
       const seed = process.env['MESH_TEST_SEED']
         ? Number(process.env['MESH_TEST_SEED'])
@@ -25,6 +25,7 @@ describe('effect tools survive SIGKILL (smoke)', () => {
       expect(result.kills).toBe(2);
       expect(result.duplicateEffects).toBe(0);
       expect(result.linearUnsettled).toBe(0);
+      expect(result.githubUnsettled).toBe(0);
       expect(result.slackMisreported).toBe(0);
       expect(result.unfinishedRuns).toBe(0);
     },
