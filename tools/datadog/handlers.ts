@@ -17,6 +17,7 @@ import {
   type Datadog,
 } from './datadog-client.ts';
 import { datadogSettings, type DatadogSettings } from './settings.ts';
+import { refused } from '../../src/tool/package-support.ts';
 
 // The arguments were decoded against the manifest's schema before a handler runs: times match
 // now-<n><unit> or an ISO 8601 time with zone, tags their pattern, numbers their bounds.
@@ -27,10 +28,6 @@ const EXCERPT = 300;
 const EVENT_LOOKBACK_S = 24 * 3600;
 /** Pages of current downtimes a lookup reads (100 each) before it gives up. */
 const DOWNTIME_PAGES = 10;
-
-function refused(text: string): ToolOutput {
-  return { text, isError: true };
-}
 
 /** Settings and a client for one call, or the observation that says why not. */
 async function open(

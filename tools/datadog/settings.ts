@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../src/model/json.ts';
 import { checkBaseUrl } from '../../src/tool/base-url.ts';
+import type { SettingsOutcome as Outcome } from '../../src/tool/package-support.ts';
 
 /** The secret kinds every tool of the package needs: the agent's own Datadog keys. */
 export const API_KEY_KIND = 'datadog_api_key';
@@ -14,9 +15,7 @@ export interface DatadogSettings {
   readonly site: string;
 }
 
-export type SettingsOutcome =
-  | { readonly ok: true; readonly settings: DatadogSettings }
-  | { readonly ok: false; readonly problem: string };
+export type SettingsOutcome = Outcome<DatadogSettings>;
 
 const SITE = /^[a-z0-9]+(?:[.-][a-z0-9]+)*\.[a-z]{2,}$/;
 

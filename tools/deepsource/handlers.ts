@@ -3,6 +3,7 @@ import type { ToolContext } from '../../src/tool/context.ts';
 import type { ToolOutput } from '../../src/tool/definition.ts';
 import { connect, DeepSourceError, failureText, type Request } from './deepsource-client.ts';
 import { deepsourceSettings, runLink, type DeepSourceSettings } from './settings.ts';
+import { refused } from '../../src/tool/package-support.ts';
 
 // The arguments were decoded against the manifest's schema before a handler runs: owners and
 // repository names match their patterns, the category is one of DeepSource's, limits are bounded.
@@ -15,10 +16,6 @@ const PAGE_SIZE = 50;
 const MAX_PAGES = 5;
 /** Occurrences shown per issue (the count is the whole count). */
 const SHOWN_OCCURRENCES = 3;
-
-function refused(text: string): ToolOutput {
-  return { text, isError: true };
-}
 
 /** Settings and a connection for one call, or the observation that says why not. */
 async function open(

@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../src/model/json.ts';
 import { checkBaseUrl } from '../../src/tool/base-url.ts';
+import type { SettingsOutcome as Outcome } from '../../src/tool/package-support.ts';
 
 /** The secret kind every tool of the package needs: the agent's own DeepSource access token. */
 export const TOKEN_KIND = 'deepsource_api_token';
@@ -34,9 +35,7 @@ export interface DeepSourceSettings {
   readonly dashboardUrl: string;
 }
 
-export type SettingsOutcome =
-  | { readonly ok: true; readonly settings: DeepSourceSettings }
-  | { readonly ok: false; readonly problem: string };
+export type SettingsOutcome = Outcome<DeepSourceSettings>;
 
 const DEFAULT_API_URL = 'https://api.deepsource.io/graphql/';
 

@@ -35,6 +35,7 @@ export {
   listGithubPullRequestChecks,
   listGithubPullRequestFiles,
 } from './issues.ts';
+import { refused } from '../../src/tool/package-support.ts';
 
 // The arguments were decoded against the manifest's schema before a handler runs: `repo` matches
 // `owner/name`, branches match the ref pattern, and lengths are bounded.
@@ -43,10 +44,6 @@ const SETUP_TIMEOUT_MS = 60_000;
 const CLONE_TIMEOUT_MS = 10 * 60_000;
 /** How much of a failing command's output the observation keeps (its tail: where git says why). */
 const OUTPUT_TAIL = 4000;
-
-function refused(text: string): ToolOutput {
-  return { text, isError: true };
-}
 
 function splitRepo(repo: string): { owner: string; name: string } {
   const [owner = '', name = ''] = repo.split('/');

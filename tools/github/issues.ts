@@ -12,6 +12,7 @@ import {
 import { createRedactor } from '../../src/tool/redaction.ts';
 import { connect, deliveryError, failureText, httpFailure, readRetrying } from './github-client.ts';
 import { githubSettings, type GitHubSettings } from './settings.ts';
+import { refused } from '../../src/tool/package-support.ts';
 
 // Issues, pull requests, their files, checks, comments and reviews, as the agent's own account.
 // The arguments were decoded against the manifest's schema before a handler runs: `repo` matches
@@ -44,10 +45,6 @@ export function withMarker(body: string | undefined, key: EffectKey): string {
 
 export function hasMarker(body: string | null | undefined, key: EffectKey): boolean {
   return typeof body === 'string' && body.includes(marker(key));
-}
-
-function refused(text: string): ToolOutput {
-  return { text, isError: true };
 }
 
 function splitRepo(repo: string): { owner: string; name: string } {

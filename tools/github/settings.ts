@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../src/model/json.ts';
 import { checkBaseUrl } from '../../src/tool/base-url.ts';
+import type { SettingsOutcome as Outcome } from '../../src/tool/package-support.ts';
 
 /** The secret kind the package's tools need: the agent's token, or its app's private key. */
 export const CREDENTIAL_KIND = 'github_credential';
@@ -18,9 +19,7 @@ export interface GitHubSettings {
   readonly auth: GitHubAuth;
 }
 
-export type SettingsOutcome =
-  | { readonly ok: true; readonly settings: GitHubSettings }
-  | { readonly ok: false; readonly problem: string };
+export type SettingsOutcome = Outcome<GitHubSettings>;
 
 /** Reads and checks the package's config values for one call. */
 export function githubSettings(config: Readonly<Record<string, JsonValue>>): SettingsOutcome {

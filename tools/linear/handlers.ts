@@ -15,6 +15,7 @@ import {
   type Request,
 } from './linear-client.ts';
 import { linearSettings, type LinearSettings } from './settings.ts';
+import { refused } from '../../src/tool/package-support.ts';
 
 // The arguments were decoded against the manifest's schema before a handler runs: identifiers
 // match ENG-123 or a UUID, team keys their pattern, lengths are bounded.
@@ -33,10 +34,6 @@ interface IssueNode {
 }
 
 const ISSUE_FIELDS = 'id identifier title url state { id name }';
-
-function refused(text: string): ToolOutput {
-  return { text, isError: true };
-}
 
 /** Settings and a connection for one call, or the observation that says why not. */
 async function open(

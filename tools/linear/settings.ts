@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../src/model/json.ts';
 import { checkBaseUrl } from '../../src/tool/base-url.ts';
+import type { SettingsOutcome as Outcome } from '../../src/tool/package-support.ts';
 
 /** The secret kind every tool of the package needs: the agent's own Linear API key. */
 export const API_KEY_KIND = 'linear_api_key';
@@ -11,9 +12,7 @@ export interface LinearSettings {
   readonly defaultTeam: string | undefined;
 }
 
-export type SettingsOutcome =
-  | { readonly ok: true; readonly settings: LinearSettings }
-  | { readonly ok: false; readonly problem: string };
+export type SettingsOutcome = Outcome<LinearSettings>;
 
 /** Reads and checks the package's config values for one call; messages name settings, not values. */
 export function linearSettings(config: Readonly<Record<string, JsonValue>>): SettingsOutcome {

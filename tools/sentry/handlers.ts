@@ -19,6 +19,7 @@ import {
   type SentryIssue,
 } from './sentry-views.ts';
 import { sentrySettings, type SentrySettings } from './settings.ts';
+import { refused } from '../../src/tool/package-support.ts';
 
 // The arguments were decoded against the manifest's schema before a handler runs: an issue is a
 // numeric id or a short id (PROJ-12), lengths and ranges are bounded.
@@ -33,10 +34,6 @@ interface Opened {
   readonly request: SentryRequest;
   /** `/organizations/<slug>`: the prefix of every path the package calls. */
   readonly org: string;
-}
-
-function refused(text: string): ToolOutput {
-  return { text, isError: true };
 }
 
 /** Settings and a connection for one call, or the observation that says why not. */

@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../src/model/json.ts';
 import { checkBaseUrl } from '../../src/tool/base-url.ts';
+import type { SettingsOutcome as Outcome } from '../../src/tool/package-support.ts';
 
 /** The secret kind every tool of the package needs: the agent's own Sentry auth token. */
 export const TOKEN_KIND = 'sentry_auth_token';
@@ -15,9 +16,7 @@ export interface SentrySettings {
   readonly organization: string;
 }
 
-export type SettingsOutcome =
-  | { readonly ok: true; readonly settings: SentrySettings }
-  | { readonly ok: false; readonly problem: string };
+export type SettingsOutcome = Outcome<SentrySettings>;
 
 /** Reads and checks the package's config values for one call; messages name settings, not values. */
 export function sentrySettings(config: Readonly<Record<string, JsonValue>>): SettingsOutcome {

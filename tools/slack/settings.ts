@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../src/model/json.ts';
 import { checkBaseUrl } from '../../src/tool/base-url.ts';
+import type { SettingsOutcome as Outcome } from '../../src/tool/package-support.ts';
 
 /** The secret kind the package's tool needs: the agent's own Slack token. */
 export const TOKEN_KIND = 'slack_token';
@@ -10,9 +11,7 @@ export interface SlackSettings {
   readonly apiUrl: string;
 }
 
-export type SettingsOutcome =
-  | { readonly ok: true; readonly settings: SlackSettings }
-  | { readonly ok: false; readonly problem: string };
+export type SettingsOutcome = Outcome<SlackSettings>;
 
 /** Reads and checks the package's config values for one call; messages name settings, not values. */
 export function slackSettings(config: Readonly<Record<string, JsonValue>>): SettingsOutcome {
