@@ -76,7 +76,9 @@ const ALLOWED_OUTSIDE: Record<string, readonly string[]> = {
 /** Folders that must stay pure: no I/O built-ins, only the packages listed. */
 const PURE: Record<string, ReadonlySet<string>> = {
   model: new Set(),
-  tool: new Set(['ajv', 'ajv-formats']),
+  // The OpenTelemetry API is a facade without I/O: spans are no-ops until the composition root
+  // registers a provider (src/app/telemetry.ts), the only place the SDK is imported.
+  tool: new Set(['ajv', 'ajv-formats', '@opentelemetry/api']),
   policy: new Set(),
 };
 /** Node built-ins that do no I/O. */
@@ -90,6 +92,8 @@ const OWNED_PACKAGES: readonly { pattern: RegExp; owner: string }[] = [
   { pattern: /^playwright-core/, owner: 'src/browser/backends/' },
   { pattern: /^e2b$|^e2b\//, owner: 'src/exec/backends/' },
   { pattern: /^exa-js$|^exa-js\//, owner: 'src/web/adapters/' },
+  // The OpenTelemetry SDK is set up in one module, and imported only when tracing is configured.
+  { pattern: /^@opentelemetry\/(?!api$)/, owner: 'src/app/telemetry.ts' },
 ];
 
 function sources(folder: string): string[] {
@@ -235,6 +239,10 @@ describe('the layers', () => {
     expect(violation(server, '../../app/records.ts', 'server')).toBeUndefined();
     expect(violation(server, '../http.ts', 'server')).toBeUndefined();
     expect(violation(join(root, 'src/app/x.ts'), 'pg', 'app')).toBeDefined();
+    expect(violation(tool, '@opentelemetry/api', 'tool')).toBeUndefined();
+    expect(violation(tool, '@opentelemetry/sdk-trace-base', 'tool')).toBeDefined();
+    const telemetry = join(root, 'src/app/telemetry.ts');
+    expect(violation(telemetry, '@opentelemetry/sdk-trace-base', 'app')).toBeUndefined();
     expect(violation(join(root, 'src/store/x.ts'), 'pg', 'store')).toBeUndefined();
     expect(violation(join(root, 'src/store/x.ts'), '../app/mesh.ts', 'store')).toBeDefined();
     const handler = join(root, 'tools/memory/handlers.ts');

@@ -19,6 +19,7 @@ import {
   type Observation,
 } from './observation.ts';
 import type { Registry } from './registry.ts';
+import { SPAN_ATTRIBUTES as A, withSpan } from './tracing.ts';
 
 /** What one call came to. Only bugs and infrastructure faults are thrown ({@link FatalToolError}). */
 export type ExecuteResult =
@@ -155,13 +156,43 @@ async function grantedSecret(
   return value;
 }
 
-/** Runs an already-decoded call's handler and types its outcome. */
-export async function invoke(
+/**
+ * Runs an already-decoded call's handler and types its outcome, in an `execute_tool` span that
+ * names the tool, the call and what it came to (never its arguments or result).
+ */
+export function invoke(
   definition: Definition,
   args: JsonObject,
   call: ToolCall,
   runtime: ToolRuntime,
   step?: number,
+): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
+  return withSpan(
+    {
+      name: `execute_tool ${definition.tool.name}`,
+      kind: 'internal',
+      operation: 'execute_tool',
+      attributes: {
+        [A.toolName]: definition.tool.name,
+        [A.toolCallId]: call.id,
+        // Remote MCP tools are the agent's extensions; first-party ones are Mesh's functions.
+        [A.toolType]: definition.origin.source === 'remote' ? 'extension' : 'function',
+        [A.toolClass]: definition.class,
+        [A.runId]: runtime.runId,
+        [A.step]: step,
+      },
+    },
+    () => invokeHandler(definition, args, call, runtime, step),
+    (result) => ({ attributes: { [A.toolOutcome]: result.observation.kind } }),
+  );
+}
+
+async function invokeHandler(
+  definition: Definition,
+  args: JsonObject,
+  call: ToolCall,
+  runtime: ToolRuntime,
+  step: number | undefined,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   let output: ToolOutput;
   try {

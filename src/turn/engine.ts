@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import type { ModelClient } from '../model/client.ts';
 import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { AssistantMessage, Message, ModelResponse, ToolCall } from '../model/wire.ts';
@@ -20,6 +21,7 @@ import type { ToolRuntime } from '../tool/context.ts';
 import { hasCode, serializeError } from '../tool/errors.ts';
 import type { ArtifactLink } from '../tool/observation.ts';
 import type { Registry } from '../tool/registry.ts';
+import { SPAN_ATTRIBUTES as A, withSpan } from '../tool/tracing.ts';
 import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
 import { renderMemory, renderSystemPrompt } from './prompt.ts';
 import { withImages, type RoundImage } from './round-images.ts';
@@ -147,188 +149,231 @@ function callsJson(calls: readonly ToolCall[]): JsonValue[] {
 export function turnDriver(env: TurnEnvironment): RunDriver {
   return {
     kind: 'turn',
-    async drive(ctx: DriveContext): Promise<RunEnd> {
-      const { run, lease, ledger, signal } = ctx;
-      const turn = await env.loadTurn(run);
-      const offer = await env.policyFor(run, turn.agent, turn.conversation);
-      const model = await env.modelFor(turn.agent, run);
-      // Every schema, or the agent's own verbs and tool_search plus what searches loaded; calls
-      // resolve against the whole authorized registry either way.
-      const loading = await planToolLoading({
-        registry: offer.registry,
-        budget: model.budget,
-        checkpoint: run.checkpoint,
-        save: (checkpoint) => ledger.progress(lease, { checkpoint }),
-      });
-      const registry = loading.registry;
-      const stepCtx: ToolStepContext = {
-        ledger,
-        lease,
-        registry,
-        runtime: env.runtimeFor(run, signal, offer.configFor),
-        ...(env.hooks ? { hooks: env.hooks } : {}),
-      };
-      const budget = budgetFrom(run.budget);
-      const maxRounds = Math.min(MAX_ROUNDS, budget.maxRounds);
-      const startedAt = run.startedAt ?? run.createdAt;
-      const clock = env.clock ?? systemClock;
-      let steps = await ledger.steps(run.id);
-      if (steps.some((s) => s.kind === 'reply')) return { status: 'succeeded', reason: null };
-      const stored = usageFrom(run.usage);
-      let usage: RunUsage = {
-        ...stored,
-        rounds: Math.max(stored.rounds, steps.filter((s) => s.kind === 'model_response').length),
-        toolCalls: Math.max(stored.toolCalls, steps.filter((s) => s.kind === 'tool_call').length),
-      };
-
-      for (;;) {
-        if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
-        // Finish the calls of the last response first (a resumed run may have left some).
-        const responses = steps.filter((s) => s.kind === 'model_response');
-        const last = responses.at(-1);
-        if (last) {
-          const pending = responseFrom(last).toolCalls;
-          if (pending.length > 0 && responses.length <= maxRounds) {
-            const settled = await settleCalls({
-              ctx: stepCtx,
-              calls: pending,
-              steps,
-              usage,
-              budget,
-              startedAt,
-              clock,
-              signal,
-            });
-            if (settled.kind === 'interrupted')
-              return { status: 'interrupted', reason: 'the worker stopped' };
-            if (settled.kind === 'budget_exhausted')
-              return { status: 'budget_exhausted', reason: settled.reason };
-            await loading.used(pending);
-            usage = settled.usage;
-            steps = await ledger.steps(run.id);
-          }
-        }
-
-        const round = usage.rounds + 1;
-        if (round > maxRounds) {
-          return {
-            status: 'failed',
-            reason: `the model did not answer within ${maxRounds} rounds`,
-          };
-        }
-        const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, clock.now());
-        if (out) return { status: 'budget_exhausted', reason: out.reason };
-
-        const offered = round < maxRounds ? loading.offered() : [];
-        const rebuilt = roundMessages(steps);
-        const pictured = model.imageInput
-          ? await withImages(rebuilt, async (id) => (await ledger.artifact(run.id, id))?.content)
-          : { messages: rebuilt.messages, shown: 0 };
-        const roundSoFar = pictured.messages;
-        if (loading.notice) roundSoFar.push({ role: 'system', content: loading.notice });
-        const entries = ledgerEntries(steps);
-        if (entries.length > 0) roundSoFar.push({ role: 'system', content: renderLedger(entries) });
-        const fitted = await fitContext(
-          {
-            system: renderSystemPrompt({
-              agentName: turn.agent.name,
-              persona: turn.agent.persona,
-              audience: turn.conversation.audience,
-              offeredTools: offered.map((t) => t.name),
-              toolSearch: loading.decision.index && offered.length > 0,
-              packages: env.packages,
-              memories: turn.memories,
-              publicSettings: offer.publicSettings,
-            }),
-            memory: renderMemory(turn.memories),
-            history: historyMessages(turn.history),
-            current: historyMessages([turn.inbound])[0] as Message,
-            round: roundSoFar,
-            tools: offered,
+    drive: (ctx) =>
+      withSpan(
+        {
+          name: 'invoke_agent',
+          kind: 'internal',
+          operation: 'invoke_agent',
+          attributes: {
+            [A.runId]: ctx.run.id,
+            [A.agentId]: ctx.run.agentId,
+            [A.conversationId]: ctx.run.conversationId ?? undefined,
           },
-          model.budget,
-        );
-        await ledger.appendStep(lease, {
-          kind: 'model_request',
-          data: {
-            round,
-            model: model.model,
-            provider: model.client.kind,
-            estimate: estimateJson(fitted.estimate),
-            ...(pictured.shown > 0 ? { images: pictured.shown } : {}),
-            offered: offered.map((t) => t.name),
-            loading: loading.requestData(),
-            withheld: [
-              ...offer.withheld.map((w) => ({ ...w })),
-              ...(round < maxRounds
-                ? []
-                : registry
-                    .tools()
-                    .map((t) => ({ name: t.name, reason: 'last permitted round: no tools' }))),
-            ],
-            ledger: entries.map((e) => ({ ...e })),
-          },
+        },
+        (span) => driveTurn(env, ctx, span),
+        (end) => ({
+          attributes: { [A.runStatus]: end.status },
+          ...(end.status === 'failed' ? { error: 'turn_failed' } : {}),
+        }),
+      ),
+  };
+}
+
+async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): Promise<RunEnd> {
+  const { run, lease, ledger, signal } = ctx;
+  const turn = await env.loadTurn(run);
+  span.updateName(`invoke_agent ${turn.agent.name}`);
+  span.setAttribute(A.agentName, turn.agent.name);
+  const offer = await env.policyFor(run, turn.agent, turn.conversation);
+  const model = await env.modelFor(turn.agent, run);
+  // Every schema, or the agent's own verbs and tool_search plus what searches loaded; calls
+  // resolve against the whole authorized registry either way.
+  const loading = await planToolLoading({
+    registry: offer.registry,
+    budget: model.budget,
+    checkpoint: run.checkpoint,
+    save: (checkpoint) => ledger.progress(lease, { checkpoint }),
+  });
+  const registry = loading.registry;
+  const stepCtx: ToolStepContext = {
+    ledger,
+    lease,
+    registry,
+    runtime: env.runtimeFor(run, signal, offer.configFor),
+    ...(env.hooks ? { hooks: env.hooks } : {}),
+  };
+  const budget = budgetFrom(run.budget);
+  const maxRounds = Math.min(MAX_ROUNDS, budget.maxRounds);
+  const startedAt = run.startedAt ?? run.createdAt;
+  const clock = env.clock ?? systemClock;
+  let steps = await ledger.steps(run.id);
+  if (steps.some((s) => s.kind === 'reply')) return { status: 'succeeded', reason: null };
+  const stored = usageFrom(run.usage);
+  let usage: RunUsage = {
+    ...stored,
+    rounds: Math.max(stored.rounds, steps.filter((s) => s.kind === 'model_response').length),
+    toolCalls: Math.max(stored.toolCalls, steps.filter((s) => s.kind === 'tool_call').length),
+  };
+
+  for (;;) {
+    if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
+    // Finish the calls of the last response first (a resumed run may have left some).
+    const responses = steps.filter((s) => s.kind === 'model_response');
+    const last = responses.at(-1);
+    if (last) {
+      const pending = responseFrom(last).toolCalls;
+      if (pending.length > 0 && responses.length <= maxRounds) {
+        const settled = await settleCalls({
+          ctx: stepCtx,
+          calls: pending,
+          steps,
+          usage,
+          budget,
+          startedAt,
+          clock,
+          signal,
         });
-        const prospective = usage.inputTokens + usage.outputTokens + fitted.estimate.total;
-        if (prospective > budget.maxTokens) {
-          return {
-            status: 'budget_exhausted',
-            reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
-          };
-        }
-
-        let response: ModelResponse;
-        try {
-          response = await model.client.complete(
-            { model: model.model, messages: fitted.messages, tools: offered },
-            { signal },
-          );
-        } catch (error) {
-          if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
-          if (hasCode(error, 'model_call_failed')) {
-            return {
-              status: 'failed',
-              reason: `model call failed: ${serializeError(error).message}`,
-            };
-          }
-          throw error;
-        }
-        usage = {
-          ...usage,
-          rounds: round,
-          inputTokens: usage.inputTokens + response.usage.inputTokens,
-          outputTokens: usage.outputTokens + response.usage.outputTokens,
-        };
-        const calls = offered.length === 0 ? [] : response.message.toolCalls;
-        await ledger.appendStep(lease, {
-          kind: 'model_response',
-          data: {
-            round,
-            content: response.message.content,
-            toolCalls: callsJson(calls),
-            finishReason: response.finishReason,
-            usage: { ...response.usage },
-            ...(calls.length < response.message.toolCalls.length
-              ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
-              : {}),
-          },
-        });
-        await ledger.progress(lease, { usage: usageJson(usage) });
-
-        if (calls.length === 0) {
-          const body =
-            response.message.content.trim() !== ''
-              ? response.message.content
-              : 'I could not finish this within the tool rounds I am allowed.';
-          await ledger.recordReply(lease, {
-            conversationId: turn.conversation.id,
-            actor: turn.agent.name,
-            body,
-          });
-          return { status: 'succeeded', reason: null };
-        }
+        if (settled.kind === 'interrupted')
+          return { status: 'interrupted', reason: 'the worker stopped' };
+        if (settled.kind === 'budget_exhausted')
+          return { status: 'budget_exhausted', reason: settled.reason };
+        await loading.used(pending);
+        usage = settled.usage;
         steps = await ledger.steps(run.id);
       }
-    },
-  };
+    }
+
+    const round = usage.rounds + 1;
+    if (round > maxRounds) {
+      return {
+        status: 'failed',
+        reason: `the model did not answer within ${maxRounds} rounds`,
+      };
+    }
+    const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, clock.now());
+    if (out) return { status: 'budget_exhausted', reason: out.reason };
+
+    const offered = round < maxRounds ? loading.offered() : [];
+    const rebuilt = roundMessages(steps);
+    const pictured = model.imageInput
+      ? await withImages(rebuilt, async (id) => (await ledger.artifact(run.id, id))?.content)
+      : { messages: rebuilt.messages, shown: 0 };
+    const roundSoFar = pictured.messages;
+    if (loading.notice) roundSoFar.push({ role: 'system', content: loading.notice });
+    const entries = ledgerEntries(steps);
+    if (entries.length > 0) roundSoFar.push({ role: 'system', content: renderLedger(entries) });
+    const fitted = await fitContext(
+      {
+        system: renderSystemPrompt({
+          agentName: turn.agent.name,
+          persona: turn.agent.persona,
+          audience: turn.conversation.audience,
+          offeredTools: offered.map((t) => t.name),
+          toolSearch: loading.decision.index && offered.length > 0,
+          packages: env.packages,
+          memories: turn.memories,
+          publicSettings: offer.publicSettings,
+        }),
+        memory: renderMemory(turn.memories),
+        history: historyMessages(turn.history),
+        current: historyMessages([turn.inbound])[0] as Message,
+        round: roundSoFar,
+        tools: offered,
+      },
+      model.budget,
+    );
+    const request = await ledger.appendStep(lease, {
+      kind: 'model_request',
+      data: {
+        round,
+        model: model.model,
+        provider: model.client.kind,
+        estimate: estimateJson(fitted.estimate),
+        ...(pictured.shown > 0 ? { images: pictured.shown } : {}),
+        offered: offered.map((t) => t.name),
+        loading: loading.requestData(),
+        withheld: [
+          ...offer.withheld.map((w) => ({ ...w })),
+          ...(round < maxRounds
+            ? []
+            : registry
+                .tools()
+                .map((t) => ({ name: t.name, reason: 'last permitted round: no tools' }))),
+        ],
+        ledger: entries.map((e) => ({ ...e })),
+      },
+    });
+    const prospective = usage.inputTokens + usage.outputTokens + fitted.estimate.total;
+    if (prospective > budget.maxTokens) {
+      return {
+        status: 'budget_exhausted',
+        reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
+      };
+    }
+
+    let response: ModelResponse;
+    try {
+      response = await withSpan(
+        {
+          name: `chat ${model.model}`,
+          kind: 'client',
+          operation: 'chat',
+          attributes: {
+            [A.providerName]: model.client.kind,
+            [A.requestModel]: model.model,
+            [A.runId]: run.id,
+            [A.round]: round,
+            [A.step]: request.seq,
+          },
+        },
+        () =>
+          model.client.complete(
+            { model: model.model, messages: fitted.messages, tools: offered },
+            { signal },
+          ),
+        (r) => ({
+          attributes: {
+            [A.finishReasons]: [r.finishReason],
+            [A.inputTokens]: r.usage.inputTokens,
+            [A.outputTokens]: r.usage.outputTokens,
+          },
+        }),
+      );
+    } catch (error) {
+      if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
+      if (hasCode(error, 'model_call_failed')) {
+        return {
+          status: 'failed',
+          reason: `model call failed: ${serializeError(error).message}`,
+        };
+      }
+      throw error;
+    }
+    usage = {
+      ...usage,
+      rounds: round,
+      inputTokens: usage.inputTokens + response.usage.inputTokens,
+      outputTokens: usage.outputTokens + response.usage.outputTokens,
+    };
+    const calls = offered.length === 0 ? [] : response.message.toolCalls;
+    await ledger.appendStep(lease, {
+      kind: 'model_response',
+      data: {
+        round,
+        content: response.message.content,
+        toolCalls: callsJson(calls),
+        finishReason: response.finishReason,
+        usage: { ...response.usage },
+        ...(calls.length < response.message.toolCalls.length
+          ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
+          : {}),
+      },
+    });
+    await ledger.progress(lease, { usage: usageJson(usage) });
+
+    if (calls.length === 0) {
+      const body =
+        response.message.content.trim() !== ''
+          ? response.message.content
+          : 'I could not finish this within the tool rounds I am allowed.';
+      await ledger.recordReply(lease, {
+        conversationId: turn.conversation.id,
+        actor: turn.agent.name,
+        body,
+      });
+      return { status: 'succeeded', reason: null };
+    }
+    steps = await ledger.steps(run.id);
+  }
 }
