@@ -15,6 +15,8 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly usage: string;
+  /** It runs turns: spans go to the operator's OTLP endpoint while it runs, when one is set. */
+  readonly traced?: boolean;
   load(): Promise<CommandBody>;
 }
 

@@ -142,6 +142,7 @@ export const commands: readonly Command[] = [
     name: 'serve',
     summary: 'Serve the web UI and JSON API, and drive runs',
     usage: SERVE_USAGE,
+    traced: true,
     load: async () => (await import('./serve.ts')).serveCommand,
   },
   {
@@ -172,6 +173,7 @@ export const commands: readonly Command[] = [
     name: 'chat',
     summary: 'Send a message to an agent and print its reply',
     usage: CHAT_USAGE,
+    traced: true,
     load: async () => (await import('./chat.ts')).chatCommand,
   },
   {

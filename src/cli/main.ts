@@ -1,6 +1,7 @@
 import { meshVersion } from '../app/version.ts';
 import { isMeshError } from '../tool/errors.ts';
 import { quietSdkLogs } from '../app/sdk-logs.ts';
+import { startTelemetry } from '../app/telemetry.ts';
 import { processIo, UsageError, type CliIo } from './command.ts';
 import { commands } from './commands.ts';
 
@@ -45,6 +46,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     io.out(command.usage);
     return 0;
   }
+  // Before the body loads, so the provider is there for its first span; flushed when it ends.
+  const telemetry = command.traced ? await startTelemetry(meshVersion()) : undefined;
   try {
     return await (
       await command.load()
@@ -65,6 +68,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
       return 1;
     }
     throw error;
+  } finally {
+    await telemetry?.shutdown();
   }
 }
 
