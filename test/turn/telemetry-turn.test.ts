@@ -10,6 +10,8 @@ import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { registerTracing } from '../../src/app/telemetry.ts';
 import { chat } from '../../src/app/turns.ts';
 import { freshPglite } from '../support/db.ts';
+import { invoke } from '../../src/tool/executor.ts';
+import { testDefinition, testOrigin, testRuntime } from '../support/tool.ts';
 import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
 
 const CANARY = 'canary-7f3a9c-do-not-trace';
@@ -136,5 +138,33 @@ describe('a traced turn', () => {
       expect(exported).not.toContain(CANARY);
       expect(exported).not.toContain('vault code');
     }
+  });
+
+  it('a remote tool is an extension, and a fatal handler error is error status by its code alone', async () => {
+    exporter.reset();
+    const definition = testDefinition('remote_probe', {
+      class: 'effect',
+      replay: 'effectful',
+      origin: { ...testOrigin, source: 'remote' },
+      execute: () => Promise.reject(new Error(`upstream said ${CANARY}`)),
+    });
+    const call = { id: 'call_9', name: 'remote_probe', arguments: `{"q":"${CANARY}"}` };
+    await expect(invoke(definition, { q: CANARY }, call, testRuntime(), 4)).rejects.toMatchObject({
+      code: 'tool_failed',
+    });
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.name).toBe('execute_tool remote_probe');
+    expect(span?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'tool_failed' });
+    expect(span?.attributes).toEqual({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'remote_probe',
+      'gen_ai.tool.call.id': 'call_9',
+      'gen_ai.tool.type': 'extension',
+      'mesh.tool.class': 'effect',
+      'mesh.run.id': 'run-1',
+      'mesh.step': 4,
+      'error.type': 'tool_failed',
+    });
+    expect(JSON.stringify([span?.attributes, span?.events, span?.status])).not.toContain(CANARY);
   });
 });
