@@ -170,6 +170,7 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
   };
 }
 
+/** One turn's work, inside its `invoke_agent` span (named for the agent once it is loaded). */
 async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): Promise<RunEnd> {
   const { run, lease, ledger, signal } = ctx;
   const turn = await env.loadTurn(run);
