@@ -130,8 +130,10 @@ function loadedAtStartUp(entry: string, followDynamic = false): Set<string> {
   return packages;
 }
 
+/** The API, and the context manager over AsyncLocalStorage it needs (one small module), are light. */
+const LIGHT = new Set(['@opentelemetry/api', '@opentelemetry/context-async-hooks']);
 const sdk = (packages: Set<string>) =>
-  [...packages].filter((p) => p.startsWith('@opentelemetry/') && p !== '@opentelemetry/api');
+  [...packages].filter((p) => p.startsWith('@opentelemetry/') && !LIGHT.has(p));
 
 describe('tracing when not configured', () => {
   it('needs an OTLP endpoint, and honours the standard off switches', () => {

@@ -1,12 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import {
-  context,
-  ROOT_CONTEXT,
-  trace,
-  type Context,
-  type ContextManager,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import { context, trace, type TracerProvider } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 
 /*
  * Tracing set-up: the one module that knows the OpenTelemetry SDK. The instrumented code
@@ -78,49 +71,10 @@ export async function startTelemetry(
  * back to the API's no-op defaults. Tests register an in-memory provider through it.
  */
 export function registerTracing(provider: TracerProvider): () => void {
-  context.setGlobalContextManager(new AsyncLocalContextManager());
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
   return () => {
     trace.disable();
     context.disable();
   };
-}
-
-/**
- * The active context, kept in an AsyncLocalStorage: what `@opentelemetry/context-async-hooks`
- * does, without a dependency for thirty lines (Mesh binds no event emitters to spans).
- */
-class AsyncLocalContextManager implements ContextManager {
-  readonly #storage = new AsyncLocalStorage<Context>();
-
-  active(): Context {
-    return this.#storage.getStore() ?? ROOT_CONTEXT;
-  }
-
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    active: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.#storage.run(active, () => fn.apply(thisArg, args));
-  }
-
-  bind<T>(active: Context, target: T): T {
-    if (typeof target !== 'function') return target;
-    const run = (fn: () => unknown) => this.with(active, fn);
-    const original = target as (...args: unknown[]) => unknown;
-    return function (this: unknown, ...args: unknown[]) {
-      return run(() => original.apply(this, args));
-    } as T;
-  }
-
-  enable(): this {
-    return this;
-  }
-
-  disable(): this {
-    this.#storage.disable();
-    return this;
-  }
 }
