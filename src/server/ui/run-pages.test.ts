@@ -73,7 +73,7 @@ describe('the run page', () => {
         reconciles: false,
       }),
     ]);
-    expect(page).toContain('<h2>Effects</h2>');
+    expect(page).toContain('<h2>Outbound events</h2>');
     expect(page).toContain('<code>linear.issue_create</code>');
     expect(page).toContain('href="https://linear.app/acme/issue/ENG-1"');
     expect(page).toContain('data-state="unknown"');
@@ -82,7 +82,7 @@ describe('the run page', () => {
   });
 
   it('shows no effects section for a run without effects', () => {
-    expect(runPage({ csrf: 'x' }, undefined, run, [])).not.toContain('Effects');
+    expect(runPage({ csrf: 'x' }, undefined, run, [])).not.toContain('Outbound events');
   });
 
   it("shows a request's tool loading: the index, both figures, and what changed with why", () => {

@@ -277,9 +277,12 @@ function providerLink(link: string | null): Html | '' {
   return /^https?:\/\//i.test(link) ? html` <a href="${link}" rel="noreferrer">open</a>` : '';
 }
 
-/** The run's effects: where each went, its delivery state, attempts and what it became. */
+/**
+ * The run's outbound events — its effects and its reply: where each went, its delivery state,
+ * attempts and what it became.
+ */
 function effectTable(effects: readonly OutboundEventRecord[]): Html {
-  return html`<h2>Effects</h2>
+  return html`<h2>Outbound events</h2>
     ${listTable(
       effects,
       'No effects.',
