@@ -13,6 +13,7 @@ import {
   type FailureLimitOptions,
 } from './failure-limit.ts';
 import { errorResponse, isExpected } from './http.ts';
+import { StreamSlots } from './run-events.ts';
 import { mountApi } from './serve-api.ts';
 import { htmlResponse, jsonResponse, type ServerEnv } from './server-env.ts';
 import { mountUi } from './serve-ui.ts';
@@ -94,6 +95,8 @@ export function meshApp(
     readonly version: string;
     readonly trustedProxies?: TrustedProxies;
     readonly failureLimit?: FailureLimitOptions;
+    /** Live event streams held open at once (64 unless given). */
+    readonly maxStreams?: number;
   },
 ): Hono<ServerEnv> {
   // Error texts carry what servers and providers said: a held secret never reaches a log line
@@ -120,8 +123,10 @@ export function meshApp(
       }),
     );
   }
-  mountApi(app, mesh, options.version, failures);
-  mountUi(app, mesh, logFailure, failures);
+  // One bound on live event streams for the whole server: API and UI streams share it.
+  const streams = new StreamSlots(options.maxStreams);
+  mountApi(app, mesh, options.version, failures, streams);
+  mountUi(app, mesh, logFailure, failures, streams);
   app.onError((error, c) => {
     const id = c.get('requestId');
     if (!isExpected(error)) logFailure(error, id);

@@ -14,6 +14,7 @@ import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid, UUID_SOURCE } from '../ids.ts';
 import { closedObject } from '../router.ts';
+import { resumeAfter, runEventStream } from '../run-events.ts';
 import { actorOf, LIMIT, limitOf, route, type Route } from './context.ts';
 
 async function runOr404(mesh: Mesh, id: string) {
@@ -128,6 +129,38 @@ export const conversationRoutes: readonly Route[] = [
         runEffects(context.mesh, run.id),
       ]);
       return runJson(run, steps, effects);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/runs/{run}/events',
+    operationId: 'streamRunEvents',
+    summary:
+      "A run's live events as server-sent events: its steps, progress, state changes and reply, until the run stops",
+    description: [
+      'A `text/event-stream` read from the database (any replica serves any run). Events:',
+      '',
+      '- `step` (`id: <seq>`): a step as `GET /api/runs/{run}` shows it, every step after the resume point, in order;',
+      '- `reply` (`id: <seq>` of its reply step): `{run_id, seq, message_id, body}`;',
+      '- `progress`: `{run_id, usage}` when the run records new usage;',
+      '- `state`: `{run_id, status, reason, usage, committed_at, finished_at, final}` first, on every status change, and last with `final: true` once the run is neither queued nor running; the stream then ends;',
+      '- `error`: the server could not read the run; reconnect.',
+      '',
+      'Resume with `Last-Event-ID: <seq>` (an EventSource sends it on reconnect) or `?after=<seq>`: only later steps are sent. Comments keep an idle stream open; a stream lasts at most ten minutes, then the client resumes. Each server holds a bounded number of streams (429 past it).',
+    ].join('\n'),
+    tag: 'runs',
+    query: {
+      after: {
+        description: 'Send only steps after this seq (Last-Event-ID wins when both are given).',
+        schema: { type: 'integer', minimum: 0, maximum: 999999999 },
+      },
+    },
+    mediaType: 'text/event-stream',
+    response: { type: 'string', contentMediaType: 'text/event-stream' },
+    handle: async ({ context, params, query }) => {
+      const run = await runOr404(context.mesh, params['run'] ?? '');
+      const after = resumeAfter(query, context.lastEventId);
+      return runEventStream(context.mesh, run, { slots: context.streams, after });
     },
   }),
   route({
