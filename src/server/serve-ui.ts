@@ -33,6 +33,7 @@ const pagePolicy = secureHeaders({
     defaultSrc: ["'none'"],
     styleSrc: ["'self'"],
     scriptSrc: ["'self'"],
+    connectSrc: ["'self'"],
     imgSrc: ["'self'"],
     mediaSrc: ["'self'"],
     formAction: ["'self'"],

@@ -18,6 +18,7 @@ import { mountApi } from './serve-api.ts';
 import { htmlResponse, jsonResponse, type ServerEnv } from './server-env.ts';
 import { mountUi } from './serve-ui.ts';
 import { errorPage } from './ui/login-pages.ts';
+import { LIVE_SCRIPT } from './ui/live-script.ts';
 import { STYLESHEET } from './ui/style.ts';
 
 export interface ServerOptions {
@@ -44,9 +45,10 @@ export interface MeshServer {
 const FAVICON =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3a5bd9"/><path d="M3 12V4l5 5 5-5v8" stroke="#fff" stroke-width="2" fill="none"/></svg>';
 
-/** Public, static files: the stylesheet and the tab icon. */
+/** Public, static files: the stylesheet, the pages' script and the tab icon. */
 const ASSETS = [
   { path: '/assets/mesh.css', type: 'text/css; charset=utf-8', body: STYLESHEET },
+  { path: '/assets/live.js', type: 'text/javascript; charset=utf-8', body: LIVE_SCRIPT },
   { path: '/favicon.ico', type: 'image/svg+xml', body: FAVICON },
 ] as const;
 
