@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SSEStreamingApi } from 'hono/streaming';
 import type { Mesh } from '../app/mesh.ts';
-import { listStepsAfter } from '../app/queries.ts';
+import { listConversationRuns, listStepsAfter } from '../app/queries.ts';
 import type { RunRecord, RunStatus, StepRecord } from '../app/records.ts';
 import { stepJson } from '../app/views.ts';
 import { HttpError } from './http-error.ts';
+import { UUID_SOURCE } from './ids.ts';
 
 /*
  * A run's live events as a server-sent event stream, read from the database rather than from
@@ -109,15 +110,29 @@ function stateJson(run: RunRecord, final: boolean): Record<string, unknown> {
   };
 }
 
+/** What a stream's pump writes through. */
+interface EventOut {
+  send(event: string, data: unknown, id?: string): Promise<void>;
+  /**
+   * Waits one poll (writing a keep-alive comment first when the stream was quiet too long);
+   * false when the client left or the stream has lasted its time.
+   */
+  idle(): Promise<boolean>;
+  /** Whether the client left. */
+  readonly left: boolean;
+}
+
 /**
- * The event stream of a run: every step after `after` (`event: step`, `id: <seq>`, the step as
- * the run API shows it), a `reply` event beside a reply step (same id), `progress` when the run's
- * usage changes, `state` when its status does, and a final `state` (`final: true`) once the run
- * is no longer queued or running, after which the stream ends. A slot is taken before the
- * stream opens (refused 429 past the limit) and given back when it ends or the client leaves.
+ * A server-sent event response whose events `pump` writes. A slot is taken before the stream
+ * opens (refused 429 past the limit) and given back when the pump ends or the client leaves.
  */
-export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOptions): Response {
-  const release = options.slots.take();
+function eventStream(
+  mesh: Mesh,
+  slots: StreamSlots,
+  pollMs: number,
+  pump: (out: EventOut) => Promise<void>,
+): Response {
+  const release = slots.take();
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const stream = new SSEStreamingApi(writable, readable);
   const left = new AbortController();
@@ -126,87 +141,47 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
     left.abort();
     release();
   });
-  const pollMs = options.pollMs ?? POLL_MS;
-
-  const send = async (event: string, data: unknown, id?: number) => {
-    await stream.writeSSE({
-      event,
-      data: JSON.stringify(data),
-      ...(id === undefined ? {} : { id: String(id) }),
-    });
-  };
-
-  const pump = async () => {
-    const started = mesh.clock.now().getTime();
-    let last = options.after;
-    let quietSince = started;
-    let current = run;
-    await stream.writeSSE({
-      event: 'state',
-      data: JSON.stringify(stateJson(run, false)),
-      retry: RETRY_MS,
-    });
-    let usage = JSON.stringify(run.usage);
-    for (;;) {
-      // The run is read before its steps: a run seen ended has written every step it will.
-      const fresh = await mesh.ledger.run(run.id);
-      if (!fresh || left.signal.aborted) return;
-      const steps = await listStepsAfter(mesh, run.id, last);
-      for (const step of steps) {
-        await send(
-          'step',
-          options.render ? { ...stepJson(step), html: options.render(step) } : stepJson(step),
-          step.seq,
-        );
-        if (step.kind === 'reply')
-          await send(
-            'reply',
-            {
-              run_id: run.id,
-              seq: step.seq,
-              message_id: step.data.messageId,
-              body: step.data.body,
-            },
-            step.seq,
-          );
-        last = step.seq;
-      }
-      const now = mesh.clock.now().getTime();
-      if (steps.length > 0) quietSince = now;
-      if (JSON.stringify(fresh.usage) !== usage) {
-        usage = JSON.stringify(fresh.usage);
-        await send('progress', { run_id: run.id, usage: fresh.usage });
-        quietSince = now;
-      }
-      const ended = !LIVE_STATUSES.includes(fresh.status);
-      if (ended || fresh.status !== current.status || fresh.reason !== current.reason) {
-        await send('state', stateJson(fresh, ended));
-        quietSince = now;
-      }
-      current = fresh;
-      if (ended || now - started >= MAX_STREAM_MS) return;
-      if (now - quietSince >= HEARTBEAT_MS) {
+  const now = () => mesh.clock.now().getTime();
+  const started = now();
+  let lastWrite = started;
+  let first = true;
+  const out: EventOut = {
+    async send(event, data, id) {
+      await stream.writeSSE({
+        event,
+        data: JSON.stringify(data),
+        ...(id === undefined ? {} : { id }),
+        ...(first ? { retry: RETRY_MS } : {}),
+      });
+      first = false;
+      lastWrite = now();
+    },
+    async idle() {
+      if (left.signal.aborted || now() - started >= MAX_STREAM_MS) return false;
+      if (now() - lastWrite >= HEARTBEAT_MS) {
         await stream.write(': keep-alive\n\n');
-        quietSince = now;
+        lastWrite = now();
       }
       try {
         await sleep(pollMs, undefined, { signal: left.signal });
+        return true;
       } catch {
-        return;
+        return false;
       }
-    }
+    },
+    get left() {
+      return left.signal.aborted;
+    },
   };
-
-  void pump()
+  void pump(out)
     .catch(async () => {
       // A failed read ends the stream; the client resumes from the last id it got.
-      await send('error', { code: 'internal_error', message: 'the stream failed; reconnect' });
+      await out.send('error', { code: 'internal_error', message: 'the stream failed; reconnect' });
     })
     .finally(async () => {
       release();
       await stream.close();
     });
-
   return new Response(stream.responseReadable, {
     status: 200,
     headers: {
@@ -214,5 +189,142 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     },
+  });
+}
+
+function isLiveStatus(status: RunStatus): boolean {
+  return LIVE_STATUSES.includes(status);
+}
+
+/**
+ * The event stream of a run: every step after `after` (`event: step`, `id: <seq>`, the step as
+ * the run API shows it), a `reply` event beside a reply step (same id), `progress` when the run's
+ * usage changes, `state` when its status does, and a final `state` (`final: true`) once the run
+ * is no longer queued or running, after which the stream ends.
+ */
+export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOptions): Response {
+  return eventStream(mesh, options.slots, options.pollMs ?? POLL_MS, async (out) => {
+    let last = options.after;
+    let current = run;
+    let usage = JSON.stringify(run.usage);
+    await out.send('state', stateJson(run, false));
+    do {
+      // The run is read before its steps: a run seen ended has written every step it will.
+      const fresh = await mesh.ledger.run(run.id);
+      if (!fresh || out.left) return;
+      for (const step of await listStepsAfter(mesh, run.id, last)) {
+        const json = stepJson(step);
+        await out.send(
+          'step',
+          options.render ? { ...json, html: options.render(step) } : json,
+          String(step.seq),
+        );
+        if (step.kind === 'reply') await out.send('reply', replyJson(step), String(step.seq));
+        last = step.seq;
+      }
+      if (JSON.stringify(fresh.usage) !== usage) {
+        usage = JSON.stringify(fresh.usage);
+        await out.send('progress', { run_id: run.id, usage: fresh.usage });
+      }
+      const ended = !isLiveStatus(fresh.status);
+      if (ended || fresh.status !== current.status || fresh.reason !== current.reason)
+        await out.send('state', stateJson(fresh, ended));
+      current = fresh;
+      if (ended) return;
+    } while (await out.idle());
+  });
+}
+
+function replyJson(step: Extract<StepRecord, { kind: 'reply' }>): Record<string, unknown> {
+  return {
+    run_id: step.runId,
+    seq: step.seq,
+    message_id: step.data.messageId,
+    body: step.data.body,
+  };
+}
+
+/** Where a conversation's stream resumes: after step `seq` of run `runId`. */
+export interface ConversationResume {
+  readonly runId: string;
+  readonly seq: number;
+}
+
+const CONVERSATION_ID = new RegExp(`^(${UUID_SOURCE}):(\\d{1,9})$`);
+
+/**
+ * The point a conversation's stream resumes after: `<run id>:<seq>` from `Last-Event-ID`, else
+ * from `?after=`, else undefined (from its first run). Anything else is refused before a stream
+ * opens.
+ */
+export function conversationResume(
+  query: URLSearchParams,
+  lastEventId: string | undefined,
+): ConversationResume | undefined {
+  const read = (text: string, field: string, code: 'invalid_header' | 'invalid_query') => {
+    const m = CONVERSATION_ID.exec(text.trim());
+    if (!m)
+      throw new HttpError(
+        400,
+        code,
+        `${field === 'header.last-event-id' ? 'Last-Event-ID' : 'after'} must be <run id>:<seq>, an id this stream sent`,
+        {},
+        { field },
+      );
+    return { runId: m[1] ?? '', seq: Number(m[2]) };
+  };
+  if (lastEventId !== undefined && lastEventId.trim() !== '')
+    return read(lastEventId, 'header.last-event-id', 'invalid_header');
+  const after = query.get('after');
+  return after === null ? undefined : read(after, 'query.after', 'invalid_query');
+}
+
+/**
+ * The event stream of a conversation: its runs in the order they were created, each with a
+ * `state` event (first seen, on every change, `final: true` when it stops) and a `reply` event
+ * (`id: <run id>:<seq>`) for each reply. Resuming after `<run>:<seq>` skips the runs before that
+ * run and that run's steps up to `seq`. A conversation never ends, so the stream lasts until the
+ * client leaves or its time is up.
+ */
+export function conversationEventStream(
+  mesh: Mesh,
+  conversationId: string,
+  options: { slots: StreamSlots; resume: ConversationResume | undefined; pollMs?: number },
+): Response {
+  return eventStream(mesh, options.slots, options.pollMs ?? POLL_MS, async (out) => {
+    const seen = new Map<string, { last: number; shown?: RunRecord; ended: boolean }>();
+    let resume = options.resume;
+    do {
+      let runs = await listConversationRuns(mesh, conversationId);
+      if (resume) {
+        const from = runs.findIndex((r) => r.id === resume?.runId);
+        // An id naming no run of this conversation replays it from the start.
+        if (from >= 0) {
+          for (const r of runs.slice(0, from)) seen.set(r.id, { last: 0, ended: true });
+          seen.set(runs[from]?.id ?? '', { last: resume.seq, ended: false });
+        }
+        resume = undefined;
+      }
+      runs = runs.filter((r) => !seen.get(r.id)?.ended);
+      for (const run of runs) {
+        const tracked = seen.get(run.id) ?? { last: 0, ended: false };
+        seen.set(run.id, tracked);
+        const ended = !isLiveStatus(run.status);
+        const shown = tracked.shown;
+        if (!shown || shown.status !== run.status || shown.reason !== run.reason) {
+          // The replies come after the state that says the run ended: steps are read after it.
+          if (!ended) await out.send('state', stateJson(run, false));
+        }
+        for (const step of await listStepsAfter(mesh, run.id, tracked.last)) {
+          if (step.kind === 'reply')
+            await out.send('reply', replyJson(step), `${run.id}:${step.seq}`);
+          tracked.last = step.seq;
+        }
+        if (ended) await out.send('state', stateJson(run, true));
+        tracked.shown = run;
+        tracked.ended = ended;
+        if (out.left) return;
+      }
+    } while (await out.idle());
   });
 }

@@ -102,6 +102,12 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
     );
     for (const name of ['`step`', '`reply`', '`progress`', '`state`', 'Last-Event-ID'])
       expect(events?.description).toContain(name);
+    const conversation = doc.paths['/api/conversations/{conversation}/events']?.['get'] as
+      { description?: string; responses: Record<string, { content?: object }> } | undefined;
+    expect(Object.keys(conversation?.responses['200']?.content ?? {})).toEqual([
+      'text/event-stream',
+    ]);
+    expect(conversation?.description).toContain('<run id>:<seq>');
   });
 
   it('creates and reads agents, refusing a bad name or a duplicate by field', async () => {

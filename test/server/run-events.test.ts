@@ -28,11 +28,15 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     await dispose?.();
   });
 
-  /** A run in a new conversation, leased to the test: the test is its worker. */
-  async function heldRun(): Promise<{ lease: Lease; conversationId: string }> {
+  /** A run in a new conversation (or the one named), leased to the test: the test is its worker. */
+  async function heldRun(
+    inConversation?: string,
+  ): Promise<{ lease: Lease; conversationId: string }> {
     const written = await server.mesh.ledger.receiveInbound({
       agentId,
-      conversation: { kind: 'new', id: randomUUID(), audience: 'direct' },
+      conversation: inConversation
+        ? { kind: 'existing', id: inConversation }
+        : { kind: 'new', id: randomUUID(), audience: 'direct' },
       message: { id: randomUUID(), actor: 'operator:test', body: 'hello' },
       run: (conversation, message) => ({
         id: randomUUID(),
@@ -158,5 +162,59 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     expect(again.status).toBe(200);
     await again.body?.cancel();
     await server.mesh.ledger.finish(lease, 'succeeded', null);
+  });
+
+  it("streams a conversation's runs in order, state and replies with <run>:<seq> ids, resumable", async () => {
+    const { ledger } = server.mesh;
+    const a = await heldRun();
+    const conversationId = a.conversationId;
+    await ledger.recordReply(a.lease, { conversationId, actor: 'agent:ada', body: 'One.' });
+    await ledger.finish(a.lease, 'succeeded', null);
+
+    const path = `api/conversations/${conversationId}/events`;
+    const auth = { authorization: `Bearer ${server.token}` };
+    const res = await fetch(`${server.url}${path}`, { headers: auth });
+    expect(res.status).toBe(200);
+    const events = sseEvents(res.body as ReadableStream<Uint8Array>);
+    const label = (e: SseEvent) => {
+      const data = JSON.parse(e.data) as { run_id: string; status?: string; final?: boolean };
+      const run = data.run_id === a.lease.runId ? 'a' : 'b';
+      return `${e.event} ${run} ${e.id ?? ''} ${data.status ?? ''}`.trim();
+    };
+    expect(label(await next(events))).toBe(`reply a ${a.lease.runId}:1`);
+    expect(label(await next(events))).toBe('state a  succeeded');
+
+    // The next message's run joins the open stream.
+    const b = await heldRun(conversationId);
+    expect(label(await next(events))).toBe('state b  running');
+    await ledger.recordReply(b.lease, { conversationId, actor: 'agent:ada', body: 'Two.' });
+    expect(label(await next(events))).toBe(`reply b ${b.lease.runId}:1`);
+    await ledger.finish(b.lease, 'succeeded', null);
+    expect(label(await next(events))).toBe('state b  succeeded');
+    await events.return(undefined);
+
+    // After a's reply: a's end again (states carry no id), then b's reply and end; nothing of a's reply.
+    const resumed = await fetch(`${server.url}${path}`, {
+      headers: { ...auth, 'last-event-id': `${a.lease.runId}:1` },
+    });
+    const again = sseEvents(resumed.body as ReadableStream<Uint8Array>);
+    const replayed = [await next(again), await next(again), await next(again)].map(label);
+    expect(replayed).toEqual([
+      'state a  succeeded',
+      `reply b ${b.lease.runId}:1`,
+      'state b  succeeded',
+    ]);
+    await again.return(undefined);
+
+    const bad = await server.api('GET', `/${path}`, undefined, {
+      headers: { 'last-event-id': '7' },
+    });
+    expect(bad.json).toMatchObject({
+      error: { code: 'invalid_header', field: 'header.last-event-id' },
+    });
+    const query = await server.api('GET', `/${path}?after=x`);
+    expect(query.json).toMatchObject({ error: { code: 'invalid_query', field: 'query.after' } });
+    const unknown = await server.api('GET', `/api/conversations/${randomUUID()}/events`);
+    expect(unknown.json).toMatchObject({ error: { code: 'conversation_not_found' } });
   });
 });

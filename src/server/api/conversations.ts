@@ -14,7 +14,12 @@ import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid, UUID_SOURCE } from '../ids.ts';
 import { closedObject } from '../router.ts';
-import { resumeAfter, runEventStream } from '../run-events.ts';
+import {
+  conversationEventStream,
+  conversationResume,
+  resumeAfter,
+  runEventStream,
+} from '../run-events.ts';
 import { actorOf, LIMIT, limitOf, route, type Route } from './context.ts';
 
 async function runOr404(mesh: Mesh, id: string) {
@@ -100,6 +105,43 @@ export const conversationRoutes: readonly Route[] = [
         conversation: conversationJson(conversation),
         messages: (await listMessages(context.mesh, conversation.id)).map(messageJson),
       };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/conversations/{conversation}/events',
+    operationId: 'streamConversationEvents',
+    summary:
+      "A conversation's live events as server-sent events: each run's state and replies, in the order the runs were created",
+    description: [
+      'A `text/event-stream` read from the database. For each run of the conversation, oldest first:',
+      '',
+      '- `state`: `{run_id, status, reason, usage, committed_at, finished_at, final}` when the run is first seen and on every change, `final: true` once it is neither queued nor running;',
+      '- `reply` (`id: <run id>:<seq>`): `{run_id, seq, message_id, body}`;',
+      '- `error`: the server could not read the conversation; reconnect.',
+      '',
+      'New runs (the next messages) join the stream as they are created; it lasts until the client leaves or ten minutes pass. Resume with `Last-Event-ID: <run id>:<seq>` or `?after=<run id>:<seq>`: runs before that run and its steps up to that seq are skipped (an id naming no run of the conversation replays it from the start). Bounded per server with the run streams (429 past it).',
+    ].join('\n'),
+    tag: 'conversations',
+    query: {
+      after: {
+        description:
+          'Resume after this event id (`<run id>:<seq>`); Last-Event-ID wins when both are given.',
+        schema: { type: 'string', pattern: `^${UUID_SOURCE}:[0-9]{1,9}$` },
+      },
+    },
+    mediaType: 'text/event-stream',
+    response: { type: 'string', contentMediaType: 'text/event-stream' },
+    handle: async ({ context, params, query }) => {
+      const id = params['conversation'] ?? '';
+      const conversation = isUuid(id) ? await getConversation(context.mesh, id) : undefined;
+      if (!conversation)
+        throw new MeshError('conversation_not_found', 'no conversation with that id');
+      const resume = conversationResume(query, context.lastEventId);
+      return conversationEventStream(context.mesh, conversation.id, {
+        slots: context.streams,
+        resume,
+      });
     },
   }),
   route({
