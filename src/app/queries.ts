@@ -18,6 +18,7 @@ import { getArtifact as getArtifactRow } from '../store/artifacts.ts';
 import {
   listConversationRuns as listConversationRunRows,
   listRuns as listRunRows,
+  listStepsAfter as listStepRowsAfter,
 } from '../store/runs.ts';
 import type {
   AgentRecord,
@@ -27,6 +28,7 @@ import type {
   MessageRecord,
   ModelProviderRecord,
   RunRecord,
+  StepRecord,
   ToolProviderRecord,
 } from './records.ts';
 
@@ -93,4 +95,9 @@ export function listConversationRuns(mesh: Mesh, conversationId: string): Promis
 
 export function getArtifact(mesh: Mesh, id: string): Promise<ArtifactRecord | undefined> {
   return getArtifactRow(mesh.db, id);
+}
+
+/** A run's steps numbered after `afterSeq`, oldest first (what a live stream has not sent). */
+export function listStepsAfter(mesh: Mesh, runId: string, afterSeq: number): Promise<StepRecord[]> {
+  return listStepRowsAfter(mesh.db, runId, afterSeq);
 }

@@ -45,6 +45,7 @@ export function openApiDocument(
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
       tags: [route.tag],
       ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
       ...(route.body
@@ -73,6 +74,12 @@ export function openApiDocument(
         '401': error('No operator token, or not a valid one.'),
         ...(params.length > 0 ? { '404': error('Something the path names does not exist.') } : {}),
         ...(route.body ? { '413': error('The body is larger than the server reads.') } : {}),
+        ...(route.mediaType === 'text/event-stream'
+          ? {
+              '400': error('Last-Event-ID or a query parameter was refused; the field is named.'),
+              '429': error('This server holds as many live streams as it allows; retry later.'),
+            }
+          : {}),
       },
     };
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;

@@ -19,6 +19,8 @@ export interface RoutePattern {
 export interface ApiRoute<C, B = unknown> extends RoutePattern {
   readonly operationId: string;
   readonly summary: string;
+  /** A longer account for the document (CommonMark), when the summary is not enough. */
+  readonly description?: string;
   readonly tag: string;
   /** The request body's JSON Schema; a body is read and validated only when this is set. */
   readonly body?: JsonSchema;

@@ -6,6 +6,7 @@ import { apiRoutes } from './api.ts';
 import { HttpError } from './http-error.ts';
 import { readJson } from './http.ts';
 import { RouteTable, routeNotFound } from './router.ts';
+import type { StreamSlots } from './run-events.ts';
 import { jsonResponse, originOf, type ServerEnv } from './server-env.ts';
 
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
@@ -48,6 +49,7 @@ export function mountApi(
   mesh: Mesh,
   version: string,
   failures: FailureLimiter,
+  streams: StreamSlots,
 ): void {
   const table = new RouteTable(apiRoutes);
   app.use('/api/*', operatorToken(mesh, failures));
@@ -61,7 +63,14 @@ export function mountApi(
       params,
       query: new URL(c.req.url).searchParams,
       body,
-      context: { mesh, operator: c.get('operator'), version, origin: originOf(c) },
+      context: {
+        mesh,
+        operator: c.get('operator'),
+        version,
+        origin: originOf(c),
+        streams,
+        lastEventId: c.req.header('last-event-id'),
+      },
     });
     if (route.mediaType !== undefined && result instanceof Response) return result;
     return jsonResponse(c, route.status ?? 200, result);

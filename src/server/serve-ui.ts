@@ -17,6 +17,7 @@ import { errorResponse, isExpected, readForm } from './http.ts';
 import { UUID_SOURCE } from './ids.ts';
 import { refuseUnstorablePairs } from './input-text.ts';
 import { RouteTable, routeNotFound } from './router.ts';
+import type { StreamSlots } from './run-events.ts';
 import { htmlResponse, originOf, type ServerEnv } from './server-env.ts';
 import { loginPage } from './ui/login-pages.ts';
 import { uiRoutes } from './ui/routes.ts';
@@ -32,6 +33,7 @@ const pagePolicy = secureHeaders({
     defaultSrc: ["'none'"],
     styleSrc: ["'self'"],
     scriptSrc: ["'self'"],
+    connectSrc: ["'self'"],
     imgSrc: ["'self'"],
     mediaSrc: ["'self'"],
     formAction: ["'self'"],
@@ -195,6 +197,7 @@ export function mountUi(
   mesh: Mesh,
   logFailure: (error: unknown) => void,
   failures: FailureLimiter,
+  streams: StreamSlots,
 ): void {
   app.use('*', pagePolicy);
   app.use('*', sameOriginPosts);
@@ -239,6 +242,8 @@ export function mountUi(
       params,
       query: new URL(c.req.url).searchParams,
       form: page.form,
+      streams,
+      lastEventId: c.req.header('last-event-id'),
     });
     if ('response' in result) return result.response;
     if ('redirect' in result) {

@@ -13,10 +13,12 @@ import {
   type FailureLimitOptions,
 } from './failure-limit.ts';
 import { errorResponse, isExpected } from './http.ts';
+import { StreamSlots } from './run-events.ts';
 import { mountApi } from './serve-api.ts';
 import { htmlResponse, jsonResponse, type ServerEnv } from './server-env.ts';
 import { mountUi } from './serve-ui.ts';
 import { errorPage } from './ui/login-pages.ts';
+import { LIVE_SCRIPT } from './ui/live-script.ts';
 import { STYLESHEET } from './ui/style.ts';
 
 export interface ServerOptions {
@@ -43,9 +45,10 @@ export interface MeshServer {
 const FAVICON =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3a5bd9"/><path d="M3 12V4l5 5 5-5v8" stroke="#fff" stroke-width="2" fill="none"/></svg>';
 
-/** Public, static files: the stylesheet and the tab icon. */
+/** Public, static files: the stylesheet, the pages' script and the tab icon. */
 const ASSETS = [
   { path: '/assets/mesh.css', type: 'text/css; charset=utf-8', body: STYLESHEET },
+  { path: '/assets/live.js', type: 'text/javascript; charset=utf-8', body: LIVE_SCRIPT },
   { path: '/favicon.ico', type: 'image/svg+xml', body: FAVICON },
 ] as const;
 
@@ -94,6 +97,8 @@ export function meshApp(
     readonly version: string;
     readonly trustedProxies?: TrustedProxies;
     readonly failureLimit?: FailureLimitOptions;
+    /** Live event streams held open at once (64 unless given). */
+    readonly maxStreams?: number;
   },
 ): Hono<ServerEnv> {
   // Error texts carry what servers and providers said: a held secret never reaches a log line
@@ -120,8 +125,10 @@ export function meshApp(
       }),
     );
   }
-  mountApi(app, mesh, options.version, failures);
-  mountUi(app, mesh, logFailure, failures);
+  // One bound on live event streams for the whole server: API and UI streams share it.
+  const streams = new StreamSlots(options.maxStreams);
+  mountApi(app, mesh, options.version, failures, streams);
+  mountUi(app, mesh, logFailure, failures, streams);
   app.onError((error, c) => {
     const id = c.get('requestId');
     if (!isExpected(error)) logFailure(error, id);

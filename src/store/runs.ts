@@ -261,6 +261,19 @@ export async function listSteps(q: Queryable, runId: string): Promise<StepRecord
   return rows.map(stepFrom);
 }
 
+/** A run's steps numbered after `afterSeq`, in order: what a live reader has not seen yet. */
+export async function listStepsAfter(
+  q: Queryable,
+  runId: string,
+  afterSeq: number,
+): Promise<StepRecord[]> {
+  const { rows } = await q.query<StepRow>(
+    `select ${STEP_COLUMNS} from run_steps where run_id = $1 and seq > $2::int order by seq`,
+    [runId, afterSeq],
+  );
+  return rows.map(stepFrom);
+}
+
 /**
  * Appends an observation with its artifacts (the whole of an observation too large for its step,
  * the bytes a call returned), numbered with the step, and finishes the call step, in one

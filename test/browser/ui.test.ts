@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import { callToolAsOperator } from '../../src/app/operator-call.ts';
+import { findAgent } from '../../src/app/queries.ts';
+import type { Lease } from '../../src/run/records.ts';
 import { parseScript } from '../../src/providers/scripted.ts';
 import type { Db } from '../../src/store/db.ts';
 import { launchBrowser, login, screenshot } from '../support/browser.ts';
@@ -426,5 +429,79 @@ describe('web UI in a browser (pglite)', () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  /** A run of the demo agent in a new conversation, leased to the test: the test is its worker. */
+  async function heldRun(): Promise<{ lease: Lease; conversationId: string }> {
+    const agent = await findAgent(server.mesh, 'demo');
+    if (!agent) throw new Error('no demo agent');
+    const written = await server.mesh.ledger.receiveInbound({
+      agentId: agent.id,
+      conversation: { kind: 'new', id: randomUUID(), audience: 'direct' },
+      message: { id: randomUUID(), actor: 'operator:test', body: 'follow me' },
+      run: (conversation, message) => ({
+        id: randomUUID(),
+        agentId: agent.id,
+        conversationId: conversation.id,
+        inboundMessageId: message.id,
+        kind: 'turn',
+        provenance: { kind: 'operator', operator: 'test' },
+        budget: {},
+        lease: { owner: 'browser-test', leaseMs: 60_000 },
+      }),
+    });
+    if (!written) throw new Error('the inbound message was not written');
+    return {
+      lease: { runId: written.run.id, owner: 'browser-test', epoch: written.run.leaseEpoch },
+      conversationId: written.conversation.id,
+    };
+  }
+
+  it('follows a run live: new steps, the reply and the final state appear without a reload', async () => {
+    const { ledger } = server.mesh;
+    const run = await heldRun();
+    await ledger.appendStep(run.lease, { kind: 'note', data: { phase: 'first' } });
+    await open(`runs/${run.lease.runId}`);
+    await expect(text(page.locator('dl.summary .status'))).resolves.toBe('running');
+    await expect(page.locator('li.step').count()).resolves.toBe(1);
+    await page.locator('html[data-live=following]').waitFor();
+    // A mark on this document: a reload or a navigation would lose it.
+    await page.evaluate(() => Object.assign(globalThis, { sameDocument: true }));
+
+    await ledger.appendStep(run.lease, { kind: 'note', data: { phase: 'second' } });
+    await page.locator('li.step[data-seq="2"]').waitFor();
+    await expect(text(page.locator('li.step[data-seq="2"] pre'))).resolves.toContain('second');
+    await ledger.recordReply(run.lease, {
+      conversationId: run.conversationId,
+      actor: 'agent:demo',
+      body: 'Followed.',
+    });
+    await ledger.finish(run.lease, 'succeeded', null);
+    await page.locator('html[data-live=ended]').waitFor();
+    await expect(text(page.locator('dl.summary .status'))).resolves.toBe('succeeded');
+    await expect(text(page.locator('li.step[data-kind=reply] .body'))).resolves.toBe('Followed.');
+    await expect(attributes(page.locator('li.step'), 'data-seq')).resolves.toEqual(['1', '2', '3']);
+    await expect(page.evaluate(() => 'sameDocument' in globalThis)).resolves.toBe(true);
+
+    // The chat page of a conversation whose run is still going shows the reply when it lands.
+    const chat = await heldRun();
+    const chatPage = await page.goto(
+      `${server.url}agents/demo/chat?conversation=${chat.conversationId}`,
+    );
+    expect(chatPage?.status()).toBe(200);
+    await expect(text(page.locator('a.run-link'))).resolves.toBe('run running');
+    await page.locator('html[data-live=following]').waitFor();
+    await page.evaluate(() => Object.assign(globalThis, { sameDocument: true }));
+    await ledger.recordReply(chat.lease, {
+      conversationId: chat.conversationId,
+      actor: 'agent:demo',
+      body: 'Live reply.',
+    });
+    await ledger.finish(chat.lease, 'succeeded', null);
+    await page.locator('html[data-live=ended]').waitFor();
+    await expect(text(page.locator('li.message.outbound .body'))).resolves.toBe('Live reply.');
+    await expect(text(page.locator('a.run-link'))).resolves.toBe('run succeeded');
+    await expect(page.evaluate(() => 'sameDocument' in globalThis)).resolves.toBe(true);
+    await screenshot(page, 'live-chat');
   });
 });

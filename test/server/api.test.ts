@@ -93,6 +93,21 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
     expect(listed.sort()).toEqual(apiRoutes.map((r) => `${r.method} ${r.path}`).sort());
     for (const ops of Object.values(doc.paths))
       for (const op of Object.values(ops)) expect(op.responses['401']).toBeDefined();
+    // The live events are documented as an event stream, with their refusals and event names.
+    const events = doc.paths['/api/runs/{run}/events']?.['get'] as
+      { description?: string; responses: Record<string, { content?: object }> } | undefined;
+    expect(Object.keys(events?.responses['200']?.content ?? {})).toEqual(['text/event-stream']);
+    expect(Object.keys(events?.responses ?? {})).toEqual(
+      expect.arrayContaining(['400', '401', '404', '429']),
+    );
+    for (const name of ['`step`', '`reply`', '`progress`', '`state`', 'Last-Event-ID'])
+      expect(events?.description).toContain(name);
+    const conversation = doc.paths['/api/conversations/{conversation}/events']?.['get'] as
+      { description?: string; responses: Record<string, { content?: object }> } | undefined;
+    expect(Object.keys(conversation?.responses['200']?.content ?? {})).toEqual([
+      'text/event-stream',
+    ]);
+    expect(conversation?.description).toContain('<run id>:<seq>');
   });
 
   it('creates and reads agents, refusing a bad name or a duplicate by field', async () => {

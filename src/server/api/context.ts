@@ -1,6 +1,7 @@
 import type { Mesh } from '../../app/mesh.ts';
 import type { OperatorTokenRecord } from '../../app/records.ts';
 import { HttpError } from '../http-error.ts';
+import type { StreamSlots } from '../run-events.ts';
 import { apiRoute, type ApiRoute } from '../router.ts';
 
 /** What every API handler runs with: the Mesh and the operator whose token was presented. */
@@ -10,6 +11,10 @@ export interface ApiContext {
   readonly version: string;
   /** This server's origin as the request reached it. */
   readonly origin: string;
+  /** The live event streams this server holds open. */
+  readonly streams: StreamSlots;
+  /** The request's `Last-Event-ID` header (a reconnecting event stream sends it). */
+  readonly lastEventId: string | undefined;
 }
 
 /** A route of the operator API. */

@@ -15,7 +15,8 @@ import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
 import { runEffects } from '../../app/outbound-view.ts';
-import { chatPage, runPage, runsPage } from './run-pages.ts';
+import { resumeAfter, runEventStream } from '../run-events.ts';
+import { chatPage, runPage, runsPage, stepItem } from './run-pages.ts';
 import { agentPath, field, post, type UiRoute } from './ui-route.ts';
 
 /** The Chat and Runs tabs, and a run's page. */
@@ -99,6 +100,26 @@ export const chatRoutes: readonly UiRoute[] = [
         runEffects(mesh, run.id),
       ]);
       return { page: runPage(session, agent, run, steps, mapped, effects) };
+    },
+  },
+  {
+    // The run's live events for the pages: the API's stream, authorized by the session cookie
+    // (a browser's EventSource cannot send a bearer token), each step with its page markup.
+    method: 'GET',
+    path: '/runs/{run}/events',
+    handle: async ({ mesh, params, query, streams, lastEventId }) => {
+      const id = params['run'] ?? '';
+      const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
+      if (!run) throw new MeshError('run_not_found', 'no run with that id');
+      const after = resumeAfter(query, lastEventId);
+      const mapped = await mappedRemoteNames(mesh, run.agentId);
+      return {
+        response: runEventStream(mesh, run, {
+          slots: streams,
+          after,
+          render: (step) => stepItem(step, mapped).text,
+        }),
+      };
     },
   },
   {

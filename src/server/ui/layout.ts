@@ -19,8 +19,16 @@ export function csrfField(session: PageSession): Html {
   return html`<input type="hidden" name="csrf" value="${session.csrf}" />`;
 }
 
-/** The frame of every page. */
-export function layout(title: string, session: PageSession | undefined, main: Html): string {
+/**
+ * The frame of every page. A `live` page also loads the script that follows its runs' event
+ * streams; without it (or without JavaScript) the page is the same, only not updated.
+ */
+export function layout(
+  title: string,
+  session: PageSession | undefined,
+  main: Html,
+  live = false,
+): string {
   const nav = session
     ? html`<nav>
         <a href="/agents">Agents</a>
@@ -43,6 +51,7 @@ export function layout(title: string, session: PageSession | undefined, main: Ht
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Mesh</title>
         <link rel="stylesheet" href="/assets/mesh.css" />
+        ${live ? html`<script src="/assets/live.js" defer></script>` : ''}
       </head>
       <body>
         <header><a class="brand" href="/">Mesh</a>${nav}</header>

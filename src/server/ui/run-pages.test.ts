@@ -116,3 +116,19 @@ describe('the run page', () => {
     expect(page).toContain('<strong>all schemas</strong>');
   });
 });
+
+describe('a run page follows its run only while it is live', () => {
+  const session = { csrf: 'c' };
+  it('loads the live script and names the stream after the last step for a running run', () => {
+    const page = runPage(session, undefined, { ...run, status: 'running' }, [request({})]);
+    expect(page).toContain('<script src="/assets/live.js" defer></script>');
+    expect(page).toContain(`data-events="/runs/${run.id}/events" data-after="1"`);
+    expect(page).toContain('data-seq="1"');
+  });
+
+  it('is a plain page once the run has ended', () => {
+    const page = runPage(session, undefined, run, [request({})]);
+    expect(page).not.toContain('<script');
+    expect(page).not.toContain('data-events');
+  });
+});

@@ -27,6 +27,7 @@ export function chatPage(
 ): string {
   const base = `/agents/${encodeURIComponent(agent.name)}/chat`;
   const runFor = new Map(current?.runs.map((r) => [r.inboundMessageId, r]) ?? []);
+  const following = current?.runs.filter(isLive).at(-1);
   return layout(
     `${agent.name} · Chat`,
     session,
@@ -47,13 +48,27 @@ export function chatPage(
         <section class="conversation">
           ${
             current
-              ? html`<ol class="messages">
+              ? html`<ol
+                  class="messages"
+                  ${following ? html`data-reply-events="/runs/${following.id}/events" data-agent="${agent.name}"` : ''}
+                >
                   ${current.messages.map((m) => {
                     const run = m.direction === 'inbound' ? runFor.get(m.id) : undefined;
-                    return html`<li class="message ${m.direction}">
+                    return html`<li class="message ${m.direction}" data-message="${m.id}">
                       <div class="meta">
                         ${m.direction === 'inbound' ? m.actor : agent.name} ·
-                        ${time(m.createdAt)}${run ? html` · <a href="/runs/${run.id}" class="run-link">run ${run.status}</a>` : ''}
+                        ${time(m.createdAt)}${
+                          run
+                            ? html` ·
+                                <a
+                                  href="/runs/${run.id}"
+                                  class="run-link"
+                                  data-run-status="${run.id}"
+                                  data-prefix="run "
+                                  >run ${run.status}</a
+                                >`
+                            : ''
+                        }
                       </div>
                       <div class="body">${m.body}</div>
                     </li>`;
@@ -83,6 +98,7 @@ export function chatPage(
           </form>
         </section>
       </div>`,
+    following !== undefined,
   );
 }
 
@@ -305,6 +321,23 @@ function effectTable(effects: readonly OutboundEventRecord[]): Html {
     )}`;
 }
 
+/** One step of a run page's list (also what its live stream sends for a new step). */
+export function stepItem(s: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin>): Html {
+  return html`<li class="step ${s.kind}" data-kind="${s.kind}" data-seq="${s.seq}">
+    <div class="step-head">
+      <span class="seq">${s.seq}</span> <strong>${s.kind.replace('_', ' ')}</strong>
+      <span class="status ${s.status}">${s.status}</span>
+      <span class="muted">${time(s.startedAt)}</span>
+    </div>
+    ${stepBody(s, mapped)}
+  </li>`;
+}
+
+/** Whether a run is still being worked on, so its pages follow it live. */
+export function isLive(run: RunRecord): boolean {
+  return run.status === 'queued' || run.status === 'running';
+}
+
 export function runPage(
   session: PageSession,
   agent: AgentRecord | undefined,
@@ -314,6 +347,7 @@ export function runPage(
   mapped: ReadonlyMap<string, RemoteNameOrigin> = new Map(),
   effects: readonly OutboundEventRecord[] = [],
 ): string {
+  const live = isLive(run);
   return layout(
     `Run ${run.id.slice(0, 8)}`,
     session,
@@ -327,8 +361,10 @@ export function runPage(
         <dd>${run.kind}</dd>
         <dt>Status</dt>
         <dd>
-          <span class="status ${run.status}">${run.status}</span
-          >${run.reason ? html` <span class="muted">${run.reason}</span>` : ''}
+          <span class="status ${run.status}" data-run-status="${run.id}">${run.status}</span
+          ><span class="muted" data-run-reason="${run.id}"
+            >${run.reason ? ` ${run.reason}` : ''}</span
+          >
         </dd>
         <dt>Usage</dt>
         <dd><code>${JSON.stringify(run.usage)}</code></dd>
@@ -353,18 +389,12 @@ export function runPage(
         }
       </dl>
       ${effects.length === 0 ? '' : effectTable(effects)}
-      <ol class="steps">
-        ${steps.map(
-          (s) =>
-            html`<li class="step ${s.kind}" data-kind="${s.kind}">
-              <div class="step-head">
-                <span class="seq">${s.seq}</span> <strong>${s.kind.replace('_', ' ')}</strong>
-                <span class="status ${s.status}">${s.status}</span>
-                <span class="muted">${time(s.startedAt)}</span>
-              </div>
-              ${stepBody(s, mapped)}
-            </li>`,
-        )}
+      <ol
+        class="steps"
+        ${live ? html`data-events="/runs/${run.id}/events" data-after="${steps.at(-1)?.seq ?? 0}"` : ''}
+      >
+        ${steps.map((s) => stepItem(s, mapped))}
       </ol>`,
+    live,
   );
 }

@@ -1,6 +1,7 @@
 import type { Mesh } from '../../app/mesh.ts';
 import { isMeshError } from '../../tool/errors.ts';
 import type { Method, RoutePattern } from '../router.ts';
+import type { StreamSlots } from '../run-events.ts';
 import type { PageSession } from './layout.ts';
 
 /** A one-shot notice shown on the next page (carried in a short-lived cookie). */
@@ -17,6 +18,10 @@ export interface UiCall {
   readonly query: URLSearchParams;
   /** The posted form (POST routes only; its CSRF token is already checked). */
   readonly form: URLSearchParams;
+  /** The live event streams this server holds open. */
+  readonly streams: StreamSlots;
+  /** The request's `Last-Event-ID` header (a reconnecting event stream sends it). */
+  readonly lastEventId: string | undefined;
 }
 
 /** What a page handler answers: a page, a redirect with an optional notice, or bytes. */

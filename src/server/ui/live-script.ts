@@ -1,0 +1,64 @@
+/**
+ * The pages' one script (served as /assets/live.js, allowed by the pages' `script-src 'self'`):
+ * it follows a run's event stream (`/runs/{run}/events`, authorized by the session cookie) and
+ * updates the page in place. A run page appends each new step as the server rendered it and
+ * updates the status; a chat page appends the reply and updates the run's link. A page without
+ * it is the same page, only not updated until reloaded.
+ *
+ * Step markup comes from the server's own renderer (every value escaped there); anything else
+ * the script writes goes in as text.
+ */
+export const LIVE_SCRIPT = `'use strict';
+(function () {
+  function follow(url, after, on) {
+    var source = new EventSource(url + '?after=' + encodeURIComponent(after || '0'));
+    source.addEventListener('state', function (e) {
+      var state = JSON.parse(e.data);
+      document.querySelectorAll('[data-run-status="' + state.run_id + '"]').forEach(function (el) {
+        el.textContent = (el.getAttribute('data-prefix') || '') + state.status;
+        if (el.classList.contains('status')) el.className = 'status ' + state.status;
+      });
+      document.querySelectorAll('[data-run-reason="' + state.run_id + '"]').forEach(function (el) {
+        el.textContent = state.reason ? ' ' + state.reason : '';
+      });
+      if (state.final) {
+        source.close();
+        document.documentElement.setAttribute('data-live', 'ended');
+      }
+    });
+    Object.keys(on).forEach(function (name) {
+      source.addEventListener(name, function (e) { on[name](JSON.parse(e.data)); });
+    });
+    document.documentElement.setAttribute('data-live', 'following');
+  }
+
+  document.querySelectorAll('ol[data-events]').forEach(function (list) {
+    follow(list.getAttribute('data-events'), list.getAttribute('data-after'), {
+      step: function (step) {
+        if (list.querySelector('[data-seq="' + step.seq + '"]')) return;
+        list.insertAdjacentHTML('beforeend', step.html);
+      },
+    });
+  });
+
+  document.querySelectorAll('ol[data-reply-events]').forEach(function (list) {
+    follow(list.getAttribute('data-reply-events'), '0', {
+      reply: function (reply) {
+        if (list.querySelector('[data-message="' + reply.message_id + '"]')) return;
+        var item = document.createElement('li');
+        item.className = 'message outbound';
+        item.setAttribute('data-message', reply.message_id);
+        var meta = document.createElement('div');
+        meta.className = 'meta';
+        meta.textContent = list.getAttribute('data-agent') || '';
+        var body = document.createElement('div');
+        body.className = 'body';
+        body.textContent = reply.body;
+        item.appendChild(meta);
+        item.appendChild(body);
+        list.appendChild(item);
+      },
+    });
+  });
+})();
+`;

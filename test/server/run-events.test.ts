@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Lease } from '../../src/run/records.ts';
+import { meshApp } from '../../src/server/server.ts';
+import { testDatabases } from '../support/db.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { sseEvents, type SseEvent } from '../support/sse.ts';
+import { scriptedAgent } from '../support/turn.ts';
+
+/**
+ * A run's live events over HTTP: the test drives a run step by step through the ledger (as a
+ * worker on any replica would) and reads the stream as the steps land.
+ */
+describe.each(testDatabases())('live run events on $name', (database) => {
+  let server: TestServer;
+  let dispose: () => Promise<void>;
+  let agentId: string;
+
+  beforeAll(async () => {
+    const opened = await database.open();
+    server = await startTestServer(opened.db);
+    dispose = () => opened.dispose();
+    agentId = await scriptedAgent(server.mesh, { rules: [], fallback: { content: 'Hi.' } }, 'ada');
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await dispose?.();
+  });
+
+  /** A run in a new conversation (or the one named), leased to the test: the test is its worker. */
+  async function heldRun(
+    inConversation?: string,
+  ): Promise<{ lease: Lease; conversationId: string }> {
+    const written = await server.mesh.ledger.receiveInbound({
+      agentId,
+      conversation: inConversation
+        ? { kind: 'existing', id: inConversation }
+        : { kind: 'new', id: randomUUID(), audience: 'direct' },
+      message: { id: randomUUID(), actor: 'operator:test', body: 'hello' },
+      run: (conversation, message) => ({
+        id: randomUUID(),
+        agentId,
+        conversationId: conversation.id,
+        inboundMessageId: message.id,
+        kind: 'turn',
+        provenance: { kind: 'operator', operator: 'test' },
+        budget: {},
+        lease: { owner: 'test-worker', leaseMs: 60_000 },
+      }),
+    });
+    if (!written) throw new Error('the inbound message was not written');
+    const { run, conversation } = written;
+    return {
+      lease: { runId: run.id, owner: 'test-worker', epoch: run.leaseEpoch },
+      conversationId: conversation.id,
+    };
+  }
+
+  function open(runId: string, headers: Record<string, string> = {}, search = '') {
+    return fetch(`${server.url}api/runs/${runId}/events${search}`, {
+      headers: { authorization: `Bearer ${server.token}`, ...headers },
+    });
+  }
+
+  /** The next event of a stream, failing if it ended first. */
+  async function next(events: AsyncGenerator<SseEvent>): Promise<SseEvent> {
+    const read = await events.next();
+    if (read.done) throw new Error('the stream ended');
+    return read.value;
+  }
+
+  it('sends steps in order as they land, progress, the reply and a final state, then ends; resumes after Last-Event-ID', async () => {
+    const { lease, conversationId } = await heldRun();
+    const { ledger } = server.mesh;
+    await ledger.appendStep(lease, { kind: 'note', data: { n: 1 } });
+
+    const res = await open(lease.runId);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = sseEvents(res.body as ReadableStream<Uint8Array>);
+    const opening = await next(events);
+    expect(opening.event).toBe('state');
+    expect(JSON.parse(opening.data)).toMatchObject({ status: 'running', final: false });
+    const first = await next(events);
+    expect([first.event, first.id]).toEqual(['step', '1']);
+    expect(JSON.parse(first.data)).toMatchObject({ seq: 1, kind: 'note', data: { n: 1 } });
+
+    // Written while the stream is open: it arrives without a new request.
+    await ledger.appendStep(lease, { kind: 'note', data: { n: 2 } });
+    const second = await next(events);
+    expect([second.event, second.id]).toEqual(['step', '2']);
+
+    await ledger.progress(lease, { usage: { modelCalls: 1 } });
+    const progress = await next(events);
+    expect(progress.event).toBe('progress');
+    expect(JSON.parse(progress.data)).toMatchObject({ usage: { modelCalls: 1 } });
+
+    await ledger.recordReply(lease, { conversationId, actor: 'agent:ada', body: 'Done.' });
+    const step = await next(events);
+    expect([step.event, step.id]).toEqual(['step', '3']);
+    const reply = await next(events);
+    expect([reply.event, reply.id]).toEqual(['reply', '3']);
+    expect(JSON.parse(reply.data)).toMatchObject({ seq: 3, body: 'Done.' });
+
+    await ledger.finish(lease, 'succeeded', null);
+    const final = await next(events);
+    expect(final.event).toBe('state');
+    expect(JSON.parse(final.data)).toMatchObject({ status: 'succeeded', final: true });
+    await expect(events.next()).resolves.toMatchObject({ done: true });
+
+    // Reconnecting after step 2: only step 3 and its reply, then the final state.
+    const resumed = await open(lease.runId, { 'last-event-id': '2' }, '?after=0');
+    const rest: SseEvent[] = [];
+    for await (const e of sseEvents(resumed.body as ReadableStream<Uint8Array>)) rest.push(e);
+    expect(rest.map((e) => `${e.event}:${e.id ?? ''}`)).toEqual([
+      'state:',
+      'step:3',
+      'reply:3',
+      'state:',
+    ]);
+    const byQuery = await open(lease.runId, {}, '?after=3');
+    const tail: SseEvent[] = [];
+    for await (const e of sseEvents(byQuery.body as ReadableStream<Uint8Array>)) tail.push(e);
+    expect(tail.map((e) => e.event)).toEqual(['state', 'state']);
+  });
+
+  it('refuses an unknown run 404, a bad Last-Event-ID or after 400 naming it, no token 401', async () => {
+    const unknown = await server.api('GET', `/api/runs/${randomUUID()}/events`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.json).toMatchObject({ error: { code: 'run_not_found' } });
+    const { lease } = await heldRun();
+    const header = await server.api('GET', `/api/runs/${lease.runId}/events`, undefined, {
+      headers: { 'last-event-id': 'x1' },
+    });
+    expect(header.status).toBe(400);
+    expect(header.json).toMatchObject({ error: { field: 'header.last-event-id' } });
+    const query = await server.api('GET', `/api/runs/${lease.runId}/events?after=-1`);
+    expect(query.json).toMatchObject({ error: { code: 'invalid_query', field: 'query.after' } });
+    const anonymous = await server.api('GET', `/api/runs/${lease.runId}/events`, undefined, {
+      token: null,
+    });
+    expect(anonymous.status).toBe(401);
+    await server.mesh.ledger.finish(lease, 'failed', 'test over');
+  });
+
+  it('holds a bounded number of streams: 429 past it, the slot back when a client leaves', async () => {
+    const app = meshApp(server.mesh, { log: () => undefined, version: 'test', maxStreams: 1 });
+    const { lease } = await heldRun();
+    const request = () =>
+      app.request(`http://mesh.test/api/runs/${lease.runId}/events`, {
+        headers: { authorization: `Bearer ${server.token}` },
+      });
+    const held = await request();
+    expect(held.status).toBe(200);
+    const refused = await request();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(await refused.json()).toMatchObject({ error: { code: 'too_many_streams' } });
+    await held.body?.cancel();
+    const again = await request();
+    expect(again.status).toBe(200);
+    await again.body?.cancel();
+    await server.mesh.ledger.finish(lease, 'succeeded', null);
+  });
+
+  it("streams a conversation's runs in order, state and replies with <run>:<seq> ids, resumable", async () => {
+    const { ledger } = server.mesh;
+    const a = await heldRun();
+    const conversationId = a.conversationId;
+    await ledger.recordReply(a.lease, { conversationId, actor: 'agent:ada', body: 'One.' });
+    await ledger.finish(a.lease, 'succeeded', null);
+
+    const path = `api/conversations/${conversationId}/events`;
+    const auth = { authorization: `Bearer ${server.token}` };
+    const res = await fetch(`${server.url}${path}`, { headers: auth });
+    expect(res.status).toBe(200);
+    const events = sseEvents(res.body as ReadableStream<Uint8Array>);
+    const label = (e: SseEvent) => {
+      const data = JSON.parse(e.data) as { run_id: string; status?: string; final?: boolean };
+      const run = data.run_id === a.lease.runId ? 'a' : 'b';
+      return `${e.event} ${run} ${e.id ?? ''} ${data.status ?? ''}`.trim();
+    };
+    expect(label(await next(events))).toBe(`reply a ${a.lease.runId}:1`);
+    expect(label(await next(events))).toBe('state a  succeeded');
+
+    // The next message's run joins the open stream.
+    const b = await heldRun(conversationId);
+    expect(label(await next(events))).toBe('state b  running');
+    await ledger.recordReply(b.lease, { conversationId, actor: 'agent:ada', body: 'Two.' });
+    expect(label(await next(events))).toBe(`reply b ${b.lease.runId}:1`);
+    await ledger.finish(b.lease, 'succeeded', null);
+    expect(label(await next(events))).toBe('state b  succeeded');
+    await events.return(undefined);
+
+    // After a's reply: a's end again (states carry no id), then b's reply and end; nothing of a's reply.
+    const resumed = await fetch(`${server.url}${path}`, {
+      headers: { ...auth, 'last-event-id': `${a.lease.runId}:1` },
+    });
+    const again = sseEvents(resumed.body as ReadableStream<Uint8Array>);
+    const replayed = [await next(again), await next(again), await next(again)].map(label);
+    expect(replayed).toEqual([
+      'state a  succeeded',
+      `reply b ${b.lease.runId}:1`,
+      'state b  succeeded',
+    ]);
+    await again.return(undefined);
+
+    const bad = await server.api('GET', `/${path}`, undefined, {
+      headers: { 'last-event-id': '7' },
+    });
+    expect(bad.json).toMatchObject({
+      error: { code: 'invalid_header', field: 'header.last-event-id' },
+    });
+    const query = await server.api('GET', `/${path}?after=x`);
+    expect(query.json).toMatchObject({ error: { code: 'invalid_query', field: 'query.after' } });
+    const unknown = await server.api('GET', `/api/conversations/${randomUUID()}/events`);
+    expect(unknown.json).toMatchObject({ error: { code: 'conversation_not_found' } });
+  });
+});

@@ -1,0 +1,36 @@
+/** One server-sent event as a client reads it. */
+export interface SseEvent {
+  readonly event: string;
+  readonly id: string | undefined;
+  readonly data: string;
+}
+
+/**
+ * Reads server-sent events from a response body as they arrive (comments skipped), ending when
+ * the stream does: what an EventSource would dispatch, without one.
+ */
+export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = 'message';
+      let id: string | undefined;
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const name = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+        if (name === 'event') event = value;
+        else if (name === 'id') id = value;
+        else if (name === 'data') data.push(value);
+      }
+      if (data.length > 0) yield { event, id, data: data.join('\n') };
+    }
+  }
+}
