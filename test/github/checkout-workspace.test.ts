@@ -32,9 +32,11 @@ describe.each(testDatabases())('checkout_github_repo in a local workspace on $na
   let git: GitHttpServer;
   let github: GitHubFake;
   let agentId: string;
+  let dispose: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     const opened = await database.open();
+    dispose = () => opened.dispose();
     mesh = assembleMesh(opened.db, testInstanceKey());
     git = await startGitHttpServer(TOKEN);
     await git.createRepo('acme/widgets', { branch: 'trunk' });
@@ -62,8 +64,10 @@ describe.each(testDatabases())('checkout_github_repo in a local workspace on $na
     );
   });
   afterAll(async () => {
-    // Closing the Mesh releases its workspaces and closes the database.
+    // Closing the Mesh releases its workspaces and closes the database; dispose drops the
+    // database the run had of its own.
     await mesh?.close();
+    await dispose?.();
     await git?.close();
     await github?.close();
   });

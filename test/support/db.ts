@@ -44,7 +44,8 @@ export function testDatabases(): TestDatabase[] {
       name: 'pglite',
       async open() {
         const db = await freshPglite();
-        return { db, dispose: () => db.close() };
+        // A Mesh closes its database itself: closing again is no error here.
+        return { db, dispose: () => db.close().catch(() => undefined) };
       },
     },
   ];
@@ -59,7 +60,7 @@ export function testDatabases(): TestDatabase[] {
           db,
           url: fresh.url,
           async dispose() {
-            await db.close();
+            await db.close().catch(() => undefined);
             await fresh.drop();
           },
         };
