@@ -1,0 +1,236 @@
+/**
+ * bench:tenants — one `mesh serve` on PostgreSQL holding many co-tenanted agents at once (issue 18:
+ * ten times the spec's fifty). Each agent has the memory verbs and one remote MCP server on
+ * loopback (the official SDK's server), and a Chat Completions fake on loopback answers every
+ * model request after a fixed delay: first with a call of the agent's remote tool, then, once the
+ * tool's result is sent back, with the reply. Every agent sends its messages one after another,
+ * all agents at once, through the HTTP API.
+ *
+ * Printed: messages/s; the control plane's own overhead per tool round p50/p99 — the time from
+ * the fake's first answer (the tool call) leaving to the next request of that turn arriving
+ * (the response stored, the call recorded, the MCP call made, its observation stored, the ledger
+ * and context built, the next request sent), so the fake's delay is not in it; errors (non-200
+ * answers and turns that did not succeed); the server's peak RSS (VmHWM).
+ *
+ * BENCH_AGENTS (500), BENCH_MESSAGES per agent (3), BENCH_DELAY_MS (200). Needs DATABASE_URL
+ * pointing at a PostgreSQL server: the bench creates its own database there and drops it.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeMcpServer, textTool } from '../test/support/mcp-server.ts';
+import { freshPostgresUrl } from '../test/support/postgres.ts';
+import { percentile } from './stats.ts';
+
+const AGENTS = Number(process.env['BENCH_AGENTS'] ?? '500');
+const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? '3');
+const DELAY_MS = Number(process.env['BENCH_DELAY_MS'] ?? '200');
+const SLUG = 'lookup';
+
+if (!process.env['DATABASE_URL']) {
+  console.log('bench:tenants needs DATABASE_URL pointing at a PostgreSQL server');
+  process.exit(1);
+}
+
+interface ChatMessage {
+  readonly role: string;
+  readonly tool_call_id?: string;
+}
+interface ChatRequest {
+  readonly model: string;
+  readonly messages: readonly ChatMessage[];
+  readonly tools?: readonly { function: { name: string } }[];
+}
+
+/** The Chat Completions fake: a tool call first, the reply once the tool's result is back. */
+async function startModel(): Promise<{ url: string; overheads: number[]; close(): void }> {
+  const sentAt = new Map<string, number>();
+  const overheads: number[] = [];
+  let calls = 0;
+  const read = (req: IncomingMessage) =>
+    new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      req.on('error', reject);
+    });
+  const server = createServer((req, res) => {
+    void read(req).then((text) => {
+      const arrived = performance.now();
+      const body = JSON.parse(text) as ChatRequest;
+      // The turn's last message that is not Mesh's own system context (the ledger follows the
+      // tool results): a tool result means the round's call came back.
+      const last = body.messages.filter((m) => m.role !== 'system').at(-1);
+      const pending = last?.role === 'tool' ? last.tool_call_id : undefined;
+      if (pending !== undefined) {
+        const sent = sentAt.get(pending);
+        if (sent !== undefined) overheads.push(arrived - sent);
+        sentAt.delete(pending);
+      }
+      const tool = body.tools?.map((t) => t.function.name).find((n) => n.endsWith('__find'));
+      setTimeout(() => {
+        const id = `call_${++calls}`;
+        const message =
+          pending === undefined && tool !== undefined
+            ? {
+                role: 'assistant',
+                content: null,
+                tool_calls: [
+                  {
+                    id,
+                    type: 'function',
+                    function: { name: tool, arguments: JSON.stringify({ q: 'deploy' }) },
+                  },
+                ],
+              }
+            : { role: 'assistant', content: 'Found it.' };
+        const payload = JSON.stringify({
+          id: `chatcmpl-${calls}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [
+            {
+              index: 0,
+              message,
+              finish_reason: 'tool_calls' in message ? 'tool_calls' : 'stop',
+            },
+          ],
+          usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+        });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(payload);
+        if ('tool_calls' in message) sentAt.set(id, performance.now());
+      }, DELAY_MS);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/v1`, overheads, close: () => server.close() };
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 'NaN');
+  return kb / 1024;
+}
+
+const model = await startModel();
+const mcp = await startFakeMcpServer({ tools: [textTool('find', 'Find a record by a word')] });
+const fresh = await freshPostgresUrl();
+const dir = mkdtempSync(join(tmpdir(), 'mesh-bench-tenants-'));
+writeFileSync(join(dir, 'instance.key'), randomBytes(32), { mode: 0o600 });
+const server = spawn(
+  process.execPath,
+  [join(process.cwd(), 'bin', 'mesh.js'), 'serve', '--port', '0'],
+  {
+    env: {
+      ...process.env,
+      MESH_HOME: join(dir, 'home'),
+      DATABASE_URL: fresh.url,
+      MESH_INSTANCE_KEY_FILE: join(dir, 'instance.key'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  },
+);
+const lines: string[] = [];
+const seen = (pattern: RegExp) =>
+  new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const line = lines.find((l) => pattern.test(l));
+      if (line !== undefined) resolve(line);
+    };
+    const onData = (chunk: Buffer) => {
+      lines.push(...chunk.toString('utf8').split('\n'));
+      check();
+    };
+    server.stdout.on('data', onData);
+    server.stderr.on('data', onData);
+    server.once('exit', (code) =>
+      reject(new Error(`mesh serve exited (${code}):\n${lines.join('\n')}`)),
+    );
+    check();
+  });
+
+try {
+  const base = (await seen(/^URL: /)).slice('URL: '.length).trim();
+  const token = (await seen(/^Operator token: /)).slice('Operator token: '.length).trim();
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${base}${path.slice(1)}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      json: (text ? JSON.parse(text) : {}) as Record<string, unknown>,
+    };
+  };
+  const must = async (method: string, path: string, body?: unknown) => {
+    const r = await api(method, path, body);
+    if (r.status >= 300)
+      throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.json)}`);
+    return r;
+  };
+
+  await must('POST', '/api/providers', {
+    name: 'loop',
+    kind: 'openai_compatible',
+    base_url: model.url,
+    api_key: 'sk-bench-tenants-0123456789',
+  });
+  await must('POST', '/api/mcp/providers', { slug: SLUG, url: mcp.url, allow_loopback_http: true });
+  const names = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);
+  const setupStarted = performance.now();
+  for (let i = 0; i < names.length; i += 25) {
+    await Promise.all(
+      names.slice(i, i + 25).map(async (name) => {
+        await must('POST', '/api/agents', { name, provider: 'loop', model: 'fake-model' });
+        await must('PUT', `/api/agents/${name}/mcp/${SLUG}/token`, { value: `token-${name}` });
+        await must('POST', `/api/agents/${name}/mcp/${SLUG}/catalog/review`);
+      }),
+    );
+  }
+  console.log(
+    `${AGENTS} agents, each with the memory verbs and the ${SLUG} MCP server, set up in ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`,
+  );
+
+  let errors = 0;
+  let sent = 0;
+  const started = performance.now();
+  await Promise.all(
+    names.map(async (name) => {
+      for (let m = 0; m < MESSAGES; m++) {
+        const r = await api('POST', `/api/agents/${name}/messages`, { body: `find deploy ${m}` });
+        sent++;
+        if (r.status !== 200 || r.json['status'] !== 'succeeded') errors++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const rss = peakRssMb(server.pid ?? 0);
+  const rounds = [...model.overheads];
+  console.log(
+    `${sent} messages from ${AGENTS} concurrent agents in ${seconds.toFixed(1)} s: ${(sent / seconds).toFixed(1)} messages/s (model delay ${DELAY_MS} ms a request, two requests a message)`,
+  );
+  console.log(
+    `control-plane overhead per tool round: p50 ${percentile(rounds, 50).toFixed(1)} ms  p99 ${percentile(rounds, 99).toFixed(1)} ms  (${rounds.length} rounds; target p99 <= 100 ms)`,
+  );
+  console.log(`errors: ${errors} (target 0)`);
+  console.log(`server peak RSS: ${rss.toFixed(0)} MB (target <= 512 MB)`);
+  console.log(
+    `MCP calls received by the server: ${mcp.received.filter((r) => r.rpc === 'tools/call').length}`,
+  );
+} finally {
+  server.kill('SIGTERM');
+  await new Promise((resolve) => server.once('exit', resolve));
+  model.close();
+  await mcp.close();
+  await fresh.drop();
+  rmSync(dir, { recursive: true, force: true });
+}
