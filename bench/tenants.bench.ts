@@ -202,13 +202,19 @@ try {
 
   let errors = 0;
   let sent = 0;
+  const failures = new Map<string, number>();
   const started = performance.now();
   await Promise.all(
     names.map(async (name) => {
       for (let m = 0; m < MESSAGES; m++) {
         const r = await api('POST', `/api/agents/${name}/messages`, { body: `find deploy ${m}` });
         sent++;
-        if (r.status !== 200 || r.json['status'] !== 'succeeded') errors++;
+        if (r.status !== 200 || r.json['status'] !== 'succeeded') {
+          errors++;
+          const code = (r.json['error'] as { code?: string } | undefined)?.code;
+          const what = `${r.status} ${code ?? String(r.json['status'])}`;
+          failures.set(what, (failures.get(what) ?? 0) + 1);
+        }
       }
     }),
   );
@@ -222,6 +228,7 @@ try {
     `control-plane overhead per tool round: p50 ${percentile(rounds, 50).toFixed(1)} ms  p99 ${percentile(rounds, 99).toFixed(1)} ms  (${rounds.length} rounds; target p99 <= 100 ms)`,
   );
   console.log(`errors: ${errors} (target 0)`);
+  for (const [what, n] of [...failures].slice(0, 5)) console.log(`  ${n}× ${what}`);
   console.log(`server peak RSS: ${rss.toFixed(0)} MB (target <= 512 MB)`);
   console.log(
     `MCP calls received by the server: ${mcp.received.filter((r) => r.rpc === 'tools/call').length}`,
