@@ -22,6 +22,13 @@ export interface Queryable {
  */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * Where the statements that keep a run's lease go (renewing and releasing it): a lane of its
+   * own on a server, so a heartbeat never waits behind the turns it keeps alive — under hundreds
+   * of concurrent turns a renewal queued in the main pool outlived the lease. Absent where there
+   * is one connection anyway (the embedded database): the Db itself.
+   */
+  readonly leases?: Queryable;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -51,12 +51,20 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
   });
+  // The lease lane: two connections that only renew and release leases (see Db.leases).
+  const leasePool = new pg.Pool({
+    connectionString: options.url,
+    max: 2,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+  });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
+  leasePool.on('error', () => undefined);
   try {
     await pool.query('select 1');
   } catch (error) {
     await pool.end().catch(() => undefined);
+    await leasePool.end().catch(() => undefined);
     const reason = redact(error instanceof Error ? error.message : String(error), options.url);
     throw new StoreError(
       'database_unreachable',
@@ -92,6 +100,12 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     exec: async (sql) => {
       await run(pool, sql);
     },
+    leases: {
+      query: (sql, params) => run(leasePool, sql, params),
+      exec: async (sql) => {
+        await run(leasePool, sql);
+      },
+    },
     async transaction(fn) {
       let client: pg.PoolClient;
       try {
@@ -124,6 +138,8 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         client.release(broken);
       }
     },
-    close: () => pool.end(),
+    async close() {
+      await Promise.all([pool.end(), leasePool.end()]);
+    },
   };
 }

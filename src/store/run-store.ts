@@ -26,8 +26,8 @@ export function runStore(db: Db): RunStore {
     getRun: (id) => getRun(db, id),
     listSteps: (runId) => listSteps(db, runId),
     claimRunnable: (owner, leaseMs) => claimRunnable(db, owner, leaseMs),
-    renewLease: (lease, leaseMs) => renewLease(db, lease, leaseMs),
-    releaseLease: (lease) => releaseLease(db, lease),
+    renewLease: (lease, leaseMs) => renewLease(db.leases ?? db, lease, leaseMs),
+    releaseLease: (lease) => releaseLease(db.leases ?? db, lease),
     appendStep: (lease, step) => appendStep(db, lease, step),
     appendStepPair: (lease, first, second) => appendStepPair(db, lease, first, second),
     appendObservation: (lease, callSeq, callStatus, step, artifacts) =>
