@@ -27,10 +27,13 @@ import { createMcpRuntime, type McpRuntime, type McpRuntimeOptions } from './mcp
 import { createRedactor, type Redactor } from '../tool/redaction.ts';
 import { createQueryProviderRuntime, type QueryProviderRuntimeOptions } from './web-service.ts';
 import { createWorkspaceRuntime, type WorkspaceRuntime } from './workspaces.ts';
+import { TurnSlots, turnConcurrency } from './turn-slots.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
 export interface Mesh {
   readonly db: Db;
+  /** The turns this process drives at once (MESH_TURN_CONCURRENCY): more wait for a slot. */
+  readonly turnSlots: TurnSlots;
   readonly catalog: LoadedCatalog;
   readonly ledger: RunLedger;
   readonly services: Services;
@@ -110,6 +113,8 @@ export interface AssembleOptions {
   readonly mcp?: McpRuntimeOptions;
   /** Query providers' attempts and backoff (tests shorten the backoff). */
   readonly web?: QueryProviderRuntimeOptions;
+  /** Turns driven at once; MESH_TURN_CONCURRENCY's value (default 32) unless given. */
+  readonly turnConcurrency?: number;
 }
 
 /** Wires a Mesh over an open, migrated database (tests pass their own). */
@@ -130,6 +135,7 @@ export function assembleMesh(
     secrets,
     clock,
     db,
+    turnSlots: new TurnSlots(options.turnConcurrency ?? turnConcurrency()),
     mcp,
     redactor,
     workspaces,

@@ -130,6 +130,10 @@ export async function chat(
     body: string;
   },
 ): Promise<ChatResult> {
+  return mesh.turnSlots.run(() => chatNow(mesh, input));
+}
+
+async function chatNow(mesh: Mesh, input: Parameters<typeof chat>[1]): Promise<ChatResult> {
   const owner = `chat:${process.pid}:${randomUUID().slice(0, 8)}`;
   const { conversation, run } = await receiveMessage(mesh.ledger, {
     agentId: input.agentId,
