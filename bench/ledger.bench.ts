@@ -1,7 +1,9 @@
 /**
- * bench:ledger — committed tool steps per second (a tool call with its write-ahead commit stamp,
- * then its observation) at 1, 8 and 64 concurrent runs on the real PostgreSQL, beside the raw
- * single-row INSERT … COMMIT rate at the same concurrency, measured in the same run as the ceiling.
+ * bench:ledger — committed tool steps per second at 1, 8 and 64 concurrent runs on the real
+ * PostgreSQL, beside the raw single-row INSERT … COMMIT rate at the same concurrency, measured in
+ * the same run as the ceiling. Two kinds of call: an effect (the call with its write-ahead commit
+ * stamp, then its observation: two commits) and a replayable query (the call and its observation
+ * recorded together after it ran: one commit).
  */
 import { randomUUID } from 'node:crypto';
 import { RunLedger } from '../src/run/ledger.ts';
@@ -53,6 +55,7 @@ try {
   await setup.close();
 
   const effect = { class: 'effect', replay: 'effectful' } as const;
+  const query = { class: 'query', replay: 'replayable' } as const;
   const result = observation({
     kind: 'result',
     text: 'posted: https://example.invalid/issues/216',
@@ -80,7 +83,7 @@ try {
       leases.push({ runId: run.id, owner: 'bench', epoch: run.leaseEpoch });
     }
     let n = 0;
-    const steps = await during(SECONDS, concurrency, async (w) => {
+    const effects = await during(SECONDS, concurrency, async (w) => {
       const lease = leases[w] as Lease;
       const id = `c${n++}`;
       const step = await ledger.recordToolCall(
@@ -90,18 +93,32 @@ try {
       );
       await ledger.recordObservation(lease, step, result);
     });
-    rows.push(
-      `concurrency ${String(concurrency).padStart(2)}: ledger ${steps.toFixed(0).padStart(6)} committed tool steps/s` +
-        ` | raw INSERT…COMMIT ${raw.toFixed(0).padStart(6)} rows/s | ratio ${((steps / raw) * 100).toFixed(1)}%`,
-    );
-    console.log(rows.at(-1));
+    const queries = await during(SECONDS, concurrency, async (w) => {
+      const lease = leases[w] as Lease;
+      const id = `q${n++}`;
+      await ledger.recordCallAfterRun(
+        lease,
+        { id, name: 'recall', arguments: '{"query":"bench"}' },
+        query,
+        result,
+        { callStatus: 'completed', startedMsAgo: 0, usage: { toolCalls: n } },
+      );
+    });
+    const line = (label: string, steps: number) =>
+      `concurrency ${String(concurrency).padStart(2)}: ${label} ${steps.toFixed(0).padStart(6)} committed tool steps/s` +
+      ` | raw INSERT…COMMIT ${raw.toFixed(0).padStart(6)} rows/s | ratio ${((steps / raw) * 100).toFixed(1)}%`;
+    rows.push(line('effect', effects), line('query ', queries));
+    console.log(rows.slice(-2).join('\n'));
     await db.close();
   }
   console.log('');
   console.log(
-    'A committed tool step is two durable commits: the call with its write-ahead stamp, then its observation.',
+    'An effect step is two durable commits: the call with its write-ahead stamp, then its observation.',
   );
-  console.log('Target: at 64 concurrent runs, at least 50% of the raw rate.');
+  console.log(
+    'A query step is one: a replayable query call and its observation (and the run usage), after it ran.',
+  );
+  console.log('Target: for query calls at 64 concurrent runs, at least 50% of the raw rate.');
 } finally {
   await fresh.drop();
 }

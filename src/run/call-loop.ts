@@ -9,6 +9,8 @@ export type CallsSettled =
   | {
       readonly kind: 'settled';
       readonly usage: RunUsage;
+      /** The run's steps after the calls: the input's, with what settling them wrote. */
+      readonly steps: readonly StepRecord[];
       /** `name (id)` of every call whose outcome is unknown (observed so, or resumed so). */
       readonly unknown: readonly string[];
     }
@@ -47,6 +49,14 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
   }
   const unknown: string[] = [];
   let usage = input.usage;
+  const steps = [...input.steps];
+  const keep = (written: readonly StepRecord[]) => {
+    for (const step of written) {
+      const at = steps.findIndex((s) => s.seq === step.seq);
+      if (at >= 0) steps[at] = step;
+      else steps.push(step);
+    }
+  };
   for (const call of input.calls) {
     if (input.signal.aborted) return { kind: 'interrupted' };
     const seen = observed.get(call.id);
@@ -57,6 +67,7 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     const started = recorded.get(call.id);
     if (started) {
       const outcome = await resumeToolCall(ctx, started);
+      keep(outcome.steps);
       if (outcome.kind === 'unknown_outcome') unknown.push(`${call.name} (${call.id})`);
       if (Object.keys(outcome.usage).length > 0) {
         usage = addToolUsage(usage, outcome.usage);
@@ -69,12 +80,15 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     const next = { ...usage, toolCalls: usage.toolCalls + 1 };
     const out = exhaustion(budget, next, input.startedAt, input.clock.now());
     if (out) return { kind: 'budget_exhausted', reason: out.reason };
-    const outcome = await performToolCall(ctx, call);
+    // The usage is saved in the write that records the call's end.
+    const outcome = await performToolCall(ctx, call, (metered) => ({
+      ...addToolUsage(next, metered),
+    }));
+    keep(outcome.steps);
     usage = addToolUsage(next, outcome.usage);
-    await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
     // A meter the call found spent ends the run once the call's observation is on record.
     if (outcome.usage.exhausted)
       return { kind: 'budget_exhausted', reason: outcome.usage.exhausted };
   }
-  return { kind: 'settled', usage, unknown };
+  return { kind: 'settled', usage, unknown, steps };
 }

@@ -120,8 +120,9 @@ export class RunLedger {
   async appendStep(
     lease: Lease,
     step: Extract<NewStep, { kind: 'model_request' | 'model_response' | 'note' }>,
+    usage?: JsonObject,
   ): Promise<StepRecord> {
-    return this.store.appendStep(lease, { ...step, data: this.redactor.json(step.data) });
+    return this.store.appendStep(lease, { ...step, data: this.redactor.json(step.data) }, usage);
   }
 
   /**
@@ -186,6 +187,7 @@ export class RunLedger {
     call: ToolCall,
     definition: Pick<Definition, 'class' | 'replay'> | undefined,
     refusal: Observation,
+    usage?: JsonObject,
   ): Promise<{ call: ToolCallStep; observation: StepRecord }> {
     const [first, second] = await this.store.appendStepPair(
       lease,
@@ -204,8 +206,47 @@ export class RunLedger {
         callId: call.id,
         observation: observationJson(this.cleanObservation(refusal)),
       },
+      usage ? { usage } : {},
     );
     return { call: asCall(first), observation: second };
+  }
+
+  /**
+   * Records a call that ran without a write-ahead record (a replayable query, see
+   * `recordsAfterRun`) and its observation, in one write: the call step ends with `callStatus`
+   * and keeps its start (`startedMsAgo`). Large observations and attachments are stored as in
+   * {@link recordObservation}; `usage` is saved in the same write.
+   */
+  async recordCallAfterRun(
+    lease: Lease,
+    call: ToolCall,
+    definition: Pick<Definition, 'class' | 'replay'>,
+    result: Observation,
+    done: {
+      readonly callStatus: CallStatus;
+      readonly attachments?: readonly ToolAttachment[];
+      readonly startedMsAgo: number;
+      readonly usage?: JsonObject;
+    },
+  ): Promise<{ call: ToolCallStep; step: StepRecord; observation: Observation }> {
+    const clean = this.cleanCall(call);
+    const prepared = this.prepareObservation(result, done.attachments ?? []);
+    const [first, second] = await this.store.appendStepPair(
+      lease,
+      callStep(clean, definition, false, done.callStatus),
+      {
+        kind: 'observation',
+        toolName: clean.name,
+        callId: clean.id,
+        observation: observationJson(prepared.stored),
+      },
+      {
+        firstStartedMsAgo: done.startedMsAgo,
+        ...(done.usage ? { usage: done.usage } : {}),
+        ...(prepared.artifacts.length > 0 ? { artifacts: prepared.artifacts } : {}),
+      },
+    );
+    return { call: asCall(first), step: second, observation: prepared.stored };
   }
 
   /**
@@ -220,26 +261,37 @@ export class RunLedger {
     result: Observation,
     callStatus: CallStatus = 'completed',
     attachments: readonly ToolAttachment[] = [],
+    usage?: JsonObject,
   ): Promise<{ step: StepRecord; observation: Observation }> {
-    const step = (o: Observation) => ({
-      kind: 'observation' as const,
-      toolName: callStep.toolName,
-      callId: callStep.callId,
-      observation: observationJson(o),
-    });
-    const linked = this.attachmentArtifacts(result, attachments);
-    const clean = this.cleanObservation(linked.observation);
-    const large = this.largeObservation(clean);
-    const stored = large?.observation ?? clean;
-    const artifacts = [...linked.artifacts, ...(large ? [large.artifact] : [])];
+    const { stored, artifacts } = this.prepareObservation(result, attachments);
     const recorded = await this.store.appendObservation(
       lease,
       callStep.seq,
       callStatus,
-      step(stored),
+      {
+        kind: 'observation',
+        toolName: callStep.toolName,
+        callId: callStep.callId,
+        observation: observationJson(stored),
+      },
       artifacts,
+      usage,
     );
     return { step: recorded, observation: stored };
+  }
+
+  /** A result as stored (linked, cleaned, excerpted when large) and the artifacts it needs. */
+  private prepareObservation(
+    result: Observation,
+    attachments: readonly ToolAttachment[],
+  ): { stored: Observation; artifacts: NewArtifact[] } {
+    const linked = this.attachmentArtifacts(result, attachments);
+    const clean = this.cleanObservation(linked.observation);
+    const large = this.largeObservation(clean);
+    return {
+      stored: large?.observation ?? clean,
+      artifacts: [...linked.artifacts, ...(large ? [large.artifact] : [])],
+    };
   }
 
   /**
@@ -335,10 +387,11 @@ function callStep(
   call: ToolCall,
   definition: Pick<Definition, 'class' | 'replay'>,
   committed: boolean,
+  status: 'started' | CallStatus = 'started',
 ): NewStep {
   return {
     kind: 'tool_call',
-    status: 'started',
+    status,
     toolName: call.name,
     callId: call.id,
     effect: { class: definition.class, replay: definition.replay },

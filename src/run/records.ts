@@ -131,7 +131,8 @@ export type NewStep =
   | { readonly kind: 'reply'; readonly data: ReplyStep['data'] }
   | {
       readonly kind: 'tool_call';
-      readonly status: 'started' | 'refused';
+      /** `started` when written ahead of the call; its end when written after it ran. */
+      readonly status: 'started' | 'refused' | CallStatus;
       readonly toolName: string;
       readonly callId: string;
       readonly effect: ToolCallStep['effect'];

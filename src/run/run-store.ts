@@ -43,14 +43,31 @@ export interface RunStore {
   renewLease(lease: Lease, leaseMs: number): Promise<boolean>;
   /** Gives a run back to the queue at once (graceful shutdown). */
   releaseLease(lease: Lease): Promise<void>;
-  /** Appends one step; a `tool_call` with `committed` also stamps the run's `committed_at`. */
-  appendStep(lease: Lease, step: NewStep): Promise<StepRecord>;
-  /** Appends two steps in order in one write (a refused call and its observation). */
-  appendStepPair(lease: Lease, first: NewStep, second: NewStep): Promise<[StepRecord, StepRecord]>;
+  /**
+   * Appends one step; a `tool_call` with `committed` also stamps the run's `committed_at`. With
+   * `usage`, the run's usage counters are replaced in the same write.
+   */
+  appendStep(lease: Lease, step: NewStep, usage?: JsonObject): Promise<StepRecord>;
+  /**
+   * Appends two steps in order in one write: a refused call and its observation, or a call
+   * recorded after it ran and its observation (whose `artifacts` are stored in the same
+   * transaction). `usage`, when given, is saved in the same write.
+   */
+  appendStepPair(
+    lease: Lease,
+    first: NewStep,
+    second: NewStep,
+    extras?: {
+      readonly usage?: JsonObject;
+      /** How long ago the first step began, in ms (a call recorded after it ran). */
+      readonly firstStartedMsAgo?: number;
+      readonly artifacts?: readonly NewArtifact[];
+    },
+  ): Promise<[StepRecord, StepRecord]>;
   /**
    * Appends a call's observation and finishes the call step with `callStatus`, in one write. The
    * `artifacts` (a large observation whole, the bytes a call returned) are stored as artifacts of
-   * the step in the same transaction, fenced by the same lease.
+   * the step in the same transaction, fenced by the same lease; `usage` is saved with them.
    */
   appendObservation(
     lease: Lease,
@@ -58,6 +75,7 @@ export interface RunStore {
     callStatus: CallStatus,
     step: Extract<NewStep, { kind: 'observation' }>,
     artifacts?: readonly NewArtifact[],
+    usage?: JsonObject,
   ): Promise<StepRecord>;
   /** A stored artifact of a run, or undefined when the run holds none with that id. */
   getArtifact(runId: string, id: string): Promise<ArtifactRecord | undefined>;

@@ -1,13 +1,14 @@
 import type { ToolCall } from '../model/wire.ts';
 import type { ToolRuntime } from '../tool/context.ts';
-import { toolEffect } from '../tool/effect.ts';
+import type { JsonObject } from '../model/json.ts';
+import { recordsAfterRun, toolEffect } from '../tool/effect.ts';
 import { settlesThroughOutbox } from '../tool/outbound.ts';
 import { hasCode, MeshError, serializeError } from '../tool/errors.ts';
 import { FatalToolError, invoke, resolveCall, type ExecuteResult } from '../tool/executor.ts';
 import { observation, type Observation } from '../tool/observation.ts';
-import type { ToolUsage } from '../tool/definition.ts';
+import type { Definition, ToolAttachment, ToolUsage } from '../tool/definition.ts';
 import type { Registry } from '../tool/registry.ts';
-import type { Lease, ToolCallStep } from './records.ts';
+import type { CallStatus, Lease, StepRecord, ToolCallStep } from './records.ts';
 import type { RunLedger } from './ledger.ts';
 
 /** Points on a call's path where a test can inject a crash; production passes no hooks. */
@@ -49,44 +50,127 @@ export interface ToolCallOutcome {
   readonly callStep: ToolCallStep;
   /** What the call metered beyond itself (a workspace's compute, provider calls); most: none. */
   readonly usage: ToolUsage;
+  /**
+   * The steps this call wrote, as a read of the run would now return them (the call step with its
+   * end), so a driver holding the lease can keep the run's steps without reading them again.
+   */
+  readonly steps: readonly StepRecord[];
 }
 
 /**
+ * The run's usage counters once a call that metered `usage` is counted: saved in the same write
+ * as the call's observation, so progress costs no statement of its own.
+ */
+export type UsageAfter = (usage: ToolUsage) => JsonObject;
+
+/** Writes a call's end: its observation, and (recorded after it ran) the call step itself. */
+type RecordEnd = (
+  result: Observation,
+  status: CallStatus,
+  attachments: readonly ToolAttachment[] | undefined,
+  usage: JsonObject | undefined,
+) => Promise<{ callStep: ToolCallStep; step: StepRecord; observation: Observation }>;
+
+/**
  * Runs one call on the commit-boundary-aware path: decode → record the call (for an effect, the
- * write-ahead commit stamp) → invoke → record the observation. A refused call is recorded with its
+ * write-ahead commit stamp) → invoke → record the observation. A replayable query is not recorded
+ * ahead: it runs, then the call and its observation are written together (a crash before that
+ * leaves nothing, and the resumed run runs it again). A refused call is recorded with its
  * observation and never reaches the handler. A fatal handler error marks the call failed and is
- * rethrown to fail the run.
+ * rethrown to fail the run. `usageAfter` gives the run's usage to save with the call's end.
  */
 export async function performToolCall(
   ctx: ToolStepContext,
   proposed: ToolCall,
+  usageAfter?: UsageAfter,
 ): Promise<ToolCallOutcome> {
   // A held secret in the model's arguments never reaches a tool: the call runs as recorded.
   const call = ctx.ledger.cleanCall(proposed);
   const resolved = resolveCall(ctx.registry, call);
   if (resolved.kind !== 'ready') {
     const definition = resolved.kind === 'invalid_input' ? resolved.definition : undefined;
-    const steps = await ctx.ledger.recordRefusal(ctx.lease, call, definition, resolved.observation);
+    const steps = await ctx.ledger.recordRefusal(
+      ctx.lease,
+      call,
+      definition,
+      resolved.observation,
+      usageAfter?.({}),
+    );
     return {
       kind: resolved.kind,
       observation: resolved.observation,
       callStep: steps.call,
       usage: {},
+      steps: [steps.call, steps.observation],
     };
   }
+  const definition = resolved.definition;
   await ctx.hooks?.at('before_record', call);
-  const callStep = await ctx.ledger.recordToolCall(ctx.lease, call, resolved.definition);
+  if (recordsAfterRun(definition)) {
+    await ctx.hooks?.at('after_record', call);
+    const began = performance.now();
+    return complete(
+      ctx,
+      call,
+      () => invoke(definition, resolved.args, call, ctx.runtime),
+      afterRun(ctx, call, definition, began),
+      usageAfter,
+    );
+  }
+  const callStep = await ctx.ledger.recordToolCall(ctx.lease, call, definition);
   await ctx.hooks?.at('after_record', call);
-  return complete(ctx, call, callStep, () =>
-    invoke(resolved.definition, resolved.args, call, ctx.runtime, callStep.seq),
+  return complete(
+    ctx,
+    call,
+    () => invoke(definition, resolved.args, call, ctx.runtime, callStep.seq),
+    afterRecord(ctx, callStep),
+    usageAfter,
   );
+}
+
+/** The end of a call recorded ahead of it: its observation, which also finishes the call step. */
+function afterRecord(ctx: ToolStepContext, callStep: ToolCallStep): RecordEnd {
+  return async (result, status, attachments, usage) => {
+    const recorded = await ctx.ledger.recordObservation(
+      ctx.lease,
+      callStep,
+      result,
+      status,
+      attachments,
+      usage,
+    );
+    return {
+      callStep: { ...callStep, status, finishedAt: recorded.step.startedAt },
+      step: recorded.step,
+      observation: recorded.observation,
+    };
+  };
+}
+
+/** The end of a call not recorded ahead of it: the call and its observation, in one write. */
+function afterRun(
+  ctx: ToolStepContext,
+  call: ToolCall,
+  definition: Pick<Definition, 'class' | 'replay'>,
+  began: number,
+): RecordEnd {
+  return async (result, status, attachments, usage) => {
+    const recorded = await ctx.ledger.recordCallAfterRun(ctx.lease, call, definition, result, {
+      callStatus: status,
+      startedMsAgo: performance.now() - began,
+      ...(attachments ? { attachments } : {}),
+      ...(usage ? { usage } : {}),
+    });
+    return { callStep: recorded.call, step: recorded.step, observation: recorded.observation };
+  };
 }
 
 async function complete(
   ctx: ToolStepContext,
   call: ToolCall,
-  callStep: ToolCallStep,
   run: () => Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>>,
+  record: RecordEnd,
+  usageAfter: UsageAfter | undefined,
 ): Promise<ToolCallOutcome> {
   let result: Exclude<ExecuteResult, { kind: 'unknown_tool' }>;
   const interrupted = () => new RunInterruptedError(ctx.lease.runId, call.id);
@@ -96,15 +180,15 @@ async function complete(
     if (ctx.runtime.signal.aborted) throw interrupted();
     if (hasCode(error, FatalToolError.code)) {
       const failure = error.toJSON();
-      await ctx.ledger.recordObservation(
-        ctx.lease,
-        callStep,
+      await record(
         observation({
           kind: 'result',
           text: `the call failed: ${error.message}`,
           data: { error: { ...failure } },
         }),
         'failed',
+        undefined,
+        undefined,
       );
     }
     throw error;
@@ -112,16 +196,21 @@ async function complete(
   // An outcome reached after the stop is not the call's own (an aborted fetch, a cut stream).
   if (ctx.runtime.signal.aborted) throw interrupted();
   await ctx.hooks?.at('after_execute', call);
-  const recorded = await ctx.ledger.recordObservation(
-    ctx.lease,
-    callStep,
+  const usage = result.kind === 'observation' ? (result.usage ?? {}) : {};
+  const recorded = await record(
     result.observation,
     result.observation.kind === 'unknown_outcome' ? 'unknown' : 'completed',
     result.kind === 'observation' ? result.attachments : undefined,
+    usageAfter?.(usage),
   );
   await ctx.hooks?.at('after_observation', call);
-  const usage = result.kind === 'observation' ? (result.usage ?? {}) : {};
-  return { kind: result.kind, observation: recorded.observation, callStep, usage };
+  return {
+    kind: result.kind,
+    observation: recorded.observation,
+    callStep: recorded.callStep,
+    usage,
+    steps: [recorded.callStep, recorded.step],
+  };
 }
 
 /**
@@ -160,7 +249,13 @@ export async function resumeToolCall(
         'it may or may not have taken effect, and it was not repeated. Check its effect before trying again.',
     });
     const stored = await ctx.ledger.recordObservation(ctx.lease, callStep, unknown, 'unknown');
-    return { kind: 'unknown_outcome', observation: stored.observation, callStep, usage: {} };
+    return {
+      kind: 'unknown_outcome',
+      observation: stored.observation,
+      callStep,
+      usage: {},
+      steps: [{ ...callStep, status: 'unknown', finishedAt: stored.step.startedAt }, stored.step],
+    };
   }
   const resolved = resolveCall(ctx.registry, call);
   if (resolved.kind !== 'ready') {
@@ -170,10 +265,20 @@ export async function resumeToolCall(
       resolved.observation,
       'completed',
     );
-    return { kind: resolved.kind, observation: stored.observation, callStep, usage: {} };
+    return {
+      kind: resolved.kind,
+      observation: stored.observation,
+      callStep,
+      usage: {},
+      steps: [{ ...callStep, status: 'completed', finishedAt: stored.step.startedAt }, stored.step],
+    };
   }
-  return complete(ctx, call, callStep, () =>
-    invoke(resolved.definition, resolved.args, call, ctx.runtime, callStep.seq),
+  return complete(
+    ctx,
+    call,
+    () => invoke(resolved.definition, resolved.args, call, ctx.runtime, callStep.seq),
+    afterRecord(ctx, callStep),
+    undefined,
   );
 }
 

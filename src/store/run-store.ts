@@ -3,6 +3,7 @@ import type { ConversationRecord } from '../run/records.ts';
 import { getConversation, insertConversation, insertMessage } from './conversations.ts';
 import type { Db } from './db.ts';
 import {
+  appendCallWithArtifacts,
   appendObservation,
   appendObservationWithArtifacts,
   appendStep,
@@ -28,14 +29,19 @@ export function runStore(db: Db): RunStore {
     claimRunnable: (owner, leaseMs) => claimRunnable(db, owner, leaseMs),
     renewLease: (lease, leaseMs) => renewLease(db.leases ?? db, lease, leaseMs),
     releaseLease: (lease) => releaseLease(db.leases ?? db, lease),
-    appendStep: (lease, step) => appendStep(db, lease, step),
-    appendStepPair: (lease, first, second) => appendStepPair(db, lease, first, second),
-    appendObservation: (lease, callSeq, callStatus, step, artifacts) =>
+    appendStep: (lease, step, usage) => appendStep(db, lease, step, usage),
+    appendStepPair: (lease, first, second, extras = {}) => {
+      const { artifacts, ...rest } = extras;
+      return artifacts && artifacts.length > 0
+        ? db.transaction((tx) => appendCallWithArtifacts(tx, lease, first, second, artifacts, rest))
+        : appendStepPair(db, lease, first, second, rest);
+    },
+    appendObservation: (lease, callSeq, callStatus, step, artifacts, usage) =>
       artifacts && artifacts.length > 0
         ? db.transaction((tx) =>
-            appendObservationWithArtifacts(tx, lease, callSeq, callStatus, step, artifacts),
+            appendObservationWithArtifacts(tx, lease, callSeq, callStatus, step, artifacts, usage),
           )
-        : appendObservation(db, lease, callSeq, callStatus, step),
+        : appendObservation(db, lease, callSeq, callStatus, step, usage),
     getArtifact: async (runId, id) => {
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
         return undefined;

@@ -14,6 +14,7 @@ import { insertArtifact } from './artifacts.ts';
 import {
   STEP_COLUMNS,
   STEP_INSERT_COLUMNS,
+  STEP_INSERT_COLUMNS_STARTED,
   stepFrom,
   stepParams,
   stepValues,
@@ -129,23 +130,48 @@ export async function releaseLease(q: Queryable, lease: Lease): Promise<void> {
  * fence: a worker whose lease expired (and was taken over) gets {@link LeaseLostError} here, before
  * it can write a step or cross a commit boundary.
  */
-export async function reserveSeq(q: Queryable, lease: Lease, count = 1): Promise<number> {
+export async function reserveSeq(
+  q: Queryable,
+  lease: Lease,
+  count = 1,
+  usage?: JsonObject,
+): Promise<number> {
   const { rows } = await q.query<{ seq: number }>(
-    `update runs set next_seq = next_seq + $4, updated_at = now()
+    `update runs set next_seq = next_seq + $4, updated_at = now(), usage = coalesce($5::jsonb, usage)
      where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
      returning next_seq - $4 as seq`,
-    [lease.runId, lease.owner, lease.epoch, count],
+    [lease.runId, lease.owner, lease.epoch, count, usageParam(usage)],
   );
   const row = rows[0];
   if (!row) throw new LeaseLostError(lease);
   return row.seq;
 }
 
-/** The fenced reservation of step numbers, as a CTE over $1..$4 (run, owner, epoch, count). */
+/**
+ * The fenced reservation of step numbers, as a CTE over $1..$5 (run, owner, epoch, count, usage):
+ * the same update saves the run's usage counters when $5 is not null, so progress costs no
+ * statement of its own.
+ */
 const RESERVE = `reserved as (
-  update runs set next_seq = next_seq + $4, updated_at = now()
+  update runs set next_seq = next_seq + $4, updated_at = now(), usage = coalesce($5::jsonb, usage)
   where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
   returning next_seq - $4 as seq)`;
+
+/** The usage parameter of a fenced write: JSON, or null to leave the run's usage as it is. */
+function usageParam(usage: JsonObject | undefined): string | null {
+  return usage ? JSON.stringify(usage) : null;
+}
+
+/** What a two-step write saves beside its steps. */
+export interface PairExtras {
+  /** The run's usage counters after the pair (folded into the same statement). */
+  readonly usage?: JsonObject;
+  /**
+   * How long ago (ms) the first step began: a call recorded after it ran keeps its real start,
+   * on the database's clock.
+   */
+  readonly firstStartedMsAgo?: number;
+}
 
 export async function insertStep(
   q: Queryable,
@@ -165,20 +191,26 @@ export async function insertStep(
  * fences it, so a worker that lost the run writes nothing. A committed `tool_call` stamps the
  * run's `committed_at` in the same statement: the write-ahead stamp and the call step land together.
  */
-export async function appendStep(q: Queryable, lease: Lease, step: NewStep): Promise<StepRecord> {
+export async function appendStep(
+  q: Queryable,
+  lease: Lease,
+  step: NewStep,
+  usage?: JsonObject,
+): Promise<StepRecord> {
   const commit = step.kind === 'tool_call' && step.committed;
   const { rows } = await q.query<StepRow>(
-    // One update of the run both reserves the number and stamps the commit: two updates of one
-    // row in a statement would not see each other.
+    // One update of the run reserves the number, stamps the commit and saves the usage: two
+    // updates of one row in a statement would not see each other.
     `with reserved as (
        update runs set next_seq = next_seq + $4, updated_at = now(),
-         committed_at = case when $5::boolean then coalesce(committed_at, now()) else committed_at end
+         committed_at = case when $5::boolean then coalesce(committed_at, now()) else committed_at end,
+         usage = coalesce($6::jsonb, usage)
        where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
        returning next_seq - $4 as seq)
      insert into run_steps ${STEP_INSERT_COLUMNS}
-     select $1, reserved.seq, ${stepValues(6)} from reserved
+     select $1, reserved.seq, ${stepValues(7)} from reserved
      returning ${STEP_COLUMNS}`,
-    [lease.runId, lease.owner, lease.epoch, 1, commit, ...stepParams(step)],
+    [lease.runId, lease.owner, lease.epoch, 1, commit, usageParam(usage), ...stepParams(step)],
   );
   const row = rows[0];
   if (!row) throw new LeaseLostError(lease);
@@ -186,22 +218,34 @@ export async function appendStep(q: Queryable, lease: Lease, step: NewStep): Pro
 }
 
 /**
- * Appends two steps in order (a refused call and its observation) in one statement.
+ * Appends two steps in order in one statement (one round trip, one commit): a refused call and its
+ * observation, or a replayable query call recorded with its observation after it ran.
  */
 export async function appendStepPair(
   q: Queryable,
   lease: Lease,
   first: NewStep,
   second: NewStep,
+  extras: PairExtras = {},
 ): Promise<[StepRecord, StepRecord]> {
   const { rows } = await q.query<StepRow>(
     `with ${RESERVE}
-     insert into run_steps ${STEP_INSERT_COLUMNS}
-     select $1, reserved.seq, ${stepValues(5)} from reserved
+     insert into run_steps ${STEP_INSERT_COLUMNS_STARTED}
+     select $1, reserved.seq, ${stepValues(7)},
+       now() - make_interval(secs => $6::double precision / 1000) from reserved
      union all
-     select $1, reserved.seq + 1, ${stepValues(16)} from reserved
+     select $1, reserved.seq + 1, ${stepValues(18)}, now() from reserved
      returning ${STEP_COLUMNS}`,
-    [lease.runId, lease.owner, lease.epoch, 2, ...stepParams(first), ...stepParams(second)],
+    [
+      lease.runId,
+      lease.owner,
+      lease.epoch,
+      2,
+      usageParam(extras.usage),
+      Math.max(0, extras.firstStartedMsAgo ?? 0),
+      ...stepParams(first),
+      ...stepParams(second),
+    ],
   );
   const sorted = rows.sort((a, b) => a.seq - b.seq);
   if (sorted.length !== 2) throw new LeaseLostError(lease);
@@ -217,16 +261,26 @@ export async function appendObservation(
   callSeq: number,
   callStatus: StepStatus,
   step: NewStep,
+  usage?: JsonObject,
 ): Promise<StepRecord> {
   const { rows } = await q.query<StepRow>(
     `with ${RESERVE},
      finished as (
-       update run_steps set status = $6, finished_at = now()
-       where run_id = $1 and seq = $5 and exists (select 1 from reserved))
+       update run_steps set status = $7, finished_at = now()
+       where run_id = $1 and seq = $6 and exists (select 1 from reserved))
      insert into run_steps ${STEP_INSERT_COLUMNS}
-     select $1, reserved.seq, ${stepValues(7)} from reserved
+     select $1, reserved.seq, ${stepValues(8)} from reserved
      returning ${STEP_COLUMNS}`,
-    [lease.runId, lease.owner, lease.epoch, 1, callSeq, callStatus, ...stepParams(step)],
+    [
+      lease.runId,
+      lease.owner,
+      lease.epoch,
+      1,
+      usageParam(usage),
+      callSeq,
+      callStatus,
+      ...stepParams(step),
+    ],
   );
   const row = rows[0];
   if (!row) throw new LeaseLostError(lease);
@@ -286,13 +340,39 @@ export async function appendObservationWithArtifacts(
   callStatus: CallStatus,
   step: NewStep,
   artifacts: readonly NewArtifact[],
+  usage?: JsonObject,
 ): Promise<StepRecord> {
-  const seq = await reserveSeq(tx, lease);
+  const seq = await reserveSeq(tx, lease, 1, usage);
   for (const artifact of artifacts)
     await insertArtifact(tx, { ...artifact, runId: lease.runId, stepSeq: seq });
   const recorded = await insertStep(tx, lease.runId, seq, step);
   await finishStep(tx, lease.runId, callSeq, callStatus);
   return recorded;
+}
+
+/**
+ * Appends a call recorded after it ran and its observation with the observation's artifacts, in
+ * one transaction: what {@link appendStepPair} does when artifacts come along.
+ */
+export async function appendCallWithArtifacts(
+  tx: Queryable,
+  lease: Lease,
+  call: NewStep,
+  observation: NewStep,
+  artifacts: readonly NewArtifact[],
+  extras: PairExtras = {},
+): Promise<[StepRecord, StepRecord]> {
+  const seq = await reserveSeq(tx, lease, 2, extras.usage);
+  const { rows } = await tx.query<StepRow>(
+    `insert into run_steps ${STEP_INSERT_COLUMNS_STARTED}
+     values ($1, $2, ${stepValues(4)}, now() - make_interval(secs => $3::double precision / 1000))
+     returning ${STEP_COLUMNS}`,
+    [lease.runId, seq, Math.max(0, extras.firstStartedMsAgo ?? 0), ...stepParams(call)],
+  );
+  for (const artifact of artifacts)
+    await insertArtifact(tx, { ...artifact, runId: lease.runId, stepSeq: seq + 1 });
+  const second = await insertStep(tx, lease.runId, seq + 1, observation);
+  return [stepFrom(rows[0] as StepRow), second];
 }
 
 /** Replaces the run's usage counters (the ledger computes them) and, optionally, its checkpoint. */

@@ -130,7 +130,7 @@ export function stepParams(step: NewStep): unknown[] {
           data: null,
           status: step.status,
           committed: step.committed,
-          finished: step.status === 'refused',
+          finished: step.status !== 'started',
         };
       case 'observation':
         return {
@@ -173,3 +173,7 @@ export function stepValues(first: number): string {
 
 export const STEP_INSERT_COLUMNS = `(run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
   committed_at, finished_at)`;
+
+/** {@link STEP_INSERT_COLUMNS} with the step's start given (a call recorded after it ran). */
+export const STEP_INSERT_COLUMNS_STARTED = `(run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
+  committed_at, finished_at, started_at)`;

@@ -42,3 +42,13 @@ export function toolEffect(definition: Pick<Definition, 'class' | 'replay'>): To
     }
   }
 }
+
+/**
+ * Whether a call may be recorded after it ran, together with its observation in one write, instead
+ * of ahead of it: a replayable query. If the process dies mid-call nothing is on record, and the
+ * resumed run runs the query again, which is what `replayable` promises about the world. Every
+ * other call is recorded before it runs (effectful ones with the write-ahead commit stamp).
+ */
+export function recordsAfterRun(definition: Pick<Definition, 'class' | 'replay'>): boolean {
+  return definition.class === 'query' && definition.replay === 'replayable';
+}

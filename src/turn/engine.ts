@@ -198,6 +198,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   const maxRounds = Math.min(MAX_ROUNDS, budget.maxRounds);
   const startedAt = run.startedAt ?? run.createdAt;
   const clock = env.clock ?? systemClock;
+  // Read once: while this turn holds the lease, only it writes the run's steps, so it keeps them.
   let steps = await ledger.steps(run.id);
   if (steps.some((s) => s.kind === 'reply')) return { status: 'succeeded', reason: null };
   const stored = usageFrom(run.usage);
@@ -231,7 +232,8 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
           return { status: 'budget_exhausted', reason: settled.reason };
         await loading.used(pending);
         usage = settled.usage;
-        steps = await ledger.steps(run.id);
+        // The lease fences every write of this run: no one else can have added a step.
+        steps = [...settled.steps];
       }
     }
 
@@ -295,6 +297,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
         ledger: entries.map((e) => ({ ...e })),
       },
     });
+    steps.push(request);
     const prospective = usage.inputTokens + usage.outputTokens + fitted.estimate.total;
     if (prospective > budget.maxTokens) {
       return {
@@ -348,20 +351,25 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       outputTokens: usage.outputTokens + response.usage.outputTokens,
     };
     const calls = offered.length === 0 ? [] : response.message.toolCalls;
-    await ledger.appendStep(lease, {
-      kind: 'model_response',
-      data: {
-        round,
-        content: response.message.content,
-        toolCalls: callsJson(calls),
-        finishReason: response.finishReason,
-        usage: { ...response.usage },
-        ...(calls.length < response.message.toolCalls.length
-          ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
-          : {}),
+    // The response and the run's usage after it, in one write.
+    const answered = await ledger.appendStep(
+      lease,
+      {
+        kind: 'model_response',
+        data: {
+          round,
+          content: response.message.content,
+          toolCalls: callsJson(calls),
+          finishReason: response.finishReason,
+          usage: { ...response.usage },
+          ...(calls.length < response.message.toolCalls.length
+            ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
+            : {}),
+        },
       },
-    });
-    await ledger.progress(lease, { usage: usageJson(usage) });
+      usageJson(usage),
+    );
+    steps.push(answered);
 
     if (calls.length === 0) {
       const body =
@@ -375,6 +383,5 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       });
       return { status: 'succeeded', reason: null };
     }
-    steps = await ledger.steps(run.id);
   }
 }

@@ -67,4 +67,15 @@ describe('TokenCounter', () => {
       expect(await counter.cut(text, 1_000_000)).toBe(text);
     }
   });
+
+  it('counts a text it saw lately from memory, to the same figure', async () => {
+    const text = `${prose(1500)} (counted twice)`;
+    const first = new TokenCounter();
+    const n = await first.count(text);
+    expect(first.yields).toBeGreaterThan(0);
+    const again = new TokenCounter();
+    expect(await again.count(text)).toBe(n);
+    expect(again.yields).toBe(0);
+    expect(n).toBe(countTokens(text));
+  });
 });

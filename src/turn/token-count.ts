@@ -48,6 +48,24 @@ function utf8Bytes(text: string, start = 0, end = text.length): number {
   return n;
 }
 
+/**
+ * Counts of texts seen lately (the system prompt, memory, tool schemas: the same text every round
+ * of a turn and across turns). Counting is a pure function of the text, so a hit is exact. Only
+ * texts of CACHED_MIN_CHARS to CACHED_MAX_CHARS are kept, at most CACHED_TEXTS of them.
+ */
+const CACHED_MIN_CHARS = 512;
+const CACHED_MAX_CHARS = 64 * 1024;
+const CACHED_TEXTS = 64;
+const counted = new Map<string, number>();
+
+function remember(text: string, tokens: number): void {
+  if (counted.size >= CACHED_TEXTS) {
+    const oldest = counted.keys().next();
+    if (!oldest.done) counted.delete(oldest.value);
+  }
+  counted.set(text, tokens);
+}
+
 /** Gives pending I/O and timers their turn. */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -77,6 +95,20 @@ export class TokenCounter {
 
   /** The tokens of `text`, by the rule above. */
   async count(text: string): Promise<number> {
+    const cacheable = text.length >= CACHED_MIN_CHARS && text.length <= CACHED_MAX_CHARS;
+    const known = cacheable ? counted.get(text) : undefined;
+    if (known !== undefined) {
+      // Most recently used last: the oldest is what goes when the cache is full.
+      counted.delete(text);
+      counted.set(text, known);
+      return known;
+    }
+    const n = await this.#countUncached(text);
+    if (cacheable) remember(text, n);
+    return n;
+  }
+
+  async #countUncached(text: string): Promise<number> {
     const exactEnd = Math.min(text.length, EXACT_CHARS);
     let n = 0;
     let start = 0;
