@@ -89,6 +89,35 @@ async function readIssue(
     : { ok: false, failure: MALFORMED };
 }
 
+/**
+ * Settings, a connection and the issue `args.issue` names, read for one call; or the
+ * observation that says why not (a bad setting, a refused token, an issue that is not there).
+ */
+async function openIssue(
+  ctx: ToolContext,
+  tool: string,
+  args: JsonObject,
+): Promise<{ ok: true; opened: Opened; issue: SentryIssue } | { ok: false; out: ToolOutput }> {
+  const started = await open(ctx, tool);
+  if (!started.ok) return started;
+  const { opened } = started;
+  const target = args['issue'] as string;
+  const read = await readIssue(opened, target);
+  if (!read.ok)
+    return {
+      ok: false,
+      out: refused(
+        failureText(
+          `reading issue ${target}`,
+          where(opened, `issue ${target}`),
+          opened.settings,
+          read.failure,
+        ),
+      ),
+    };
+  return { ok: true, opened, issue: read.issue };
+}
+
 /** Lists the organization's issues matching a Sentry search query. */
 export async function listSentryIssues(ctx: ToolContext, args: JsonObject): Promise<ToolOutput> {
   const started = await open(ctx, 'list_sentry_issues');
@@ -125,21 +154,9 @@ export async function listSentryIssues(ctx: ToolContext, args: JsonObject): Prom
 
 /** Reads one issue. */
 export async function getSentryIssue(ctx: ToolContext, args: JsonObject): Promise<ToolOutput> {
-  const started = await open(ctx, 'get_sentry_issue');
+  const started = await openIssue(ctx, 'get_sentry_issue', args);
   if (!started.ok) return started.out;
-  const { opened } = started;
-  const target = args['issue'] as string;
-  const read = await readIssue(opened, target);
-  if (!read.ok)
-    return refused(
-      failureText(
-        `reading issue ${target}`,
-        where(opened, `issue ${target}`),
-        opened.settings,
-        read.failure,
-      ),
-    );
-  const { issue } = read;
+  const { issue } = started;
   return {
     text: [
       issueLine(issue),
@@ -161,21 +178,9 @@ export async function getSentryLatestEvent(
   ctx: ToolContext,
   args: JsonObject,
 ): Promise<ToolOutput> {
-  const started = await open(ctx, 'get_sentry_latest_event');
+  const started = await openIssue(ctx, 'get_sentry_latest_event', args);
   if (!started.ok) return started.out;
-  const { opened } = started;
-  const target = args['issue'] as string;
-  const read = await readIssue(opened, target);
-  if (!read.ok)
-    return refused(
-      failureText(
-        `reading issue ${target}`,
-        where(opened, `issue ${target}`),
-        opened.settings,
-        read.failure,
-      ),
-    );
-  const { issue } = read;
+  const { opened, issue } = started;
   const answer = await opened.request(
     'GET',
     `${opened.org}/issues/${encodeURIComponent(issue.id)}/events/latest/`,
@@ -248,22 +253,10 @@ async function updateIssue(
  * back: an attempt whose answer was lost is settled by what the issue says now.
  */
 export async function resolveSentryIssue(ctx: ToolContext, args: JsonObject): Promise<ToolOutput> {
-  const started = await open(ctx, 'resolve_sentry_issue');
+  const started = await openIssue(ctx, 'resolve_sentry_issue', args);
   if (!started.ok) return started.out;
-  const { opened } = started;
-  const target = args['issue'] as string;
+  const { opened, issue } = started;
   const inNextRelease = args['in_next_release'] === true;
-  const read = await readIssue(opened, target);
-  if (!read.ok)
-    return refused(
-      failureText(
-        `reading issue ${target}`,
-        where(opened, `issue ${target}`),
-        opened.settings,
-        read.failure,
-      ),
-    );
-  const { issue } = read;
   const status = inNextRelease ? 'resolvedInNextRelease' : 'resolved';
   const resolved = (now: SentryIssue) =>
     now.status === 'resolved' && (!inNextRelease || now.statusDetails?.['inNextRelease'] === true);
@@ -306,22 +299,10 @@ function assignedAs(actor: SentryActor | null | undefined, wanted: string): bool
 
 /** Assigns an issue to a user or team; idempotent like resolving, and looked up the same way. */
 export async function assignSentryIssue(ctx: ToolContext, args: JsonObject): Promise<ToolOutput> {
-  const started = await open(ctx, 'assign_sentry_issue');
+  const started = await openIssue(ctx, 'assign_sentry_issue', args);
   if (!started.ok) return started.out;
-  const { opened } = started;
-  const target = args['issue'] as string;
+  const { opened, issue } = started;
   const assignee = args['assignee'] as string;
-  const read = await readIssue(opened, target);
-  if (!read.ok)
-    return refused(
-      failureText(
-        `reading issue ${target}`,
-        where(opened, `issue ${target}`),
-        opened.settings,
-        read.failure,
-      ),
-    );
-  const { issue } = read;
   const delivery = await ctx.services.get(OUTBOX).deliver(ctx, {
     name: 'assign',
     kind: 'sentry.issue_assign',
