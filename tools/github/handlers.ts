@@ -1,13 +1,7 @@
 import type { JsonObject } from '../../src/model/json.ts';
 import type { ToolContext } from '../../src/tool/context.ts';
 import type { ToolOutput } from '../../src/tool/definition.ts';
-import { hasCode, InvalidToolInputError } from '../../src/tool/errors.ts';
-import {
-  DeliveryError,
-  deliveryOutput,
-  OUTBOX,
-  type EffectReceipt,
-} from '../../src/tool/outbound.ts';
+import { hasCode } from '../../src/tool/errors.ts';
 import { createRedactor } from '../../src/tool/redaction.ts';
 import {
   WORKSPACES,
@@ -22,19 +16,22 @@ import {
   noreplyEmail,
   workspaceGrant,
 } from './checkout-commands.ts';
-import { connect, deliveryError, failureText, httpFailure } from './github-client.ts';
-import { hasMarker, withMarker } from './issues.ts';
+import { connect, failureText, httpFailure } from './github-client.ts';
+import { splitRepo } from './github-call.ts';
 import { githubSettings } from './settings.ts';
 
 export {
-  commentOnGithubIssue,
-  createGithubIssue,
-  createGithubPullRequestReview,
   getGithubIssue,
   getGithubPullRequest,
   listGithubPullRequestChecks,
   listGithubPullRequestFiles,
-} from './issues.ts';
+} from './reads.ts';
+export {
+  commentOnGithubIssue,
+  createGithubIssue,
+  createGithubPullRequest,
+  createGithubPullRequestReview,
+} from './writes.ts';
 import { refused } from '../../src/tool/package-support.ts';
 
 // The arguments were decoded against the manifest's schema before a handler runs: `repo` matches
@@ -44,15 +41,6 @@ const SETUP_TIMEOUT_MS = 60_000;
 const CLONE_TIMEOUT_MS = 10 * 60_000;
 /** How much of a failing command's output the observation keeps (its tail: where git says why). */
 const OUTPUT_TAIL = 4000;
-
-function splitRepo(repo: string): { owner: string; name: string } {
-  const [owner = '', name = ''] = repo.split('/');
-  if (name === '.' || name === '..' || name.endsWith('.git'))
-    throw new InvalidToolInputError(
-      'field `repo` must be `owner/name`, the name without `.git` and not `.` or `..`',
-    );
-  return { owner, name };
-}
 
 function tail(bytes: Uint8Array): string {
   const text = new TextDecoder().decode(bytes).trimEnd();
@@ -191,106 +179,4 @@ async function cloneInto(
     ].join('\n'),
     data: { repo, path, branch, default_branch: defaultBranch, login: c.login },
   };
-}
-
-/**
- * Opens a pull request from `head` into `base` (the default branch when omitted), through the
- * outbound machinery. The body carries our marker; a lost answer is reconciled by listing the
- * pull requests from that head into that base (GitHub keeps at most one open per pair) and
- * looking for it.
- */
-export async function createGithubPullRequest(
-  ctx: ToolContext,
-  args: JsonObject,
-): Promise<ToolOutput> {
-  const repo = args['repo'] as string;
-  const { owner, name } = splitRepo(repo);
-  const outcome = githubSettings(ctx.config);
-  if (!outcome.ok) return refused(`create_github_pull_request cannot run: ${outcome.problem}.`);
-  const settings = outcome.settings;
-
-  const connected = await connect(ctx, settings, { identity: false });
-  if (!connected.ok) return refused(connected.text);
-  const { octokit, token } = connected.connection;
-  const redactor = createRedactor([token]);
-  const redact = (s: string) => redactor.text(s);
-  const notFound = () =>
-    refused(
-      `Repository ${repo} was not found on GitHub, or this agent's account cannot see it. Check the owner/name spelling.`,
-    );
-
-  let base = typeof args['base'] === 'string' ? args['base'] : undefined;
-  if (base === undefined) {
-    try {
-      base = (await octokit.rest.repos.get({ owner, repo: name })).data.default_branch;
-    } catch (error) {
-      if (httpFailure(error)?.status === 404) return notFound();
-      return refused(redact(failureText(`reading repository ${repo}`, settings, error)));
-    }
-  }
-  const into = base;
-  const head = args['head'] as string;
-  const title = args['title'] as string;
-  const body = typeof args['body'] === 'string' ? args['body'] : undefined;
-  const draft = args['draft'] === true;
-  type Pull = { number: number; html_url: string };
-  const receipt = (pull: Pull): EffectReceipt => ({
-    externalId: `${repo}#${pull.number}`,
-    link: pull.html_url,
-    data: { number: pull.number },
-  });
-  const delivery = await ctx.services.get(OUTBOX).deliver(ctx, {
-    name: 'pull_request',
-    kind: 'github.pull_request_create',
-    target: `repo ${repo}`,
-    payload: { repo, head, base: into, title, ...(body === undefined ? {} : { body }), draft },
-    async send(key) {
-      try {
-        const { data } = await octokit.rest.pulls.create({
-          owner,
-          repo: name,
-          head,
-          base: into,
-          title,
-          body: withMarker(body, key),
-          ...(draft ? { draft: true } : {}),
-        });
-        return receipt(data);
-      } catch (error) {
-        const failure = httpFailure(error);
-        if (failure?.status === 422)
-          throw new DeliveryError(
-            'terminal',
-            redact(
-              `GitHub refused the pull request from ${head} into ${into} (422): ${failure.message}. A pull request may already be open for this head, or the branch has no commits beyond ${into} (push them first).`,
-            ),
-          );
-        if (failure?.status === 404)
-          throw new DeliveryError(
-            'terminal',
-            `Repository ${repo} was not found on GitHub, or this agent's account cannot see it.`,
-          );
-        throw deliveryError('creating the pull request', settings, error);
-      }
-    },
-    async lookup(key) {
-      const { data } = await octokit.rest.pulls.list({
-        owner,
-        repo: name,
-        head: head.includes(':') ? head : `${owner}:${head}`,
-        base: into,
-        state: 'all',
-        per_page: 100,
-      });
-      const found = data.find((pull) => hasMarker(pull.body, key));
-      return found ? receipt(found) : undefined;
-    },
-  });
-  return deliveryOutput(`opening the pull request in ${repo}`, delivery, (r) => {
-    const number = typeof r.data?.['number'] === 'number' ? r.data['number'] : null;
-    return {
-      text: `Opened pull request #${number ?? 'unknown'} in ${repo} (${head} into ${into}): ${r.link ?? ''}`,
-      data: { number, html_url: r.link ?? null, head, base: into },
-    };
-  });
 }
