@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { catalog } from '../../src/generated/catalog.ts';
-import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
-import { offerRegistry } from '../../src/policy/offer.ts';
 import { datadogSettings } from '../../tools/datadog/settings.ts';
 import { startDatadogFake, type DatadogFake } from '../support/datadog-fake.ts';
-import { effectHarness, type EffectHarness } from '../support/effect-harness.ts';
+import { effectHarness, offerWithSecrets, type EffectHarness } from '../support/effect-harness.ts';
 
 const API_KEY = 'dd0123456789abcdef0123456789abcd';
 const APP_KEY = 'ddapp0123456789abcdef0123456789abcdef0123';
@@ -298,23 +295,12 @@ describe('mesh.datadog against the Datadog fake, through the real SDK', () => {
   });
 
   it('an agent without both keys is not offered the tools, with the reason', () => {
-    const { registry } = loadCatalog(catalog);
-    const facts = {
-      audience: 'direct' as const,
-      disabledTools: new Set<string>(),
-      packageAudiences: new Map(),
-      backends: { workspace: false, browser: false },
-      services: new Set(['mesh.outbound']),
-    };
-    const none = offerRegistry(registry, { ...facts, secretKinds: new Map() });
+    const none = offerWithSecrets();
     expect(none.registry.names().filter((n) => n.includes('datadog'))).toEqual([]);
     expect(none.withheld.find((w) => w.name === 'post_datadog_event')?.reason).toBe(
       'needs secret datadog_api_key, not captured for this agent',
     );
-    const apiOnly = offerRegistry(registry, {
-      ...facts,
-      secretKinds: new Map([['mesh.datadog', new Set(['datadog_api_key'])]]),
-    });
+    const apiOnly = offerWithSecrets(new Map([['mesh.datadog', new Set(['datadog_api_key'])]]));
     expect(apiOnly.registry.names().filter((n) => n.includes('datadog'))).toEqual([]);
     expect(apiOnly.withheld.find((w) => w.name === 'query_datadog_metrics')?.reason).toBe(
       'needs secret datadog_application_key, not captured for this agent',

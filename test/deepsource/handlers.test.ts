@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { catalog } from '../../src/generated/catalog.ts';
-import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
-import { offerRegistry } from '../../src/policy/offer.ts';
-import { effectHarness, type EffectHarness } from '../support/effect-harness.ts';
+import { effectHarness, offerWithSecrets, type EffectHarness } from '../support/effect-harness.ts';
 import {
   startDeepSourceFake,
   type DeepSourceFake,
@@ -253,15 +250,7 @@ describe('mesh.deepsource against the DeepSource fake', () => {
   });
 
   it('an agent without the token is not offered the tools, with the reason', () => {
-    const { registry } = loadCatalog(catalog);
-    const { registry: offered, withheld } = offerRegistry(registry, {
-      audience: 'direct',
-      disabledTools: new Set(),
-      secretKinds: new Map(),
-      packageAudiences: new Map(),
-      backends: { workspace: false, browser: false },
-      services: new Set(['mesh.outbound']),
-    });
+    const { registry: offered, withheld } = offerWithSecrets();
     expect(offered.names().filter((n) => n.includes('deepsource'))).toEqual([]);
     for (const name of ['list_deepsource_issues', 'get_deepsource_pr_checks'])
       expect(withheld.find((w) => w.name === name)?.reason).toBe(

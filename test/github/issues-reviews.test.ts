@@ -1,9 +1,6 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { catalog } from '../../src/generated/catalog.ts';
-import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
-import { offerRegistry } from '../../src/policy/offer.ts';
-import { effectHarness, type EffectHarness } from '../support/effect-harness.ts';
+import { effectHarness, offerWithSecrets, type EffectHarness } from '../support/effect-harness.ts';
 import {
   headSha,
   startGitHubFake,
@@ -423,15 +420,7 @@ describe('mesh.github issues, comments, reviews and pull request reads', () => {
   });
 
   it('an agent without the credential is not offered the tools, with the reason', () => {
-    const { registry } = loadCatalog(catalog);
-    const { registry: offered, withheld } = offerRegistry(registry, {
-      audience: 'direct',
-      disabledTools: new Set(),
-      secretKinds: new Map(),
-      packageAudiences: new Map(),
-      backends: { workspace: false, browser: false },
-      services: new Set(['mesh.outbound']),
-    });
+    const { registry: offered, withheld } = offerWithSecrets();
     expect(offered.names().filter((n) => n.includes('github'))).toEqual([]);
     for (const name of ['create_github_issue', 'get_github_pull_request'])
       expect(withheld.find((w) => w.name === name)?.reason).toBe(

@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { catalog } from '../../src/generated/catalog.ts';
-import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
-import { offerRegistry } from '../../src/policy/offer.ts';
-import { effectHarness, type EffectHarness } from '../support/effect-harness.ts';
+import { effectHarness, offerWithSecrets, type EffectHarness } from '../support/effect-harness.ts';
 import { startLinearFake, type LinearFake } from '../support/linear-fake.ts';
 
 const KEY = 'lin_api_agentOwnKey0123456789abcdef';
@@ -158,15 +155,7 @@ describe('mesh.linear against the Linear fake', () => {
   });
 
   it('an agent without the key is not offered the tools, with the reason', () => {
-    const { registry } = loadCatalog(catalog);
-    const { registry: offered, withheld } = offerRegistry(registry, {
-      audience: 'direct',
-      disabledTools: new Set(),
-      secretKinds: new Map(),
-      packageAudiences: new Map(),
-      backends: { workspace: false, browser: false },
-      services: new Set(['mesh.outbound']),
-    });
+    const { registry: offered, withheld } = offerWithSecrets();
     expect(offered.names().filter((n) => n.includes('linear'))).toEqual([]);
     expect(withheld.find((w) => w.name === 'create_linear_issue')?.reason).toBe(
       'needs secret linear_api_key, not captured for this agent',

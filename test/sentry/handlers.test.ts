@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { catalog } from '../../src/generated/catalog.ts';
-import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
-import { offerRegistry } from '../../src/policy/offer.ts';
-import { effectHarness, type EffectHarness } from '../support/effect-harness.ts';
+import { effectHarness, offerWithSecrets, type EffectHarness } from '../support/effect-harness.ts';
 import { startSentryFake, type SentryFake } from '../support/sentry-fake.ts';
 
 const TOKEN = 'sntryu_agentOwnToken0123456789abcdef';
@@ -237,15 +234,7 @@ describe('mesh.sentry against the Sentry fake', () => {
   });
 
   it('an agent without the token is not offered the tools, with the reason', () => {
-    const { registry } = loadCatalog(catalog);
-    const { registry: offered, withheld } = offerRegistry(registry, {
-      audience: 'direct',
-      disabledTools: new Set(),
-      secretKinds: new Map(),
-      packageAudiences: new Map(),
-      backends: { workspace: false, browser: false },
-      services: new Set(['mesh.outbound']),
-    });
+    const { registry: offered, withheld } = offerWithSecrets();
     expect(offered.names().filter((n) => n.includes('sentry'))).toEqual([]);
     for (const name of ['list_sentry_issues', 'resolve_sentry_issue', 'assign_sentry_issue'])
       expect(withheld.find((w) => w.name === name)?.reason).toBe(

@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { catalog } from '../../src/generated/catalog.ts';
-import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
-import { offerRegistry } from '../../src/policy/offer.ts';
-import { effectHarness, type EffectHarness } from '../support/effect-harness.ts';
+import { effectHarness, offerWithSecrets, type EffectHarness } from '../support/effect-harness.ts';
 import { startSlackFake, type SlackFake } from '../support/slack-fake.ts';
 
 const TOKEN = 'xoxb-agent-own-token-0123456789';
@@ -117,15 +114,7 @@ describe('mesh.slack against the Slack fake', () => {
   });
 
   it('an agent without the token is not offered the tool, with the reason', () => {
-    const { registry } = loadCatalog(catalog);
-    const { withheld } = offerRegistry(registry, {
-      audience: 'direct',
-      disabledTools: new Set(),
-      secretKinds: new Map(),
-      packageAudiences: new Map(),
-      backends: { workspace: false, browser: false },
-      services: new Set(['mesh.outbound']),
-    });
+    const { withheld } = offerWithSecrets();
     expect(withheld.find((w) => w.name === 'post_slack_message')?.reason).toBe(
       'needs secret slack_token, not captured for this agent',
     );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { catalog } from '../../src/generated/catalog.ts';
 import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
+import { offerRegistry } from '../../src/policy/offer.ts';
 import type { JsonValue } from '../../src/model/json.ts';
 import type { OutboundEventRecord } from '../../src/outbound/records.ts';
 import { createOutbox } from '../../src/outbound/outbox.ts';
@@ -99,4 +100,23 @@ export async function effectHarness(
     close: () => db.close(),
   };
   return harness;
+}
+
+/**
+ * What the catalog offers a direct conversation whose agent has captured exactly `secretKinds`
+ * (package id → kinds), with the outbound service and no backends: how a package's tools are
+ * withheld for want of a credential.
+ */
+export function offerWithSecrets(
+  secretKinds: ReadonlyMap<string, ReadonlySet<string>> = new Map(),
+): ReturnType<typeof offerRegistry> {
+  const { registry } = loadCatalog(catalog);
+  return offerRegistry(registry, {
+    audience: 'direct',
+    disabledTools: new Set(),
+    secretKinds,
+    packageAudiences: new Map(),
+    backends: { workspace: false, browser: false },
+    services: new Set(['mesh.outbound']),
+  });
 }
