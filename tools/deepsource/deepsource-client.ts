@@ -1,5 +1,6 @@
 import type { ToolContext } from '../../src/tool/context.ts';
 import { TOKEN_KIND, type DeepSourceSettings } from './settings.ts';
+import { retryAfterMs, sleep } from '../../src/tool/retry-after.ts';
 
 // DeepSource publishes no Node SDK (its CLI is Go), so this is a small GraphQL POST over fetch:
 // `{query, variables}` to the endpoint with the agent's own token as a Bearer credential. Every
@@ -119,29 +120,6 @@ export async function connect(ctx: ToolContext, settings: DeepSourceSettings): P
       }
     }
   };
-}
-
-/** The wait DeepSource asked for (`Retry-After` in seconds), in milliseconds. */
-function retryAfterMs(headers: Headers): number | undefined {
-  const value = headers.get('retry-after')?.trim();
-  return value !== undefined && /^\d+(\.\d+)?$/.test(value)
-    ? Math.ceil(Number(value) * 1000)
-    : undefined;
-}
-
-/** Waits `ms`, or rejects with the signal's reason as soon as the call is aborted. */
-async function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  signal.throwIfAborted();
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-  signal.throwIfAborted();
 }
 
 /** A failure worth asking again about, with the wait DeepSource asked for, if any. */
