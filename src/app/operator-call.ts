@@ -3,7 +3,7 @@ import { hostname, userInfo } from 'node:os';
 import type { JsonObject } from '../model/json.ts';
 import { driveHeldRun } from '../run/held-run.ts';
 import { RUN_LEASE_MS } from '../run/lease-heartbeat.ts';
-import { observationFrom } from '../run/ledger.ts';
+import { observationFrom } from '../run/observation-json.ts';
 import type { RunDriver } from '../run/driver.ts';
 import { scriptCheckpoint, scriptDriver } from '../run/script-driver.ts';
 import { findAgent } from '../store/agents.ts';

@@ -1,14 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { JsonObject, JsonValue } from '../model/json.ts';
+import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
 import type { Definition, ToolAttachment } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
 import { noRedaction, type Redactor } from '../tool/redaction.ts';
 import {
-  ARTIFACT_KINDS,
   artifactId,
   observation as makeObservation,
-  type ArtifactLink,
   type Observation,
 } from '../tool/observation.ts';
 import type {
@@ -27,6 +25,7 @@ import type {
 } from './records.ts';
 import type { InboundWrite, RunStore } from './run-store.ts';
 import { excerpt } from '../tool/excerpt.ts';
+import { observationJson } from './observation-json.ts';
 
 export interface LedgerOptions {
   /** Observations larger than this many bytes are stored as artifacts and excerpted. */
@@ -405,15 +404,6 @@ function wholeText(o: Observation): string {
   return o.data === undefined ? o.text : JSON.stringify({ text: o.text, data: o.data });
 }
 
-/** The JSON form of an observation as stored in a step. */
-export function observationJson(o: Observation): JsonObject {
-  const out: Record<string, JsonValue> = { kind: o.kind, text: o.text };
-  if (o.data !== undefined) out['data'] = o.data;
-  if (o.truncated) out['truncated'] = { ...o.truncated };
-  if (o.artifacts) out['artifacts'] = o.artifacts.map((link) => ({ ...link }));
-  return out;
-}
-
 /** Media types whose bytes are text, so held secrets can be removed from them. */
 function isTextual(mediaType: string): boolean {
   return (
@@ -423,40 +413,4 @@ function isTextual(mediaType: string): boolean {
     mediaType === 'application/xml' ||
     mediaType.endsWith('+xml')
   );
-}
-
-/** The artifact links of a stored observation (malformed entries are skipped). */
-export function artifactLinksFrom(json: JsonObject): ArtifactLink[] {
-  const raw = json['artifacts'];
-  if (!Array.isArray(raw)) return [];
-  return raw.flatMap((entry: JsonValue) => {
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return [];
-    const { artifactId: id, kind, mediaType, sizeBytes, uri } = entry as JsonObject;
-    if (typeof id !== 'string' || id === '' || typeof mediaType !== 'string') return [];
-    if (!ARTIFACT_KINDS.some((k) => k === kind) || typeof sizeBytes !== 'number') return [];
-    return [
-      {
-        artifactId: artifactId(id),
-        kind: kind as ArtifactLink['kind'],
-        mediaType,
-        sizeBytes,
-        ...(typeof uri === 'string' ? { uri } : {}),
-      },
-    ];
-  });
-}
-
-/** Rebuilds an observation from a stored step (re-validating the truncation rule). */
-export function observationFrom(json: JsonObject): Observation {
-  const truncated = json['truncated'] as
-    { artifactId: string; totalBytes: number; shownBytes: number } | undefined;
-  return makeObservation({
-    kind: json['kind'] as Observation['kind'],
-    text: typeof json['text'] === 'string' ? json['text'] : '',
-    ...(json['data'] === undefined ? {} : { data: json['data'] }),
-    ...(truncated
-      ? { truncated: { ...truncated, artifactId: artifactId(truncated.artifactId) } }
-      : {}),
-    ...(json['artifacts'] === undefined ? {} : { artifacts: artifactLinksFrom(json) }),
-  });
 }

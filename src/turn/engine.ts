@@ -5,7 +5,7 @@ import type { AssistantMessage, Message, ModelResponse, ToolCall } from '../mode
 import type { ToolPackage } from '../manifest/package-manifest.ts';
 import { budgetFrom, exhaustion, usageFrom, type RunUsage } from '../run/budget.ts';
 import { settleCalls } from '../run/call-loop.ts';
-import { artifactLinksFrom } from '../run/ledger.ts';
+import { artifactLinksFrom } from '../run/observation-json.ts';
 import type { DriveContext, RunDriver, RunEnd } from '../run/driver.ts';
 import type {
   AgentRecord,

@@ -10,7 +10,7 @@ import { addBackend, grantBackend } from '../../src/app/workspace-admin.ts';
 import type { JsonObject } from '../../src/model/json.ts';
 import { driveHeldRun } from '../../src/run/held-run.ts';
 import { RUN_LEASE_MS } from '../../src/run/lease-heartbeat.ts';
-import { observationFrom } from '../../src/run/ledger.ts';
+import { observationFrom } from '../../src/run/observation-json.ts';
 import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import type { ObservationStep } from '../../src/run/records.ts';
 import type { Observation } from '../../src/tool/observation.ts';
