@@ -36,7 +36,9 @@ const hostileText = fc.oneof(
     '',
     ' ',
   ),
-  fc.string({ unit: 'binary', maxLength: 12 }).map((s) => `${CANARY}${s}`),
+  // The `~` keeps it from ever being a plausible name (even trimmed), which a refusal names back
+  // by design ("no agent named …", quoteName in src/tool/errors.ts): the bare canary is one.
+  fc.string({ unit: 'binary', maxLength: 12 }).map((s) => `${CANARY}~${s}`),
   fc.integer({ min: 1000, max: 120_000 }).map((n) => CANARY + 'x'.repeat(n)),
 );
 
