@@ -78,7 +78,7 @@ const PURE: Record<string, ReadonlySet<string>> = {
   model: new Set(),
   // The OpenTelemetry API is a facade without I/O: spans are no-ops until the composition root
   // registers a provider (src/app/telemetry.ts), the only place the SDK is imported.
-  tool: new Set(['ajv', 'ajv-formats', '@opentelemetry/api']),
+  tool: new Set(['ajv', 'ajv-formats', 're2js', '@opentelemetry/api']),
   policy: new Set(),
 };
 /** Node built-ins that do no I/O. */

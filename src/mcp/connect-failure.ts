@@ -19,14 +19,31 @@ function isSdkUnauthorized(error: unknown): boolean {
   return error instanceof Error && error.name === 'UnauthorizedError';
 }
 
+/** The characters of a server's answer looked at: enough for any message worth showing. */
+const MAX_SERVER_TEXT = 16 * 1024;
+
 /** A short, safe rendering of what a server answered: one line, no markup, bounded. */
 export function serverText(text: string): string {
-  if (/^\s*</.test(text)) {
-    const pre =
-      /<pre>([\s\S]*?)<\/pre>/i.exec(text)?.[1] ?? /<title>([\s\S]*?)<\/title>/i.exec(text)?.[1];
+  const head = text.slice(0, MAX_SERVER_TEXT);
+  if (/^\s*</.test(head)) {
+    const pre = between(head, 'pre') ?? between(head, 'title');
     return pre ? `an HTML page: ${oneLine(pre)}` : 'an HTML page';
   }
-  return oneLine(text);
+  return oneLine(head);
+}
+
+/**
+ * The text of the first `<tag>…</tag>`, found with two index scans: a lazy regular expression
+ * rescans to the end from every unclosed `<pre>`, which is quadratic in what a server sends.
+ */
+function between(html: string, tag: 'pre' | 'title'): string | undefined {
+  const open = new RegExp(`<${tag}>`, 'i').exec(html);
+  if (!open) return undefined;
+  const start = open.index + open[0].length;
+  const closing = new RegExp(`</${tag}>`, 'ig');
+  closing.lastIndex = start;
+  const close = closing.exec(html);
+  return close ? html.slice(start, close.index) : undefined;
 }
 
 function oneLine(text: string): string {

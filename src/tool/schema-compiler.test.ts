@@ -88,3 +88,42 @@ describe('the schema dialects remote tools are read in', () => {
     ).toThrow(/not valid JSON Schema draft-07/);
   });
 });
+
+describe('patterns in remote schemas', () => {
+  it('are matched in linear time, as JavaScript reads them', () => {
+    const schema: JsonSchema = {
+      type: 'object',
+      properties: {
+        a: { type: 'string', pattern: '^(a+)+$' },
+        d: { type: 'string', pattern: '^\\d{2}$' },
+      },
+      patternProperties: { '^x_': { type: 'number' } },
+      propertyNames: { pattern: '^[a-z0-9_]+$' },
+    };
+    const compiled = compileSchema(schema, 'lenient');
+    expect(compiled.validate({ a: 'aaa', d: '12', x_1: 3 })).toEqual([]);
+    // A 60-character argument would take V8's backtracking engine longer than the suite runs.
+    const kinds = (v: unknown) => compiled.validate(v).map((e) => e.keyword);
+    expect(kinds({ a: `${'a'.repeat(60)}!` })).toEqual(['pattern']);
+    expect(kinds({ d: '123' })).toEqual(['pattern']);
+    expect(kinds({ x_a: 'text' })).toEqual(['type']);
+    expect(kinds({ Upper: 1 })).toContain('propertyNames');
+  });
+
+  it('refuse lookaround and backreferences, naming the pattern', () => {
+    for (const pattern of ['^(?=a)a$', '^(a)\\1$', '(?<!x)y']) {
+      expect(() =>
+        compileSchema(
+          { type: 'object', properties: { v: { type: 'string', pattern } } },
+          'lenient',
+        ),
+      ).toThrow(/is not supported: remote schemas are matched in linear time/);
+    }
+  });
+
+  it('leave first-party patterns, reviewed code, on the engine they were written for', () => {
+    const compiled = compileSchema({ type: 'string', pattern: '^(?!-)[a-z-]+$' });
+    expect(compiled.validate('ab-c')).toEqual([]);
+    expect(compiled.validate('-ab')).toHaveLength(1);
+  });
+});

@@ -2,6 +2,7 @@ import AjvDraft07Module, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { RE2JS } from 're2js';
 import type { JsonSchema } from '../model/json.ts';
 import { MeshError } from './errors.ts';
 
@@ -55,13 +56,46 @@ export interface CompiledSchema {
  */
 export type SchemaStrictness = 'strict' | 'lenient';
 
+/** What Ajv asks of a regular expression: a test, and a text that tells two patterns apart. */
+interface PatternMatcher {
+  test(input: string): boolean;
+  toString(): string;
+}
+
+/**
+ * The regular-expression engine for remote schemas' `pattern`, `patternProperties` and
+ * `propertyNames`: RE2's, ported to JavaScript (re2js), whose match time is linear in the input
+ * whatever the pattern. V8's engine backtracks: `^(a+)+$` against 28 `a`s and a `!` takes seconds
+ * and stops the event loop, so a server could freeze Mesh with one tool schema. A pattern RE2 does
+ * not read (lookaround, backreferences) makes the schema fail to compile, and the tool is withheld
+ * with that reason. First-party schemas keep V8's engine: their patterns are reviewed code and use
+ * lookahead.
+ */
+function linearPattern(pattern: string, flags: string): PatternMatcher {
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));
+  } catch {
+    throw new Error(
+      `pattern ${JSON.stringify(pattern.slice(0, 120))} is not supported: remote schemas are ` +
+        'matched in linear time, without lookaround or backreferences',
+    );
+  }
+  return {
+    test: (input: string) => compiled.test(input),
+    toString: () => `/${pattern}/${flags}`,
+  };
+}
+// Ajv's type wants the code that builds the engine in standalone output, which Mesh never writes.
+linearPattern.code = 'linearPattern';
+
 function makeAjv(strictness: SchemaStrictness, dialect: SchemaDialect): AnyAjv {
   const Build = dialect === '2020-12' ? Ajv2020 : dialect === '2019-09' ? Ajv2019 : AjvDraft07;
   const ajv = new Build({
     allErrors: true,
     // Start-up compiles every tool's schema once; the optimiser's passes cost more there than
     // they save on validating small argument objects.
-    code: { optimize: false },
+    code: { optimize: false, ...(strictness === 'lenient' ? { regExp: linearPattern } : {}) },
     strictSchema: strictness === 'strict',
     strictTypes: false,
     strictTuples: false,
