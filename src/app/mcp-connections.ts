@@ -2,6 +2,7 @@ import { createGuardedFetch } from '../mcp/guarded-fetch.ts';
 import { beginAuthorization, finishAuthorization } from '../mcp/oauth.ts';
 import { openMcpSession } from '../mcp/session.ts';
 import type { AgentRecord } from '../run/records.ts';
+import { checkSecretValue } from '../secrets/index.ts';
 import { getAgent } from '../store/agents.ts';
 import {
   deleteBinding,
@@ -39,6 +40,8 @@ export async function connectAgent(
   const provider = await requireToolProvider(mesh, providerSlug);
   const value = token.trim();
   if (value === '') throw new MeshError('invalid_token', 'the token is empty');
+  // Refused before it is sent anywhere: a line break in a header fails inside the HTTP client.
+  checkSecretValue(value, 'credential');
   // The token is tried before anything is stored: a refused one leaves no binding behind.
   const session = await openMcpSession({
     url: provider.url,

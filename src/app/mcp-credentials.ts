@@ -62,6 +62,7 @@ export function oauthStore(mesh: Mesh, agentId: string, providerId: string, redi
           ...owner,
           kind: MCP_OAUTH_KIND,
           value: JSON.stringify({ redirectUrl: url, state } satisfies StoredOAuth),
+          format: 'document',
         });
       },
     };

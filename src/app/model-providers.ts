@@ -88,6 +88,7 @@ export async function addModelProvider(
         ownerId: provider.id,
         kind: 'api_key',
         value: input.apiKey.trim(),
+        field: 'api_key',
       });
     }
     return provider;
@@ -114,6 +115,7 @@ export async function setProviderKey(
     ownerId: provider.id,
     kind: 'api_key',
     value: apiKey.trim(),
+    field: 'api_key',
   });
 }
 

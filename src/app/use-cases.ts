@@ -4,6 +4,8 @@ import type { NewWebProvider } from './web-admin.ts';
 import type { NewBackend } from './workspace-admin.ts';
 import type { Audience } from './records.ts';
 import { runEffects } from './outbound-view.ts';
+import { MeshError } from '../tool/errors.ts';
+import { findUnstorable, unstorableMessage } from '../tool/storable-text.ts';
 
 /*
  * The use cases the CLI calls, by name, each taking one plain input object and returning plain
@@ -359,6 +361,15 @@ export function runUseCase<N extends UseCaseName>(
   input: UseCaseInput<N>,
 ): Promise<UseCaseOutput<N>> {
   const fn = useCases[name] as (mesh: Mesh, input: UseCaseInput<N>) => Promise<UseCaseOutput<N>>;
+  // The HTTP face refuses these before a use case runs; the CLI's texts (a persona file, a
+  // script) are refused here alike, never by the database's own message.
+  const unstorable = findUnstorable(input, '');
+  if (unstorable)
+    return Promise.reject(
+      new MeshError('invalid_text', unstorableMessage(unstorable.field, unstorable.inName), {
+        field: unstorable.field,
+      }),
+    );
   // A failure's message may carry what a server or provider said: a held secret is removed
   // before any face prints it.
   return fn(mesh, input).catch((error: unknown) => {

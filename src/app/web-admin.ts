@@ -12,6 +12,7 @@ import {
   upsertQueryGrant,
   type QueryProviderRecord,
 } from '../store/query-providers.ts';
+import { checkSecretValue } from '../secrets/index.ts';
 import { MeshError, quoteName } from '../tool/errors.ts';
 import { requireAgent } from './agents.ts';
 import { isLoopbackHost } from './mcp-providers.ts';
@@ -84,7 +85,7 @@ export async function addWebProvider(
   const baseUrl = checkBaseUrl(input.baseUrl ?? DEFAULT_BASE_URLS[kind], allowLoopbackHttp);
   const apiKey = input.apiKey.trim();
   if (apiKey === '') throw invalid('the API key is empty');
-  if (/\s/.test(apiKey)) throw invalid('the API key contains whitespace');
+  checkSecretValue(apiKey, 'credential', 'api_key');
   const settings: Record<string, string> = {};
   if (kind === 'cloudflare') {
     if (input.accountId === undefined)
@@ -111,6 +112,7 @@ export async function addWebProvider(
       ownerId: provider.id,
       kind: 'api_key',
       value: apiKey,
+      field: 'api_key',
     });
     return provider;
   });

@@ -105,6 +105,7 @@ export async function addBackend(mesh: Mesh, input: NewBackend): Promise<Executi
         ownerId: backend.id,
         kind: 'api_key',
         value: (input.apiKey ?? '').trim(),
+        field: 'api_key',
       });
     return backend;
   });

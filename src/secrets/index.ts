@@ -22,6 +22,7 @@ export {
   checkSecretOwner,
   checkSecretValue,
   MAX_SECRET_VALUE_BYTES,
+  type SecretFormat,
   type SecretOwner,
 } from './secret-input.ts';
 export {

@@ -50,8 +50,8 @@ describe('secret values', () => {
     const refusal = refused(() => checkSecretValue('a'.repeat(MAX_SECRET_VALUE_BYTES + 1)));
     expect(refusal.code).toBe(SECRET_ERROR_CODES.valueInvalid);
     // 32 Ki two-byte characters are 64 KiB; one more is over, though far fewer than 64 Ki chars.
-    expect(() => checkSecretValue('é'.repeat(32 * 1024))).not.toThrow();
-    expect(() => checkSecretValue('é'.repeat(32 * 1024 + 1))).toThrow();
+    expect(() => checkSecretValue('é'.repeat(32 * 1024), 'document')).not.toThrow();
+    expect(() => checkSecretValue('é'.repeat(32 * 1024 + 1), 'document')).toThrow();
   });
 
   it('refuses empty and non-string values, and lone surrogates that UTF-8 would alter', () => {
@@ -61,7 +61,52 @@ describe('secret values', () => {
       expect(r.field).toBe('value');
       expect(r.message).not.toContain('canary');
     }
-    expect(checkSecretValue('key 🔑')).toBe('key 🔑');
+    expect(checkSecretValue('{"state":"🔑"}', 'document')).toBe('{"state":"🔑"}');
+  });
+
+  it('accepts a credential that is one line of printable ASCII, or a PEM block', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[!-~](?:[ -~]{0,80}[!-~])?$/), (token) => {
+        expect(checkSecretValue(token)).toBe(token);
+      }),
+    );
+    const pem =
+      '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nq83+/w==\n-----END RSA PRIVATE KEY-----\n';
+    expect(checkSecretValue(pem)).toBe(pem);
+    expect(checkSecretValue(pem.replaceAll('\n', '\r\n').trimEnd())).toBeDefined();
+  });
+
+  it('refuses a credential no HTTP request could carry, naming the field and the fault, never the value', () => {
+    const cases: [string, RegExp][] = [
+      ['canary\nsecond-line', /line break/],
+      ['canary\r', /line break/],
+      ['canary\0tail', /NUL/],
+      ['canary\x1btail', /control character/],
+      ['canary\x7f', /control character/],
+      ['canary—dash', /outside printable ASCII/],
+      ['canary 🔑', /outside printable ASCII/],
+      [' canary', /whitespace/],
+      ['canary\t', /control character/],
+      ['-----BEGIN KEY-----\ncanary\0\n-----END KEY-----', /NUL/],
+    ];
+    for (const [value, why] of cases) {
+      const r = refused(() => checkSecretValue(value, 'credential', 'api_key'));
+      expect(r.code).toBe(SECRET_ERROR_CODES.valueInvalid);
+      expect(r.field).toBe('api_key');
+      expect(r.message).toMatch(/^`api_key` /);
+      expect(r.message).toMatch(why);
+      expect(r.message).not.toContain('canary');
+    }
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 40 }),
+        fc.constantFrom('\n', '\r', '\0', '\x01', '\u2028', 'é'),
+        fc.string({ maxLength: 40 }),
+        (head, bad, tail) => {
+          expect(() => checkSecretValue(`x${head}${bad}${tail}x`)).toThrow(/`value` /);
+        },
+      ),
+    );
   });
 });
 

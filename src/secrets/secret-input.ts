@@ -85,22 +85,62 @@ export function checkSecretKind(kind: string): string {
 }
 
 /**
- * Checks a secret value: a non-empty, well-formed string of at most 64 KiB in UTF-8. A lone
- * surrogate would not survive the UTF-8 round trip, so it is refused rather than altered.
+ * What a secret value is read as. A `credential` (every key, token and password an operator
+ * captures) is sent in an HTTP header or a vendor SDK's auth field, so it must be one line of
+ * printable ASCII, or a PEM block (a GitHub App's private key). A `document` is a structure Mesh
+ * itself writes (an MCP OAuth token set, as JSON), held to the storable-text rule only.
  */
-export function checkSecretValue(value: string): string {
+export type SecretFormat = 'credential' | 'document';
+
+/** One line of printable ASCII, without surrounding spaces: what an HTTP header can carry. */
+const CREDENTIAL_LINE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+/** `-----BEGIN …-----`, printable ASCII lines, `-----END …-----`, an optional final line break. */
+const PEM_BLOCK =
+  /^-----BEGIN [A-Z0-9 ]{1,64}-----\r?\n(?:[\x20-\x7e]{0,256}\r?\n){1,2048}-----END [A-Z0-9 ]{1,64}-----(?:\r?\n)?$/;
+
+function refuseValue(field: string, why: string): never {
+  throw new SecretInputError(SECRET_ERROR_CODES.valueInvalid, field, `\`${field}\` ${why}`);
+}
+
+/** Why a credential cannot be used as one, or undefined when it can. Never quotes the value. */
+function credentialFault(value: string): string | undefined {
+  if (CREDENTIAL_LINE.test(value) || PEM_BLOCK.test(value)) return undefined;
+  if (value.includes('\0')) return 'holds a NUL character, which no credential can carry';
+  if (/[\r\n]/.test(value))
+    return 'holds a line break: a credential is one line (or a PEM block from -----BEGIN to -----END)';
+  if (/\p{Cc}/u.test(value))
+    return 'holds a control character, which no credential can carry';
+  if (/[^\x20-\x7e]/.test(value))
+    return 'holds a character outside printable ASCII, which an HTTP header cannot carry';
+  return 'begins or ends with whitespace';
+}
+
+/**
+ * Checks a secret value: a non-empty, well-formed string of at most 64 KiB in UTF-8. A lone
+ * surrogate would not survive the UTF-8 round trip, so it is refused rather than altered. A
+ * credential must also be usable as one ({@link SecretFormat}): refused at capture, a key with a
+ * line break would otherwise fail every later request that sends it. Refusals name `field` (the
+ * input the value came from: `api_key`, `token`), never the value.
+ */
+export function checkSecretValue(
+  value: string,
+  format: SecretFormat = 'credential',
+  field = 'value',
+): string {
   const ok =
     typeof value === 'string' &&
     value.length > 0 &&
     Buffer.byteLength(value, 'utf8') <= MAX_SECRET_VALUE_BYTES &&
     !LONE_SURROGATE.test(value);
   if (!ok) {
-    throw new SecretInputError(
-      SECRET_ERROR_CODES.valueInvalid,
-      'value',
-      `\`value\` must be a non-empty, well-formed string of at most ${MAX_SECRET_VALUE_BYTES} ` +
-        'bytes in UTF-8',
+    refuseValue(
+      field,
+      `must be a non-empty, well-formed string of at most ${MAX_SECRET_VALUE_BYTES} bytes in UTF-8`,
     );
+  }
+  if (format === 'credential') {
+    const fault = credentialFault(value);
+    if (fault !== undefined) refuseValue(field, fault);
   }
   return value;
 }

@@ -13,6 +13,7 @@ import {
   checkSecretKind,
   checkSecretOwner,
   checkSecretValue,
+  type SecretFormat,
   type SecretOwner,
 } from './secret-input.ts';
 
@@ -24,6 +25,10 @@ export interface SecretAddress extends SecretOwner {
 /** A value to store in a slot. */
 export interface SecretCapture extends SecretAddress {
   readonly value: string;
+  /** What the value is read as; a credential unless Mesh wrote the document itself. */
+  readonly format?: SecretFormat;
+  /** The input field the value came from, named by a refusal (`value` unless given). */
+  readonly field?: string;
 }
 
 /**
@@ -103,7 +108,7 @@ export function createSecretStore(
   return Object.freeze({
     async capture(input: SecretCapture): Promise<SecretMetadata> {
       const slot = slotOf(input, input.kind);
-      const value = checkSecretValue(input.value);
+      const value = checkSecretValue(input.value, input.format, input.field);
       hold(value);
       const record = await rows.insertVersion(randomUUID(), slot, (version) =>
         sealSecret(instanceKey, { ...slot, version }, value),

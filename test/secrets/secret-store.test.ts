@@ -228,7 +228,7 @@ describe.each(testDatabases())('the secret store on $name', (database) => {
     const thief = toolOwner();
     const value = canary();
     await store.capture({ ...victim, kind: KIND, value });
-    await store.capture({ ...thief, kind: KIND, value: 'the thief’s own' });
+    await store.capture({ ...thief, kind: KIND, value: 'the-thiefs-own' });
     // Copy the victim's sealed material over the thief's row.
     await db.query(
       `update secrets t set wrapped_key = v.wrapped_key, key_nonce = v.key_nonce, nonce = v.nonce,
