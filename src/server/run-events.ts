@@ -21,37 +21,56 @@ export const HEARTBEAT_MS = 15_000;
 export const MAX_STREAM_MS = 10 * 60_000;
 /** How many streams one server holds open at once. */
 export const MAX_STREAMS = 64;
+/** How many of them one operator token may hold, so one client cannot take them all. */
+export const MAX_STREAMS_PER_TOKEN = 16;
 /** How long a browser waits before it reconnects a dropped stream. */
 const RETRY_MS = 1000;
 
 /** A run nobody is working on any more: its stream ends (and says so) when it gets there. */
 const LIVE_STATUSES: readonly RunStatus[] = ['queued', 'running'];
 
-/** The streams one server holds open, bounded so idle readers cannot take every connection. */
+/**
+ * The streams one server holds open, bounded so idle readers cannot take every connection: in
+ * all, and per operator token (the holder), so one client's readers leave room for the rest.
+ */
 export class StreamSlots {
   private held = 0;
-  constructor(readonly limit = MAX_STREAMS) {}
+  private readonly byHolder = new Map<string, number>();
+  constructor(
+    readonly limit = MAX_STREAMS,
+    readonly perHolder = MAX_STREAMS_PER_TOKEN,
+  ) {}
 
   /** How many streams are open now. */
   get open(): number {
     return this.held;
   }
 
-  /** Takes a slot, or refuses 429 when all are held; the returned function gives it back once. */
-  take(): () => void {
-    if (this.held >= this.limit)
+  /**
+   * Takes a slot for `holder` (an operator token's id), or refuses 429 when the server's or the
+   * holder's are all held; the returned function gives it back once.
+   */
+  take(holder: string): () => void {
+    const mine = this.byHolder.get(holder) ?? 0;
+    if (this.held >= this.limit || mine >= this.perHolder)
       throw new HttpError(
         429,
         'too_many_streams',
-        `this server already holds ${this.limit} live event streams; try again shortly`,
+        this.held >= this.limit
+          ? `this server already holds ${this.limit} live event streams; try again shortly`
+          : `this operator token already holds ${this.perHolder} live event streams on this server; close one or try again shortly`,
         { 'retry-after': '5' },
       );
     this.held += 1;
+    this.byHolder.set(holder, mine + 1);
     let given = false;
     return () => {
       if (given) return;
       given = true;
       this.held -= 1;
+      const left = (this.byHolder.get(holder) ?? 1) - 1;
+      if (left === 0) this.byHolder.delete(holder);
+      else this.byHolder.set(holder, left);
     };
   }
 }
@@ -91,6 +110,8 @@ export function resumeAfter(query: URLSearchParams, lastEventId: string | undefi
 /** How one stream runs. */
 export interface RunEventOptions {
   readonly slots: StreamSlots;
+  /** Who holds the stream's slot: the operator token's id. */
+  readonly holder: string;
   /** The seq of the last step the client has; only later steps are sent. */
   readonly after: number;
   /** Markup of a step for the web UI, sent beside its JSON as `html`. */
@@ -128,11 +149,11 @@ interface EventOut {
  */
 function eventStream(
   mesh: Mesh,
-  slots: StreamSlots,
+  slot: { readonly slots: StreamSlots; readonly holder: string },
   pollMs: number,
   pump: (out: EventOut) => Promise<void>,
 ): Response {
-  const release = slots.take();
+  const release = slot.slots.take(slot.holder);
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const stream = new SSEStreamingApi(writable, readable);
   const left = new AbortController();
@@ -203,7 +224,7 @@ function isLiveStatus(status: RunStatus): boolean {
  * is no longer queued or running, after which the stream ends.
  */
 export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOptions): Response {
-  return eventStream(mesh, options.slots, options.pollMs ?? POLL_MS, async (out) => {
+  return eventStream(mesh, options, options.pollMs ?? POLL_MS, async (out) => {
     let last = options.after;
     let current = run;
     let usage = JSON.stringify(run.usage);
@@ -289,9 +310,14 @@ export function conversationResume(
 export function conversationEventStream(
   mesh: Mesh,
   conversationId: string,
-  options: { slots: StreamSlots; resume: ConversationResume | undefined; pollMs?: number },
+  options: {
+    slots: StreamSlots;
+    holder: string;
+    resume: ConversationResume | undefined;
+    pollMs?: number;
+  },
 ): Response {
-  return eventStream(mesh, options.slots, options.pollMs ?? POLL_MS, async (out) => {
+  return eventStream(mesh, options, options.pollMs ?? POLL_MS, async (out) => {
     const seen = new Map<string, { last: number; shown?: RunRecord; ended: boolean }>();
     let resume = options.resume;
     do {

@@ -143,6 +143,7 @@ function signedIn(mesh: Mesh): MiddlewareHandler<ServerEnv> {
         csrf: session.csrfToken,
         flash,
         actor: `operator:${session.tokenLabel}:${session.tokenId.slice(0, 8)}`,
+        tokenId: session.tokenId,
         origin: originOf(c),
       },
     });

@@ -99,6 +99,8 @@ export function meshApp(
     readonly failureLimit?: FailureLimitOptions;
     /** Live event streams held open at once (64 unless given). */
     readonly maxStreams?: number;
+    /** How many of them one operator token may hold. */
+    readonly maxStreamsPerToken?: number;
   },
 ): Hono<ServerEnv> {
   // Error texts carry what servers and providers said: a held secret never reaches a log line
@@ -126,7 +128,7 @@ export function meshApp(
     );
   }
   // One bound on live event streams for the whole server: API and UI streams share it.
-  const streams = new StreamSlots(options.maxStreams);
+  const streams = new StreamSlots(options.maxStreams, options.maxStreamsPerToken);
   mountApi(app, mesh, options.version, failures, streams);
   mountUi(app, mesh, logFailure, failures, streams);
   app.onError((error, c) => {

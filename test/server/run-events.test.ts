@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/run/records.ts';
+import { createOperatorToken } from '../../src/app/operator-auth.ts';
 import { meshApp } from '../../src/server/server.ts';
 import { testDatabases } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -161,6 +162,39 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     const again = await request();
     expect(again.status).toBe(200);
     await again.body?.cancel();
+    await server.mesh.ledger.finish(lease, 'succeeded', null);
+  });
+
+  it('holds a bounded number of streams per operator token, so one client cannot take them all', async () => {
+    const app = meshApp(server.mesh, {
+      log: () => undefined,
+      version: 'test',
+      maxStreams: 4,
+      maxStreamsPerToken: 2,
+    });
+    const otherToken = (await createOperatorToken(server.mesh.db, 'second client')).token;
+    const { lease } = await heldRun();
+    const request = (token: string) =>
+      app.request(`http://mesh.test/api/runs/${lease.runId}/events`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+    const mine = [await request(server.token), await request(server.token)];
+    expect(mine.map((r) => r.status)).toEqual([200, 200]);
+    const refused = await request(server.token);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({
+      error: {
+        code: 'too_many_streams',
+        message: expect.stringContaining('this operator token') as string,
+      },
+    });
+    // The server has room left, and another token takes it.
+    const theirs = await request(otherToken);
+    expect(theirs.status).toBe(200);
+    await mine[0]?.body?.cancel();
+    const again = await request(server.token);
+    expect(again.status).toBe(200);
+    for (const r of [mine[1], theirs, again]) await r?.body?.cancel();
     await server.mesh.ledger.finish(lease, 'succeeded', null);
   });
 

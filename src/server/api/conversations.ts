@@ -140,6 +140,7 @@ export const conversationRoutes: readonly Route[] = [
       const resume = conversationResume(query, context.lastEventId);
       return conversationEventStream(context.mesh, conversation.id, {
         slots: context.streams,
+        holder: context.operator.id,
         resume,
       });
     },
@@ -202,7 +203,11 @@ export const conversationRoutes: readonly Route[] = [
     handle: async ({ context, params, query }) => {
       const run = await runOr404(context.mesh, params['run'] ?? '');
       const after = resumeAfter(query, context.lastEventId);
-      return runEventStream(context.mesh, run, { slots: context.streams, after });
+      return runEventStream(context.mesh, run, {
+        slots: context.streams,
+        holder: context.operator.id,
+        after,
+      });
     },
   }),
   route({

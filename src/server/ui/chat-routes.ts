@@ -107,7 +107,7 @@ export const chatRoutes: readonly UiRoute[] = [
     // (a browser's EventSource cannot send a bearer token), each step with its page markup.
     method: 'GET',
     path: '/runs/{run}/events',
-    handle: async ({ mesh, params, query, streams, lastEventId }) => {
+    handle: async ({ mesh, params, query, streams, lastEventId, session }) => {
       const id = params['run'] ?? '';
       const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
       if (!run) throw new MeshError('run_not_found', 'no run with that id');
@@ -116,6 +116,7 @@ export const chatRoutes: readonly UiRoute[] = [
       return {
         response: runEventStream(mesh, run, {
           slots: streams,
+          holder: session.tokenId,
           after,
           render: (step) => stepItem(step, mapped).text,
         }),

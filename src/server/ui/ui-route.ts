@@ -13,7 +13,12 @@ export interface Flash {
 /** What a page handler gets: the signed-in operator's session and the request's parts. */
 export interface UiCall {
   readonly mesh: Mesh;
-  readonly session: PageSession & { readonly actor: string; readonly origin: string };
+  readonly session: PageSession & {
+    readonly actor: string;
+    /** The signed-in operator token's id. */
+    readonly tokenId: string;
+    readonly origin: string;
+  };
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
   /** The posted form (POST routes only; its CSRF token is already checked). */
