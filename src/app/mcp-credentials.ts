@@ -187,6 +187,7 @@ export function withSession<T>(
     (signal) => openSessionFor(mesh, agentId, provider, signal),
     request,
     resend,
+    `${provider.url}\n${provider.allowLoopbackHttp}\n${provider.requestTimeoutMs}`,
   );
 }
 

@@ -101,7 +101,9 @@ export function checkedDefinition(
   tool: McpToolRecord,
 ): CheckedDefinition {
   const cache = mesh.mcp.definitions;
-  const key = `${provider.id}\n${tool.toolName}\n${tool.fingerprint}\n${isLegacyQuery(tool) ? 'query' : 'effect'}`;
+  // The provider's settings are in the key: a definition carries them to its calls, so a changed
+  // request timeout applies to the next call, not after a restart.
+  const key = `${provider.id}\n${provider.url}\n${provider.allowLoopbackHttp}\n${provider.requestTimeoutMs}\n${tool.toolName}\n${tool.fingerprint}\n${isLegacyQuery(tool) ? 'query' : 'effect'}`;
   let entry = cache.get(key);
   if (!entry) {
     const definition = definitionFor(mesh, provider, tool);

@@ -27,6 +27,10 @@ export interface SessionPoolOptions {
 
 interface Entry {
   readonly opening: Promise<McpSession>;
+  /** What the session was opened with (URL, timeout…): a use with other settings opens anew. */
+  readonly settings: string;
+  /** Replaced by a session with newer settings: ended once its last request is done. */
+  retired: boolean;
   /** Aborts an opening still under way (the key is being closed). */
   readonly abort: AbortController;
   session?: McpSession;
@@ -62,24 +66,30 @@ export class SessionPool {
    * uses share one opening. When the request fails because a session opened earlier is gone (the
    * server ended it, or its connection failed) the session is dropped, and the request is sent
    * once more on a fresh session when `resend` allows it. A failure to open is not retried here.
+   * `settings` names what the session is opened with: when they changed since the key's session
+   * was opened (an operator set another request timeout), a new one is opened for this and later
+   * requests, and the old one ends once the requests already on it are done.
    */
   async use<T>(
     key: string,
     open: (signal: AbortSignal) => Promise<McpSession>,
     request: (session: McpSession) => Promise<T>,
     resend: ResendRule,
+    settings = '',
   ): Promise<T> {
-    const first = await this.#once(key, open, request);
+    const once = () => this.#once(key, settings, open, request);
+    const first = await once();
     if ('value' in first) return first.value;
     const failed = first.stale ? transportFailure(first.error) : undefined;
     if (!failed || (resend === 'not_sent' && failed.delivery !== 'not_sent')) throw first.error;
-    const second = await this.#once(key, open, request);
+    const second = await once();
     if ('value' in second) return second.value;
     throw second.error;
   }
 
   async #once<T>(
     key: string,
+    settings: string,
     open: (signal: AbortSignal) => Promise<McpSession>,
     request: (session: McpSession) => Promise<T>,
   ): Promise<{ value: T } | { error: unknown; stale: boolean }> {
@@ -88,7 +98,7 @@ export class SessionPool {
         error: new McpTransportError('the Mesh is closing', { delivery: 'not_sent' }),
         stale: false,
       };
-    const entry = this.#entry(key, open);
+    const entry = this.#entry(key, settings, open);
     // A session that was open before this request may have gone stale while it waited.
     const reused = entry.session !== undefined;
     entry.inUse++;
@@ -113,14 +123,26 @@ export class SessionPool {
     } finally {
       entry.inUse--;
       entry.lastUsedAt = this.#clock.now().getTime();
+      if (entry.retired && entry.inUse === 0) this.#end(entry);
     }
   }
 
-  #entry(key: string, open: (signal: AbortSignal) => Promise<McpSession>): Entry {
+  #entry(
+    key: string,
+    settings: string,
+    open: (signal: AbortSignal) => Promise<McpSession>,
+  ): Entry {
     const existing = this.#entries.get(key);
-    if (existing) return existing;
+    if (existing?.settings === settings) return existing;
+    if (existing) {
+      this.#entries.delete(key);
+      existing.retired = true;
+      if (existing.inUse === 0) this.#end(existing);
+    }
     const abort = new AbortController();
     const entry: Entry = {
+      settings,
+      retired: false,
       abort,
       opening: open(abort.signal).then(
         (session) => {
@@ -138,6 +160,15 @@ export class SessionPool {
     };
     this.#entries.set(key, entry);
     return entry;
+  }
+
+  /** Ends a retired entry's session, or aborts its opening. */
+  #end(entry: Entry): void {
+    if (!entry.session) entry.abort.abort();
+    const done = entry.opening
+      .then((session) => session.close(), () => undefined)
+      .finally(() => this.#closing.delete(done));
+    this.#closing.add(done);
   }
 
   #drop(key: string, entry: Entry, how: 'close' | 'discard'): void {

@@ -130,7 +130,8 @@ export async function listBindings(
   const { rows } = await q.query<BindingRecord & { provider: ToolProviderRecord }>(
     `select ${BINDING},
        json_build_object('id', p.id, 'slug', p.slug, 'url', p.url,
-         'allowLoopbackHttp', p.allow_loopback_http, 'createdAt', p.created_at) as provider
+         'allowLoopbackHttp', p.allow_loopback_http, 'requestTimeoutMs', p.request_timeout_ms,
+         'createdAt', p.created_at) as provider
      from agent_tool_providers b join tool_providers p on p.id = b.provider_id
      where b.agent_id = $1 order by p.slug`,
     [agentId],

@@ -14,11 +14,7 @@ export interface FakeMcpState {
   call?: (
     name: string,
     args: Record<string, unknown>,
-  ) => {
-    content: FakeContentBlock[];
-    structuredContent?: Record<string, unknown>;
-    isError?: boolean;
-  };
+  ) => FakeCallResult | Promise<FakeCallResult>;
   /** The cache lifetime (SEP-2549 `ttlMs`) to give with every listing. */
   ttlMs?: number;
   /** Drop the connection on every tools/call (a transport failure mid-call). */
@@ -26,6 +22,13 @@ export interface FakeMcpState {
   /** The only bearer tokens accepted (401 otherwise); undefined accepts any request. */
   acceptedTokens?: Set<string>;
 }
+
+/** What a call answers. */
+export type FakeCallResult = {
+  content: FakeContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
 
 /** A content block of a call's result, as the MCP spec (2025-06-18) shapes it. */
 export type FakeContentBlock =
