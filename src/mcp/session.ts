@@ -158,6 +158,22 @@ function neverConnected(error: unknown): boolean {
   return false;
 }
 
+/** A server's words for a session id it does not hold (servers on the SDK's Express example). */
+const UNKNOWN_SESSION = /\bsession\b.{0,40}\b(?:invalid|not found|unknown|expired)\b|\bno valid session\b|\binvalid session\b/i;
+
+/**
+ * Whether a server refused a request because it does not hold the session it was sent on, so it
+ * processed nothing: a 404 (what Streamable HTTP prescribes), or a 400 whose error says the
+ * session id is not valid. The SDK's own Express servers (server-everything among them) answer a
+ * restart's forgotten session that way: `400 Bad Request: No valid session ID provided`.
+ */
+function sessionUnknown(error: SdkHttpError): boolean {
+  const data = error.data as { status?: unknown; text?: unknown } | undefined;
+  if (data?.status === 404) return true;
+  if (data?.status !== 400 || typeof data.text !== 'string') return false;
+  return UNKNOWN_SESSION.test(data.text.slice(0, 1024));
+}
+
 /**
  * Classifies a failure of a request on an open session (`sessionId`: the one it was sent on;
  * `signal`: the caller's, whose abort is the caller's doing, not the session's).
@@ -173,12 +189,8 @@ function failure(
   if (signal?.aborted)
     return new McpTransportError('the request was cancelled', { cause: error, cancelled: true });
   // Streamable HTTP: 404 to a request carrying a session id means the server ended the session
-  // and did not process the request; the client starts a new session.
-  if (
-    sessionId !== undefined &&
-    error instanceof SdkHttpError &&
-    (error.data as { status?: unknown } | undefined)?.status === 404
-  )
+  // and did not process the request; the client starts a new session (a 400 saying so, too).
+  if (sessionId !== undefined && error instanceof SdkHttpError && sessionUnknown(error))
     return new McpTransportError('the server ended the session', {
       cause: error,
       delivery: 'not_sent',

@@ -187,6 +187,38 @@ describe.each(testDatabases())('servers nobody here wrote, through Mesh on $name
       expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
     });
 
+    it('survives the server’s restart: a forgotten session is opened again, the call sent once', async () => {
+      // A server of its own, restarted on the same address: it forgets every session, and
+      // answers the old one with 400 "No valid session ID" (not the 404 the spec prescribes).
+      const options = {
+        entry: join(
+          'node_modules',
+          '@modelcontextprotocol',
+          'server-everything',
+          'dist',
+          'index.js',
+        ),
+        args: ['streamableHttp'],
+        portVariable: 'PORT',
+      };
+      let restarting = await startThirdPartyMcpServer(options);
+      try {
+        await connectOverApi(server, { agent: 'ada', slug: 'evr', url: restarting.url });
+        const before = await callAsOperator(server, 'ada', 'evr__echo', { message: 'one' });
+        expect(before.observation).toEqual({ kind: 'result', text: 'Echo: one' });
+        const port = Number(new URL(restarting.url).port);
+        await restarting.close();
+        restarting = await startThirdPartyMcpServer({ ...options, port });
+        const after = await callAsOperator(server, 'ada', 'evr__echo', { message: 'two' });
+        expect(after.status).toBe('succeeded');
+        expect(after.observation).toEqual({ kind: 'result', text: 'Echo: two' });
+        // Exactly one call step: the refused attempt was not recorded as a second call.
+        expect(after.steps.filter((s) => s.kind === 'tool_call')).toHaveLength(1);
+      } finally {
+        await restarting.close();
+      }
+    });
+
     it('reports an isError result as a tool error, and the run still succeeds', async () => {
       // The handler throws on an id its input schema admits; the SDK answers `isError: true`.
       const refused = await callAsOperator(server, 'ada', 'ev__get-resource-reference', {

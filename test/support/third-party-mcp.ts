@@ -39,8 +39,10 @@ export async function startThirdPartyMcpServer(options: {
   readonly portVariable: string;
   readonly path?: string;
   readonly timeoutMs?: number;
+  /** The port to listen on (a restart on the same address); a free one otherwise. */
+  readonly port?: number;
 }): Promise<ThirdPartyMcpServer> {
-  const port = await freeLoopbackPort();
+  const port = options.port ?? (await freeLoopbackPort());
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', PRELOAD, options.entry, ...(options.args ?? [])],
