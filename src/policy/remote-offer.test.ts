@@ -94,6 +94,23 @@ describe('remote-offer policy', () => {
     expect(remoteToolName('docs', 'ünïcode')).toMatch(/^docs__[A-Za-z0-9_-]+$/);
   });
 
+  it('offers a tool the server names `*` under a mapped name, never as the catalog’s own entry', () => {
+    const star = judgeRemoteTool('docs', open, { ...tool, toolName: '*' }, true);
+    expect(star).toEqual({ offer: remoteToolName('docs', '*') });
+    expect(remoteToolName('docs', '*')).toMatch(/^docs____[0-9a-f]{8}$/);
+    expect(remoteToolName('docs', '*')).not.toBe(unreadableCatalog('docs', 'x').name);
+    // Excluded, it is withheld for that reason, not for its name.
+    const excluded = judgeRemoteTool(
+      'docs',
+      { ...open, excludedTools: ['*'] },
+      { ...tool, toolName: '*' },
+      true,
+    );
+    expect(excluded).toEqual({
+      withhold: { name: remoteToolName('docs', '*'), reason: 'excluded on the docs connection' },
+    });
+  });
+
   it('withholds a connection whose catalog cannot be read as one entry, its cause bounded', () => {
     const entry = unreadableCatalog('docs', 'x'.repeat(1000));
     expect(entry.name).toBe('docs__*');

@@ -58,7 +58,7 @@ export function uncallableReason(definition: JsonObject | undefined): string | u
  */
 export function remoteToolName(slug: string, toolName: string): string {
   const plain = `${slug}__${toolName}`;
-  if (TOOL_NAME_PATTERN.test(plain) || toolName === '*') return plain;
+  if (TOOL_NAME_PATTERN.test(plain)) return plain;
   const tag = createHash('sha256').update(toolName, 'utf8').digest('hex').slice(0, 8);
   const room = Math.max(0, 64 - slug.length - 2 - 1 - tag.length);
   const safe = toolName.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, room);
@@ -91,10 +91,14 @@ export function catalogStale(binding: Pick<RemoteBindingFacts, 'catalogFreshUnti
   return binding.catalogFreshUntil === null || binding.catalogFreshUntil <= now;
 }
 
-/** The one withheld entry for a connection whose catalog could not be read. */
+/**
+ * The one withheld entry for a connection whose catalog could not be read, named `slug__*` for
+ * all its tools. No tool is offered under that name: a tool the server names `*` maps like any
+ * other name model providers refuse.
+ */
 export function unreadableCatalog(slug: string, cause: string): Withheld {
   return {
-    name: remoteToolName(slug, '*'),
+    name: `${slug}__*`,
     reason: `the catalog of ${slug} could not be read: ${cause.slice(0, 200)}`,
   };
 }
