@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
 import type { JsonValue } from '../model/json.ts';
 import type { ToolAttachment, ToolOutput } from '../tool/definition.ts';
-import type { ArtifactKind } from '../tool/observation.ts';
+import type { AttachmentKind } from '../tool/observation.ts';
 
 /**
  * The most one image, sound or embedded blob may decode to; a larger one is not stored (a
@@ -64,7 +64,7 @@ export function convertContent(
   const attachments: ToolAttachment[] = [];
   let stored = 0;
   const binary = (
-    kind: ArtifactKind,
+    kind: AttachmentKind,
     label: string,
     claimedType: unknown,
     data: unknown,

@@ -7,6 +7,7 @@ import { noRedaction, type Redactor } from '../tool/redaction.ts';
 import {
   artifactId,
   observation as makeObservation,
+  type ArtifactLink,
   type Observation,
 } from '../tool/observation.ts';
 import type {
@@ -341,10 +342,20 @@ export class RunLedger {
     if (bytes.length <= this.observationLimitBytes) return undefined;
     const id = randomUUID();
     const cut = excerpt(result.text, this.observationLimitBytes, id);
+    const mediaType =
+      result.data === undefined ? 'text/plain; charset=utf-8' : 'application/json';
+    // The whole output is linked beside what the call attached, so every artifact of the
+    // observation is in its one list.
+    const whole: ArtifactLink = {
+      artifactId: artifactId(id),
+      kind: 'output',
+      mediaType,
+      sizeBytes: bytes.length,
+    };
     return {
       artifact: {
         id,
-        mediaType: result.data === undefined ? 'text/plain; charset=utf-8' : 'application/json',
+        mediaType,
         content: bytes,
         sha256: createHash('sha256').update(bytes).digest('hex'),
       },
@@ -356,7 +367,7 @@ export class RunLedger {
           totalBytes: bytes.length,
           shownBytes: cut.shownBytes,
         },
-        ...(result.artifacts ? { artifacts: result.artifacts } : {}),
+        artifacts: [...(result.artifacts ?? []), whole],
       }),
     };
   }

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonSchema, JsonValue } from '../model/json.ts';
 import type { Tool } from '../model/wire.ts';
 import type { ToolContext } from './context.ts';
-import type { ArtifactKind } from './observation.ts';
+import type { AttachmentKind } from './observation.ts';
 
 /** What a call can touch; declared, never inferred from behaviour. */
 export type ToolClass = 'query' | 'workspace' | 'browser' | 'effect';
@@ -39,7 +39,7 @@ export interface Origin {
 export interface ToolAttachment {
   /** A lowercase UUID, unique within the output: the artifact's id. */
   readonly id: string;
-  readonly kind: ArtifactKind;
+  readonly kind: AttachmentKind;
   /** The media type the bytes claim (`type/subtype`, no parameters). */
   readonly mediaType: string;
   readonly content: Uint8Array;

@@ -12,7 +12,7 @@ import {
   type SerializedError,
 } from './errors.ts';
 import {
-  ARTIFACT_KINDS,
+  ATTACHMENT_KINDS,
   artifactId,
   observation,
   type ArtifactLink,
@@ -308,7 +308,7 @@ function attachmentProblem(value: unknown): string | undefined {
     if (typeof a.id !== 'string' || !UUID.test(a.id) || ids.has(a.id))
       return `attachments[${i}].id is not a fresh lowercase UUID`;
     ids.add(a.id);
-    if (!ARTIFACT_KINDS.includes(a.kind)) return `attachments[${i}].kind is not a known kind`;
+    if (!ATTACHMENT_KINDS.includes(a.kind)) return `attachments[${i}].kind is not a known kind`;
     if (typeof a.mediaType !== 'string' || !MEDIA_TYPE.test(a.mediaType))
       return `attachments[${i}].mediaType is not a type/subtype`;
     if (!(a.content instanceof Uint8Array)) return `attachments[${i}].content is not bytes`;

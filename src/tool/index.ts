@@ -36,10 +36,11 @@ export {
 export type { SerializedError } from './errors.ts';
 export { execute, FatalToolError, invoke, resolveCall } from './executor.ts';
 export type { ExecuteResult, ResolvedCall } from './executor.ts';
-export { ARTIFACT_KINDS, artifactId, observation } from './observation.ts';
+export { ARTIFACT_KINDS, ATTACHMENT_KINDS, artifactId, observation } from './observation.ts';
 export type {
   ArtifactId,
   ArtifactKind,
+  AttachmentKind,
   ArtifactLink,
   Observation,
   ObservationKind,

@@ -38,12 +38,22 @@ export interface Truncation {
   readonly shownBytes: number;
 }
 
-/** What kind of bytes a linked artifact holds: an image, a sound, or an embedded resource. */
-export type ArtifactKind = 'image' | 'audio' | 'resource';
-export const ARTIFACT_KINDS: readonly ArtifactKind[] = Object.freeze([
+/** What a handler may attach to its result: an image, a sound, or an embedded resource. */
+export type AttachmentKind = 'image' | 'audio' | 'resource';
+export const ATTACHMENT_KINDS: readonly AttachmentKind[] = Object.freeze([
   'image',
   'audio',
   'resource',
+]);
+
+/**
+ * What kind of bytes a linked artifact holds: an attachment's, or `output`, the whole output of
+ * a call whose observation shows an excerpt (the artifact its `truncated` names).
+ */
+export type ArtifactKind = AttachmentKind | 'output';
+export const ARTIFACT_KINDS: readonly ArtifactKind[] = Object.freeze([
+  ...ATTACHMENT_KINDS,
+  'output',
 ]);
 
 /** An artifact holding bytes a call returned (an image, a sound, an embedded blob). */

@@ -134,6 +134,15 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
     expect(observationOf(steps[1])?.['truncated']).toMatchObject({
       artifactId: stored.truncated?.artifactId,
     });
+    // The whole output is one of the observation's artifacts, as stored and as read back.
+    const whole = {
+      artifactId: stored.truncated?.artifactId,
+      kind: 'output',
+      mediaType: 'text/plain; charset=utf-8',
+      sizeBytes: Buffer.byteLength(text),
+    };
+    expect(stored.artifacts).toEqual([whole]);
+    expect(observationOf(steps[1])?.['artifacts']).toEqual([whole]);
   });
 
   it("stores a call's bytes as artifacts of its observation step, redacting textual ones", async () => {
