@@ -25,9 +25,29 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/**
+ * A writer to a standard stream that goes quiet when its reader has gone (`mesh … | head -1`):
+ * the command finishes its work and exits as it would, with nothing more written, instead of
+ * dying on an unhandled EPIPE. Any other write failure is still thrown.
+ */
+function lineWriter(stream: NodeJS.WriteStream): (text: string) => void {
+  let readerGone = false;
+  let watching = false;
+  return (text) => {
+    if (!watching) {
+      watching = true;
+      stream.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') throw error;
+        readerGone = true;
+      });
+    }
+    if (!readerGone) stream.write(text.endsWith('\n') ? text : `${text}\n`);
+  };
+}
+
 export const processIo: CliIo = {
-  out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-  err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  out: lineWriter(process.stdout),
+  err: lineWriter(process.stderr),
 };
 
 /** A subcommand's body: arguments after the subcommand's name, and where to write. */
