@@ -35,6 +35,10 @@ export interface WorkspaceLimits {
   readonly fileSizeMb: number;
   /** How many processes the workspace may have at once. */
   readonly processes: number;
+  /** Disk for the workspace's root, in MiB. */
+  readonly diskMb: number;
+  /** Disk for the workspace's /tmp, in MiB. */
+  readonly tmpMb: number;
   /** The backend may end the workspace after this long without a call. */
   readonly idleTimeoutMs: number;
 }
@@ -43,6 +47,8 @@ export const DEFAULT_LIMITS: WorkspaceLimits = Object.freeze({
   memoryMb: 2048,
   fileSizeMb: 512,
   processes: 256,
+  diskMb: 2048,
+  tmpMb: 512,
   idleTimeoutMs: 15 * 60_000,
 });
 

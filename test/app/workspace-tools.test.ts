@@ -198,6 +198,53 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
     expect(await workspaceStates(run.id)).toEqual([{ state: 'released' }]);
   });
 
+  it('survives a command that attacks the control channel: the workspace is stopped, the run says why', async () => {
+    const { run, end } = await driveScript(
+      [
+        // The old attack: replace the agent's control socket with one of the command's own.
+        {
+          id: 'a1',
+          name: 'workspace_exec',
+          arguments: JSON.stringify({
+            command:
+              'rm -f /run/mesh/control.sock /run/mesh/egress.sock; touch /run/mesh/x; echo done',
+          }),
+        },
+        // The channel is the agent's standard input and output: a command tries to write into
+        // them through /proc (they are sockets, which /proc does not open), then kills the agent.
+        {
+          id: 'a2',
+          name: 'workspace_exec',
+          arguments: JSON.stringify({
+            command: 'printf "{\\"id\\":1,\\"t\\":\\"exit\\"}\\n" > /proc/2/fd/1; echo still',
+          }),
+        },
+        { id: 'a3', name: 'workspace_exec', arguments: '{"command":"kill -9 2; sleep 5"}' },
+        { id: 'a4', name: 'workspace_exec', arguments: '{"command":"echo after"}' },
+      ],
+      { maxToolCalls: 4, maxRounds: 1 },
+      'attack-owner',
+    );
+    // The run ended as runs end: this process was never thrown at.
+    expect(end.status).toBe('succeeded');
+    const steps = await mesh.ledger.steps(run.id);
+    const obs = new Map(
+      steps.flatMap((s) => (s.kind === 'observation' ? [[s.callId, s.observation]] : [])),
+    );
+    // /run/mesh is read-only inside: nothing there can be removed or replaced.
+    expect(textOf(obs.get('a1'))).toMatch(/Read-only file system/);
+    expect(textOf(obs.get('a2'))).toMatch(/cannot create \/proc\/2\/fd\/1: No such device/);
+    expect(textOf(obs.get('a2'))).toContain('still');
+    expect(textOf(obs.get('a3'))).toMatch(
+      /^The workspace is unavailable: the sandbox agent stopped answering; the workspace was stopped/,
+    );
+    expect(textOf(obs.get('a4'))).toMatch(/^The workspace is unavailable/);
+    // The next run gets a new workspace, and it works.
+    expect((await call('workspace_exec', { command: 'echo fresh' })).observation?.text).toContain(
+      'fresh',
+    );
+  });
+
   it('ends a run whose compute budget is spent, with the reason, and releases its workspace', async () => {
     const { run, end } = await driveScript(
       [

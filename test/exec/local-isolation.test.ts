@@ -132,3 +132,66 @@ describe('the local backend keeps a workspace to itself', () => {
     expect(Number(text(r.stdout).trim())).toBeLessThan(10);
   });
 });
+
+describe('the local backend holds a workspace to the limits it declares', () => {
+  let backend: WorkspaceBackend;
+  let workspace: Workspace;
+  let home: string;
+  const limits = { ...DEFAULT_LIMITS, processes: 40, diskMb: 16, tmpMb: 8 };
+
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), 'mesh-limits-'));
+    backend = localBackend({ directory: join(home, 'ws') });
+    workspace = await backend.provision({
+      workspaceId: randomUUID(),
+      runId: randomUUID(),
+      agentId: randomUUID(),
+      egress: [],
+      credentials: {},
+      limits,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await backend?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const run = (command: string) => workspace.exec({ command, timeoutMs: 30_000 });
+
+  it('runs no more processes than its limit', async () => {
+    // 100 sleepers started at once (by node, which notes each fork that failed instead of
+    // dying of it as a shell does): the ones past the limit fail to fork. Threads count too.
+    const script = `
+      const { spawn } = require('node:child_process');
+      let started = 0, failed = 0, settled = 0;
+      for (let i = 0; i < 100; i++) {
+        const child = spawn('sleep', ['2']);
+        child.on('spawn', () => { started++; done(); });
+        child.on('error', () => { failed++; done(); });
+      }
+      function done() { if (++settled === 100) { console.log(started, failed); process.exit(0); } }
+    `;
+    const result = await run(`node -e "${script.replaceAll('"', '\\"')}"`);
+    const [started = 0, failed = 0] = text(result.stdout).trim().split(' ').map(Number);
+    expect(started).toBeGreaterThan(10);
+    expect(started).toBeLessThan(limits.processes);
+    expect(started + failed).toBe(100);
+  });
+
+  it('writes no more to its root or its /tmp than their sizes, and nothing to the host', async () => {
+    const root = await run('dd if=/dev/zero of=big bs=1M count=64 2>&1; ls -l big | cut -d" " -f5');
+    expect(text(root.stdout)).toMatch(/No space left on device/);
+    expect(Number(text(root.stdout).trim().split('\n').pop())).toBeLessThanOrEqual(
+      16 * 1024 * 1024,
+    );
+    const tmp = await run(
+      'dd if=/dev/zero of=/tmp/big bs=1M count=64 2>&1; ls -l /tmp/big | cut -d" " -f5',
+    );
+    expect(text(tmp.stdout)).toMatch(/No space left on device/);
+    expect(Number(text(tmp.stdout).trim().split('\n').pop())).toBeLessThanOrEqual(8 * 1024 * 1024);
+    // The workspace still works once a command filled its disk.
+    await run('rm -f big /tmp/big');
+    expect(text((await run('echo ok > f && cat f')).stdout)).toBe('ok\n');
+  });
+});

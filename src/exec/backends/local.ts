@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +13,11 @@ import {
   type ProvisionSpec,
   type Workspace,
   type WorkspaceBackend,
+  type WorkspaceLimits,
 } from '../backend.ts';
 import { startEgressProxy, type EgressProxy } from '../egress-proxy.ts';
+import { AgentChannel, type AgentMessage } from './agent-channel.ts';
+import { openPidsCgroup, removePidsCgroup, type PidsCgroup } from './pids-cgroup.ts';
 
 /**
  * The local backend: development only. Each workspace is a bubblewrap sandbox with every
@@ -34,6 +36,8 @@ import { startEgressProxy, type EgressProxy } from '../egress-proxy.ts';
 const AGENT = fileURLToPath(new URL('./sandbox-agent.mjs', import.meta.url));
 const WORKSPACE_ROOT = '/workspace';
 const PROXY = 'http://127.0.0.1:3128';
+/** Room for the sandbox's own tasks (bubblewrap, the agent and its threads) while it starts. */
+const AGENT_TASKS = 32;
 /** sockaddr_un holds 108 bytes; the socket paths must fit. */
 const MAX_SOCKET_PATH = 100;
 
@@ -55,60 +59,15 @@ export const LOCAL_CAPABILITIES: BackendCapabilities = Object.freeze({
   development: true,
 });
 
-type AgentMessage =
-  | { t: 'out'; s: 1 | 2; d: string }
-  | { t: 'exit'; code: number | null; signal: string | null; timedOut: boolean; ms: number }
-  | { t: 'file'; d: string }
-  | { t: 'ok' }
-  | { t: 'error'; reason: string; message: string };
-
 const FILE_REASONS = new Set(['outside_root', 'not_found', 'not_a_file', 'too_large', 'io']);
-
-/** One request to the sandbox agent; `onMessage` sees every line until the agent hangs up. */
-function request(
-  socketPath: string,
-  body: Record<string, unknown>,
-  onMessage: (m: AgentMessage) => void,
-  signal?: AbortSignal,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(socketPath);
-    let buffered = '';
-    const abort = () => socket.destroy();
-    signal?.addEventListener('abort', abort, { once: true });
-    socket.on('connect', () => socket.write(`${JSON.stringify(body)}\n`));
-    socket.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        if (line) onMessage(JSON.parse(line) as AgentMessage);
-      }
-    });
-    socket.on('error', (error) => {
-      signal?.removeEventListener('abort', abort);
-      reject(
-        new BackendUnavailableError(
-          `the local workspace's sandbox agent is not answering (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-          { cause: error },
-        ),
-      );
-    });
-    socket.on('close', () => {
-      signal?.removeEventListener('abort', abort);
-      resolve();
-    });
-  });
-}
 
 function fileError(m: { reason: string; message: string }): WorkspaceFileError {
   const reason = FILE_REASONS.has(m.reason) ? m.reason : 'io';
   return new WorkspaceFileError(reason as WorkspaceFileError['reason'], m.message);
 }
 
-/** The bubblewrap command line for one workspace. */
-function bwrapArguments(dir: string, hostname: string): string[] {
+/** The bubblewrap command line for one workspace, its root and /tmp size-capped in memory. */
+function bwrapArguments(dir: string, hostname: string, limits: WorkspaceLimits): string[] {
   const args = [
     '--unshare-all',
     '--die-with-parent',
@@ -148,12 +107,18 @@ function bwrapArguments(dir: string, hostname: string): string[] {
     '/proc',
     '--dev',
     '/dev',
+    '--size',
+    String(limits.tmpMb * 1024 * 1024),
     '--tmpfs',
     '/tmp',
-    '--bind',
-    join(dir, 'root'),
+    '--size',
+    String(limits.diskMb * 1024 * 1024),
+    '--tmpfs',
     WORKSPACE_ROOT,
-    '--bind',
+    '--dir',
+    `${WORKSPACE_ROOT}/.home`,
+    // Read-only: the egress socket is there to connect to, and nothing inside may replace it.
+    '--ro-bind',
     join(dir, 'run'),
     '/run/mesh',
     '--ro-bind',
@@ -190,18 +155,18 @@ class LocalWorkspace implements Workspace {
     readonly externalId: string,
     private readonly dir: string,
     private readonly sandbox: ChildProcess,
+    private readonly agent: AgentChannel,
     private readonly proxy: EgressProxy,
+    private readonly cgroup: PidsCgroup | undefined,
     credentials: Readonly<Record<string, string>>,
   ) {
     this.credentials = { ...credentials };
   }
 
-  private get control(): string {
-    return join(this.dir, 'run', 'control.sock');
-  }
-
   private alive(): void {
     if (this.released) throw new BackendUnavailableError(`workspace ${this.id} was released`);
+    const broken = this.agent.broken;
+    if (broken) throw new BackendUnavailableError(`${broken}; the workspace was stopped`);
     if (this.sandbox.exitCode !== null || this.sandbox.signalCode !== null)
       throw new BackendUnavailableError(`workspace ${this.id}'s sandbox has exited`);
   }
@@ -213,8 +178,7 @@ class LocalWorkspace implements Workspace {
     let exit: Extract<AgentMessage, { t: 'exit' }> | undefined;
     let failure: Extract<AgentMessage, { t: 'error' }> | undefined;
     this.proxy.takeRefused();
-    await request(
-      this.control,
+    await this.agent.request(
       {
         op: 'exec',
         command: req.command,
@@ -224,9 +188,8 @@ class LocalWorkspace implements Workspace {
       },
       (m) => {
         if (m.t === 'out') {
-          const bytes = Buffer.from(m.d, 'base64');
-          (m.s === 1 ? out : err).push(bytes);
-          req.onOutput?.(m.s === 1 ? 'stdout' : 'stderr', bytes);
+          (m.s === 1 ? out : err).push(m.d);
+          req.onOutput?.(m.s === 1 ? 'stdout' : 'stderr', m.d);
         } else if (m.t === 'exit') exit = m;
         else if (m.t === 'error') failure = m;
       },
@@ -251,8 +214,8 @@ class LocalWorkspace implements Workspace {
     this.alive();
     let content: Buffer | undefined;
     let failure: Extract<AgentMessage, { t: 'error' }> | undefined;
-    await request(this.control, { op: 'read', path, maxBytes }, (m) => {
-      if (m.t === 'file') content = Buffer.from(m.d, 'base64');
+    await this.agent.request({ op: 'read', path, maxBytes }, (m) => {
+      if (m.t === 'file') content = m.d;
       else if (m.t === 'error') failure = m;
     });
     if (failure) throw fileError(failure);
@@ -264,8 +227,7 @@ class LocalWorkspace implements Workspace {
     this.alive();
     let ok = false;
     let failure: Extract<AgentMessage, { t: 'error' }> | undefined;
-    await request(
-      this.control,
+    await this.agent.request(
       { op: 'write', path, d: Buffer.from(content).toString('base64') },
       (m) => {
         if (m.t === 'ok') ok = true;
@@ -288,6 +250,7 @@ class LocalWorkspace implements Workspace {
     this.credentials = {};
     await stopSandbox(this.sandbox);
     await this.proxy.close();
+    await this.cgroup?.remove();
     await rm(this.dir, { recursive: true, force: true });
   }
 }
@@ -304,7 +267,7 @@ function stopSandbox(sandbox: ChildProcess): Promise<void> {
 async function isSandboxOf(pid: number, dir: string): Promise<boolean> {
   try {
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
-    return cmdline.includes('bwrap') && cmdline.includes(join(dir, 'root'));
+    return cmdline.includes('bwrap') && cmdline.includes(join(dir, 'run'));
   } catch {
     return false;
   }
@@ -330,13 +293,12 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
 
     async provision(spec: ProvisionSpec): Promise<Workspace> {
       const dir = folderOf(spec.workspaceId);
-      if (join(dir, 'run', 'control.sock').length > MAX_SOCKET_PATH)
+      if (join(dir, 'run', 'egress.sock').length > MAX_SOCKET_PATH)
         throw new BackendUnavailableError(
           `the local backend's folder ${directory} is too long for a socket path; choose a shorter one`,
         );
       await mkdir(directory, { recursive: true, mode: 0o700 });
       await chmod(directory, 0o700);
-      await mkdir(join(dir, 'root', '.home'), { recursive: true });
       await mkdir(join(dir, 'run'), { recursive: true });
       await mkdir(join(dir, 'etc'), { recursive: true });
       await writeFile(
@@ -349,18 +311,46 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
       const limits = {
         memoryMb: spec.limits.memoryMb,
         fileSizeMb: spec.limits.fileSizeMb,
+        processes: spec.limits.processes,
       };
-      const sandbox = spawn(
+      // The process limit: a pids cgroup when this process may make one (root must: the
+      // kernel does not hold root to RLIMIT_NPROC), else the commands' `ulimit -p`.
+      const cgroup = await openPidsCgroup(spec.workspaceId, spec.limits.processes + AGENT_TASKS);
+      if (!cgroup && process.getuid?.() === 0) {
+        await proxy.close();
+        await rm(dir, { recursive: true, force: true });
+        throw new BackendUnavailableError(
+          'the local backend runs as root without a writable pids cgroup (/sys/fs/cgroup), so it cannot hold a workspace to its process limit',
+        );
+      }
+      const command = [
         bwrap,
-        [
-          ...bwrapArguments(dir, 'workspace'),
-          '/usr/bin/node',
-          '/opt/mesh/sandbox-agent.mjs',
-          JSON.stringify(limits),
-        ],
+        ...bwrapArguments(dir, 'workspace', spec.limits),
+        '/usr/bin/node',
+        '/opt/mesh/sandbox-agent.mjs',
+        JSON.stringify(limits),
+      ];
+      // The sandbox enters its cgroup before bubblewrap starts, so every task it makes is in it.
+      const [file, ...args] = cgroup
+        ? [
+            '/bin/sh',
+            '-c',
+            'echo $$ > "$1" || exit 97; shift; exec "$@"',
+            'mesh-sandbox',
+            cgroup.procs,
+            ...command,
+          ]
+        : command;
+      const sandbox = spawn(
+        file as string,
+        args,
         // The sandbox agent starts from an empty environment: nothing of the host's passes in.
-        { env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' }, stdio: ['ignore', 'pipe', 'pipe'] },
+        { env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' }, stdio: ['pipe', 'pipe', 'pipe'] },
       );
+      // A message that is not the protocol stops the sandbox: whatever sent it is not trusted.
+      const agent = new AgentChannel(sandbox.stdin, sandbox.stdout, () => {
+        sandbox.kill('SIGKILL');
+      });
       try {
         await new Promise<void>((resolve, reject) => {
           let stderr = '';
@@ -371,11 +361,9 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
           sandbox.stderr?.on('data', (d: Buffer) => {
             stderr = (stderr + d.toString('utf8')).slice(-2000);
           });
-          sandbox.stdout?.on('data', (d: Buffer) => {
-            if (d.toString('utf8').includes('ready')) {
-              clearTimeout(timer);
-              resolve();
-            }
+          void agent.ready.then(() => {
+            clearTimeout(timer);
+            resolve();
           });
           sandbox.once('error', (error: NodeJS.ErrnoException) => {
             clearTimeout(timer);
@@ -392,7 +380,9 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
             clearTimeout(timer);
             reject(
               new BackendUnavailableError(
-                `the sandbox exited at start (code ${code}): ${stderr.trim().slice(0, 500)}`,
+                code === 127
+                  ? `bubblewrap (${bwrap}) is not installed; install Debian's bubblewrap package`
+                  : `the sandbox exited at start (code ${code}): ${stderr.trim().slice(0, 500)}`,
               ),
             );
           });
@@ -400,17 +390,31 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
       } catch (error) {
         await stopSandbox(sandbox);
         await proxy.close();
+        await cgroup?.remove();
         await rm(dir, { recursive: true, force: true });
         throw error;
       }
-      sandbox.stdout?.resume();
+      // Started: the commands get exactly their limit beside the sandbox's own tasks.
+      try {
+        await cgroup?.allowMore(spec.limits.processes);
+      } catch (error) {
+        await stopSandbox(sandbox);
+        await proxy.close();
+        await cgroup?.remove();
+        await rm(dir, { recursive: true, force: true });
+        throw new BackendUnavailableError('the sandbox’s process limit could not be set', {
+          cause: error,
+        });
+      }
       await writeFile(join(dir, 'run', 'sandbox.pid'), String(sandbox.pid));
       const workspace = new LocalWorkspace(
         spec.workspaceId,
         spec.workspaceId,
         dir,
         sandbox,
+        agent,
         proxy,
+        cgroup,
         spec.credentials,
       );
       live.add(workspace);
@@ -435,6 +439,7 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
           // gone already
         }
       }
+      await removePidsCgroup(externalId);
       await rm(dir, { recursive: true, force: true });
     },
 

@@ -1,6 +1,8 @@
 // The in-sandbox agent of the local backend. It runs inside bubblewrap as the workspace's first
 // process, with Node's own modules only, and is the sole way the control plane reaches in:
-//  - requests arrive on a Unix socket in /run/mesh (one request per connection, JSON lines);
+//  - requests arrive on its standard input and answers leave on its standard output, JSON lines
+//    keyed by the request's id: pipes, not a file in the sandbox, so no command can replace the
+//    channel (commands start with neither pipe);
 //  - commands run as `/bin/sh -c` in their own process group, output streamed back;
 //  - files are read and written here, inside the sandbox's view, so a symlink in the workspace
 //    resolves against the sandbox's filesystem, never the host's;
@@ -13,8 +15,9 @@ import { createConnection, createServer } from 'node:net';
 import { dirname, posix } from 'node:path';
 
 const ROOT = '/workspace';
-const CONTROL = '/run/mesh/control.sock';
 const EGRESS = '/run/mesh/egress.sock';
+/** The longest request line read: a file write's base64 fits, anything longer is refused. */
+const MAX_REQUEST_CHARS = 96 * 1024 * 1024;
 const PROXY_PORT = 3128;
 const limits = JSON.parse(process.argv[2] ?? '{}');
 
@@ -42,15 +45,30 @@ function resolveInside(path, mustExist) {
   return { path: absolute };
 }
 
-function send(socket, message) {
-  socket.write(`${JSON.stringify(message)}\n`);
+/** One request's answers: every line carries its id; `end` says no more will come. */
+function replier(id) {
+  let ended = false;
+  return {
+    send(message) {
+      if (!ended) process.stdout.write(`${JSON.stringify({ id, ...message })}\n`);
+    },
+    end() {
+      ended = true;
+    },
+    get ended() {
+      return ended;
+    },
+  };
 }
 
-function exec(socket, request) {
+/** Cancels of running commands, by request id. */
+const running = new Map();
+
+function exec(reply, request) {
   const cwd = resolveInside(request.cwd ?? '.', true);
   if (cwd.error) {
-    send(socket, { t: 'error', reason: cwd.error, message: `cwd: ${cwd.message}` });
-    socket.end();
+    reply.send({ t: 'error', reason: cwd.error, message: `cwd: ${cwd.message}` });
+    reply.end();
     return;
   }
   const started = process.hrtime.bigint();
@@ -58,6 +76,7 @@ function exec(socket, request) {
   const prelude = [
     limits.fileSizeMb ? `ulimit -f ${limits.fileSizeMb * 2048}` : '',
     limits.memoryMb ? `ulimit -v ${limits.memoryMb * 1024 * 4}` : '',
+    limits.processes ? `ulimit -p ${limits.processes}` : '',
   ]
     .filter(Boolean)
     .join('; ');
@@ -80,100 +99,109 @@ function exec(socket, request) {
     timedOut = true;
     kill();
   }, request.timeoutMs);
-  child.stdout.on('data', (d) => send(socket, { t: 'out', s: 1, d: d.toString('base64') }));
-  child.stderr.on('data', (d) => send(socket, { t: 'out', s: 2, d: d.toString('base64') }));
+  child.stdout.on('data', (d) => reply.send({ t: 'out', s: 1, d: d.toString('base64') }));
+  child.stderr.on('data', (d) => reply.send({ t: 'out', s: 2, d: d.toString('base64') }));
   child.on('error', (error) => {
     if (done) return;
     done = true;
     clearTimeout(timer);
-    send(socket, { t: 'error', reason: 'io', message: `could not start the shell: ${error.code}` });
-    socket.end();
+    running.delete(request.id);
+    reply.send({ t: 'error', reason: 'io', message: `could not start the shell: ${error.code}` });
+    reply.end();
   });
   child.on('close', (code, signal) => {
     if (done) return;
     done = true;
     clearTimeout(timer);
+    running.delete(request.id);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    send(socket, { t: 'exit', code, signal, timedOut, ms });
-    socket.end();
+    reply.send({ t: 'exit', code, signal, timedOut, ms });
+    reply.end();
   });
-  // The control plane hanging up is a cancel: the command's whole group goes.
-  socket.on('close', () => {
+  // A cancel from the control plane: the command's whole group goes.
+  running.set(request.id, () => {
     if (!done) kill();
   });
 }
 
-function readFile(socket, request) {
+function readFile(reply, request) {
   const target = resolveInside(request.path, true);
   if (target.error)
-    return send(socket, { t: 'error', reason: target.error, message: target.message });
+    return reply.send({ t: 'error', reason: target.error, message: target.message });
   let stat;
   try {
     stat = statSync(target.path);
   } catch {
-    return send(socket, {
+    return reply.send({
       t: 'error',
       reason: 'not_found',
       message: 'no such file in the workspace',
     });
   }
   if (!stat.isFile())
-    return send(socket, {
+    return reply.send({
       t: 'error',
       reason: 'not_a_file',
       message: 'the path is not a regular file',
     });
   if (stat.size > request.maxBytes)
-    return send(socket, {
+    return reply.send({
       t: 'error',
       reason: 'too_large',
       message: `the file is ${stat.size} bytes, over the ${request.maxBytes}-byte limit`,
     });
-  send(socket, { t: 'file', d: readFileSync(target.path).toString('base64') });
+  reply.send({ t: 'file', d: readFileSync(target.path).toString('base64') });
 }
 
-function writeFile(socket, request) {
+function writeFile(reply, request) {
   const target = resolveInside(request.path, false);
   if (target.error)
-    return send(socket, { t: 'error', reason: target.error, message: target.message });
+    return reply.send({ t: 'error', reason: target.error, message: target.message });
   try {
     mkdirSync(dirname(target.path), { recursive: true });
     // Re-check after making folders: a parent that is a symlink must not lead out.
     const again = resolveInside(request.path, false);
     if (again.error)
-      return send(socket, { t: 'error', reason: again.error, message: again.message });
+      return reply.send({ t: 'error', reason: again.error, message: again.message });
     writeFileSync(target.path, Buffer.from(request.d, 'base64'));
-    send(socket, { t: 'ok' });
+    reply.send({ t: 'ok' });
   } catch (error) {
     const reason = error.code === 'EISDIR' ? 'not_a_file' : 'io';
-    send(socket, { t: 'error', reason, message: `could not write the file (${error.code})` });
+    reply.send({ t: 'error', reason, message: `could not write the file (${error.code})` });
   }
 }
 
-const control = createServer((socket) => {
-  let buffered = '';
-  const onData = (chunk) => {
-    buffered += chunk.toString('utf8');
-    const newline = buffered.indexOf('\n');
-    if (newline < 0) return;
-    socket.off('data', onData);
-    let request;
-    try {
-      request = JSON.parse(buffered.slice(0, newline));
-    } catch {
-      send(socket, { t: 'error', reason: 'io', message: 'malformed request' });
-      socket.end();
-      return;
-    }
-    if (request.op === 'exec') return exec(socket, request);
-    if (request.op === 'read') readFile(socket, request);
-    else if (request.op === 'write') writeFile(socket, request);
-    else send(socket, { t: 'error', reason: 'io', message: 'unknown operation' });
-    socket.end();
-  };
-  socket.on('data', onData);
-  socket.on('error', () => undefined);
+/** Runs one request line: an operation, or the cancel of a running command. */
+function dispatch(line) {
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch {
+    return;
+  }
+  if (typeof request !== 'object' || request === null || !Number.isSafeInteger(request.id)) return;
+  if (request.op === 'cancel') return running.get(request.id)?.();
+  const reply = replier(request.id);
+  if (request.op === 'exec') return exec(reply, request);
+  if (request.op === 'read') readFile(reply, request);
+  else if (request.op === 'write') writeFile(reply, request);
+  else reply.send({ t: 'error', reason: 'io', message: 'unknown operation' });
+  reply.end();
+}
+
+let buffered = '';
+process.stdin.on('data', (chunk) => {
+  buffered += chunk.toString('utf8');
+  let newline;
+  while ((newline = buffered.indexOf('\n')) >= 0) {
+    const line = buffered.slice(0, newline);
+    buffered = buffered.slice(newline + 1);
+    if (line) dispatch(line);
+  }
+  if (buffered.length > MAX_REQUEST_CHARS) buffered = '';
 });
+// The control plane gone: nothing is left to serve.
+process.stdin.on('end', () => process.exit(0));
 
 // The one way out: every connection to the in-sandbox proxy port is carried to the control
 // plane's egress proxy, which allows the workspace's allowlisted hosts and nothing else.
@@ -185,5 +213,5 @@ const egress = createServer((inside) => {
 });
 
 egress.listen(PROXY_PORT, '127.0.0.1', () => {
-  control.listen(CONTROL, () => process.stdout.write('ready\n'));
+  process.stdout.write(`${JSON.stringify({ t: 'ready' })}\n`);
 });
