@@ -112,3 +112,21 @@ describe('remote MCP content', () => {
     expect(out.attachments).toHaveLength(1);
   });
 });
+
+describe('structured content from a server', () => {
+  it('is not kept past 64 levels of nesting, and the text says so', () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 10_000; i++) deep = i % 2 ? { k: deep } : [deep];
+    const out = toOutput({
+      content: [{ type: 'text', text: 'ok' }],
+      structuredContent: { deep },
+    } as never);
+    expect(out.data).toBeUndefined();
+    expect(out.text).toBe('ok\n[structured content nested deeper than 64 levels was not kept]');
+    let shallow: unknown = 'bottom';
+    for (let i = 0; i < 60; i++) shallow = [shallow];
+    expect(toOutput({ content: [], structuredContent: { shallow } }).data).toEqual({
+      shallow,
+    });
+  });
+});

@@ -120,6 +120,22 @@ export function convertContent(
   return { text, attachments };
 }
 
+/** The deepest structured result kept: deeper is a server's attack or bug, not data to store. */
+export const MAX_STRUCTURED_DEPTH = 64;
+
+/** Whether a JSON value nests deeper than `max` levels; walked with a stack, never recursion. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item))
+      stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Turns a call's result into what the executor records: `isError` results are observations. */
 export function toOutput(
   result: CallToolResult,
@@ -127,7 +143,13 @@ export function toOutput(
 ): ToolOutput {
   const { text, attachments } = convertContent(result.content ?? []);
   const bytes = attachments.length === 0 ? {} : { attachments };
-  const structured = result.structuredContent as JsonValue | undefined;
+  let structured = result.structuredContent as JsonValue | undefined;
+  let note = '';
+  if (structured !== undefined && nestsDeeperThan(structured, MAX_STRUCTURED_DEPTH)) {
+    structured = undefined;
+    note = `\n[structured content nested deeper than ${MAX_STRUCTURED_DEPTH} levels was not kept]`;
+  }
+  if (note && !result.isError) return { text: `${text}${note}`, ...bytes };
   if (result.isError)
     return {
       text: text || '(the tool reported an error without a message)',

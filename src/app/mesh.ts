@@ -144,7 +144,7 @@ export function assembleMesh(
       redactor,
       onRunEnded: (runId) => workspaces.releaseRun(runId, 'its run ended'),
     }),
-    services: packageServices(loaded, { db, clock, workspaces, web }),
+    services: packageServices(loaded, { db, clock, workspaces, web, redactor }),
     modelClientFor(provider, onAttempt) {
       if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {
         throw new MeshError(

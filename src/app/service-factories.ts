@@ -8,6 +8,7 @@ import {
   type Services,
 } from '../tool/context.ts';
 import { MeshError } from '../tool/errors.ts';
+import type { Redactor } from '../tool/redaction.ts';
 import type { Registry } from '../tool/registry.ts';
 import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
 import { WEB_READ, WEB_SEARCH, type WebRead, type WebSearch } from '../../tools/web/web-service.ts';
@@ -24,6 +25,8 @@ export interface ServiceHost {
   readonly workspaces?: Workspaces;
   /** The query providers behind the web verbs. */
   readonly web?: QueryProviderRuntime;
+  /** Removes held secrets from what a service keeps of the outside world's answers. */
+  readonly redactor?: Redactor;
 }
 
 function webRuntime(host: ServiceHost): QueryProviderRuntime {

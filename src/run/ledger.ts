@@ -313,6 +313,9 @@ export class RunLedger {
         const text = Buffer.from(content).toString('utf8');
         const cleaned = this.redactor.text(text);
         if (cleaned !== text) content = Buffer.from(cleaned, 'utf8');
+      } else {
+        // Any other media type (an image, a PDF, application/*): byte for byte, length kept.
+        content = this.redactor.bytes(content);
       }
       artifacts.push({
         id: a.id,
@@ -320,7 +323,15 @@ export class RunLedger {
         content,
         sha256: createHash('sha256').update(content).digest('hex'),
       });
-      return [{ ...link, sizeBytes: content.byteLength }];
+      // What the link says came from outside too: a resource URI may carry a token.
+      return [
+        {
+          ...link,
+          mediaType: this.redactor.text(link.mediaType),
+          ...(link.uri === undefined ? {} : { uri: this.redactor.text(link.uri) }),
+          sizeBytes: content.byteLength,
+        },
+      ];
     });
     return {
       artifacts,

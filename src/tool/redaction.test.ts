@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { JsonValue } from '../model/json.ts';
 import { createRedactor, noRedaction, REDACTED } from './redaction.ts';
 
 const secret = 'mcp-tok_9f8e7d6c5b4a3921';
@@ -94,5 +95,59 @@ describe('createRedactor', () => {
     const redactor = createRedactor([odd]);
     expect(redactor.text(`see ${odd}!`)).toBe(`see ${REDACTED}!`);
     expect(redactor.text('see aXb*c+d?(e)[f]{g}|h\\i^j$k/l-m!')).not.toContain(REDACTED);
+  });
+});
+
+describe('the encoded forms servers and tools print', () => {
+  const key = 'tok_Abc123+/xyz987';
+  const redactor = createRedactor([key]);
+  const gone = (shown: string) => {
+    const back = redactor.text(`before ${shown} after`);
+    expect(back).toContain(REDACTED);
+    return back;
+  };
+
+  it('removes base64 wrapped at 76 columns, and hex separated by spaces or colons', () => {
+    const long = Buffer.from(`${'x'.repeat(70)}${key}${'y'.repeat(40)}`).toString('base64');
+    const wrapped = long.replace(/(.{76})/g, '$1\n');
+    expect(wrapped).toContain('\n');
+    const back = gone(wrapped);
+    expect(Buffer.from(back.split(REDACTED).join(''), 'base64').toString('latin1')).not.toContain(
+      key,
+    );
+    const hex = Buffer.from(key).toString('hex').match(/../g) ?? [];
+    gone(hex.join(':'));
+    gone(hex.join(' ').toUpperCase());
+    // xxd: groups of two bytes.
+    gone(
+      (
+        Buffer.from(key)
+          .toString('hex')
+          .match(/.{1,4}/g) ?? []
+      ).join(' '),
+    );
+  });
+
+  it('removes \\u-escaped and fully percent-encoded forms, and any mix of them', () => {
+    const escaped = Array.from(
+      key,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    ).join('');
+    expect(gone(escaped)).toBe(`before ${REDACTED} after`);
+    const percent = Array.from(Buffer.from(key), (b) => `%${b.toString(16).toUpperCase()}`).join(
+      '',
+    );
+    expect(gone(percent)).toBe(`before ${REDACTED} after`);
+    const mixed = `tok_\\u0041bc%31%32%33+/xyz987`;
+    expect(gone(mixed)).toBe(`before ${REDACTED} after`);
+  });
+
+  it('redacts a JSON value nested 10,000 deep without overflowing the stack', () => {
+    let deep: JsonValue = key;
+    for (let i = 0; i < 10_000; i++) deep = i % 2 ? { k: deep } : [deep];
+    let out: JsonValue = redactor.json(deep);
+    for (let i = 9_999; i >= 0; i--)
+      out = i % 2 ? (out as { k: JsonValue }).k : (out as JsonValue[])[0]!;
+    expect(out).toBe(REDACTED);
   });
 });

@@ -34,6 +34,12 @@ export interface Redactor {
   text(text: string): string;
   /** `value` with every string (keys included) redacted; the same value when nothing matched. */
   json<T extends JsonValue>(value: T): T;
+  /**
+   * Bytes of any media type with every form of every held secret overwritten by as many `*`s
+   * (its length kept, so a binary format's offsets still hold); the same bytes when nothing
+   * matched. Read as Latin-1, byte for byte: credentials are ASCII, so each of their forms is.
+   */
+  bytes(content: Uint8Array): Uint8Array;
 }
 
 /** A redactor that removes nothing: for callers that hold no secrets (tests, tooling). */
@@ -41,6 +47,7 @@ export const noRedaction: Redactor = Object.freeze({
   hold: () => undefined,
   text: (text: string) => text,
   json: <T extends JsonValue>(value: T) => value,
+  bytes: (content: Uint8Array) => content,
 });
 
 /** A redactor holding `secrets` (more may be held later). */
@@ -67,6 +74,21 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
 
   const json = <T extends JsonValue>(value: T): T => redactJson(value, text) as T;
 
+  const bytes = (content: Uint8Array): Uint8Array => {
+    const re = compiled();
+    if (re === null || content.byteLength < MIN_FORM_LENGTH) return content;
+    const latin1 = Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString(
+      'latin1',
+    );
+    re.lastIndex = 0;
+    let out: Buffer | undefined;
+    for (const match of latin1.matchAll(re)) {
+      out ??= Buffer.from(content);
+      out.fill(0x2a, match.index, match.index + match[0].length);
+    }
+    return out ?? content;
+  };
+
   const redactor: Redactor = {
     hold(secret) {
       if (secret.length < MIN_SECRET_LENGTH || held.has(secret)) return;
@@ -76,34 +98,74 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
     },
     text,
     json,
+    bytes,
   };
   for (const secret of secrets) redactor.hold(secret);
   return Object.freeze(redactor);
 }
 
+/**
+ * `value` with `text` applied to every string (keys included); the same objects where nothing
+ * changed. Walks with an explicit stack, children before their parent, so no nesting depth a
+ * server sends (10,000 levels of `structuredContent`) can overflow the call stack.
+ */
 function redactJson(value: JsonValue, text: (s: string) => string): JsonValue {
   if (typeof value === 'string') return text(value);
   if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    const items: readonly JsonValue[] = value;
-    const out = items.map((item) => redactJson(item, text));
-    return out.every((item, i) => item === items[i]) ? items : out;
+  const done = new Map<object, JsonValue>();
+  const stack: { node: object; expanded: boolean }[] = [{ node: value, expanded: false }];
+  const leaf = (item: JsonValue): JsonValue =>
+    typeof item === 'string'
+      ? text(item)
+      : item !== null && typeof item === 'object'
+        ? (done.get(item) as JsonValue)
+        : item;
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as { node: object; expanded: boolean };
+    if (!top.expanded) {
+      top.expanded = true;
+      const children = Array.isArray(top.node) ? top.node : Object.values(top.node);
+      for (const child of children as JsonValue[])
+        if (child !== null && typeof child === 'object' && !done.has(child))
+          stack.push({ node: child, expanded: false });
+      continue;
+    }
+    stack.pop();
+    if (done.has(top.node)) continue;
+    if (Array.isArray(top.node)) {
+      const items = top.node as readonly JsonValue[];
+      const out = items.map(leaf);
+      done.set(top.node, out.every((item, i) => item === items[i]) ? items : out);
+      continue;
+    }
+    let changed = false;
+    const out: Record<string, JsonValue> = {};
+    for (const [key, item] of Object.entries(top.node as Record<string, JsonValue>)) {
+      const k = text(key);
+      const v = leaf(item);
+      if (k !== key || v !== item) changed = true;
+      out[k] = v;
+    }
+    done.set(top.node, changed ? out : (top.node as JsonValue));
   }
-  let changed = false;
-  const out: Record<string, JsonValue> = {};
-  for (const [key, item] of Object.entries(value)) {
-    const k = text(key);
-    const v = redactJson(item, text);
-    if (k !== key || v !== item) changed = true;
-    out[k] = v;
-  }
-  return changed ? out : value;
+  return done.get(value) as JsonValue;
 }
 
 /** The regular-expression sources that match `secret` in each form it may come back in. */
 export function formPatterns(secret: string): string[] {
   const literals = new Set<string>(secretForms(secret));
   const sources = [...literals].filter((f) => f.length >= MIN_FORM_LENGTH).map(escapeRegExp);
+  // Character by character: each as itself, percent-encoded or `\u`-escaped, in any mix (a
+  // serializer that escapes some characters, a URL encoder that encodes all of them).
+  sources.push(Array.from(secret, charPattern).join(''));
+  // Hex of its bytes with separators between them: `de:ad:be:ef`, `de ad be ef`, xxd's
+  // `dead beef`; either case.
+  const hex = Buffer.from(secret, 'utf8').toString('hex').match(/../g) ?? [];
+  sources.push(hex.map(hexDigits).join('[ :]{0,2}'));
+  // Base64 and base64url, wrapped at any column (MIME's 76).
+  for (const fragment of base64Fragments(Buffer.from(secret, 'utf8')))
+    for (const alphabet of [fragment, fragment.replaceAll('+', '-').replaceAll('/', '_')])
+      sources.push(Array.from(alphabet, escapeRegExp).join('(?:\\r?\\n)?'));
   // Masked: the first few characters, a run of mask characters, and perhaps the last few.
   if (secret.length >= 3 * MASK_ENDS) {
     const head = escapeRegExp(secret.slice(0, MASK_ENDS));
@@ -111,6 +173,32 @@ export function formPatterns(secret: string): string[] {
     sources.push(`${head}[*•]{3,}(?:${tail})?`);
   }
   return sources;
+}
+
+/** Hex digits matched in either case. */
+function hexDigits(hex: string): string {
+  return Array.from(hex, (d) =>
+    /[a-f]/i.test(d) ? `[${d.toLowerCase()}${d.toUpperCase()}]` : d,
+  ).join('');
+}
+
+/** One character of a secret: itself, `%XX` per UTF-8 byte, or `\uXXXX` per UTF-16 unit. */
+function charPattern(char: string): string {
+  const percent = Array.from(Buffer.from(char, 'utf8'), (b) =>
+    hexDigits(b.toString(16).padStart(2, '0')),
+  )
+    .map((h) => `%${h}`)
+    .join('');
+  const escaped = Array.from({ length: char.length }, (_, i) =>
+    hexDigits(char.charCodeAt(i).toString(16).padStart(4, '0')),
+  )
+    .map((h) => `\\\\u${h}`)
+    .join('');
+  const alternatives = [escapeRegExp(char), percent, escaped];
+  if (char === ' ') alternatives.push('\\+');
+  // A quoted secret's whitespace may come back folded (one line, runs of spaces).
+  if (/\s/.test(char)) alternatives.push('\\s+');
+  return `(?:${alternatives.join('|')})`;
 }
 
 /**

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectKey } from '../../src/outbound/key.ts';
+import { outboxService } from '../../src/app/outbound-service.ts';
 import { createOutbox } from '../../src/outbound/outbox.ts';
 import { RunLedger } from '../../src/run/ledger.ts';
 import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import type { Db } from '../../src/store/db.ts';
 import { outboundStore } from '../../src/store/outbound-events.ts';
 import { runStore } from '../../src/store/run-store.ts';
+import { systemClock } from '../../src/tool/clock.ts';
 import { services, type ToolContext } from '../../src/tool/context.ts';
+import { createRedactor } from '../../src/tool/redaction.ts';
 import { DeliveryError, type Effect, type EffectReceipt } from '../../src/tool/outbound.ts';
 import { testDatabases } from '../support/db.ts';
 import { makeAgent } from '../support/run.ts';
@@ -137,6 +140,25 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
       error: 'the credential was refused',
     });
     expect(refused.sent).toHaveLength(1);
+  });
+
+  it('keeps no held secret in what a failed attempt stored, whatever the vendor quoted', async () => {
+    const secret = 'xoxb-outbound-canary-4242';
+    const outbox = outboxService.create({
+      db,
+      clock: systemClock,
+      redactor: createRedactor([secret]),
+    });
+    const quoting = provider([
+      new DeliveryError('retriable', `busy (token=${encodeURIComponent(secret)})`),
+      new DeliveryError('terminal', `invalid_auth: ${Buffer.from(secret).toString('base64')}`),
+    ]);
+    const ctx = { ...ctxFor(), services: services([]) };
+    const outcome = await outbox.deliver(ctx, quoting.effect);
+    expect(outcome).toMatchObject({ state: 'failed' });
+    const [row] = (await outboundStore(db).forRun(runId)).filter((r) => r.callId === ctx.callId);
+    expect(row?.lastError).toMatch(/^invalid_auth: \[redacted\]/);
+    expect(JSON.stringify(row)).not.toContain(secret);
   });
 
   it('an ambiguous failure is reconciled by lookup, or reported unknown without one', async () => {
