@@ -52,39 +52,64 @@ export const noRedaction: Redactor = Object.freeze({
 
 /** A redactor holding `secrets` (more may be held later). */
 export function createRedactor(secrets: Iterable<string> = []): Redactor {
-  const held = new Set<string>();
-  let pattern: RegExp | null | undefined;
+  /** Each held secret with its forms' sources, worked out once when it is held. */
+  const held = new Map<string, readonly { family: FormFamily; source: string }[]>();
+  let passes: readonly Pass[] | undefined;
 
-  const compiled = (): RegExp | null => {
-    if (pattern !== undefined) return pattern;
-    const alternatives = new Set<string>();
-    for (const secret of held) for (const source of formPatterns(secret)) alternatives.add(source);
-    // Longest first, so a form is never cut short by a shorter one it starts with.
-    const sources = [...alternatives].sort((a, b) => b.length - a.length);
-    pattern = sources.length === 0 ? null : new RegExp(sources.join('|'), 'g');
-    return pattern;
+  const compiled = (): readonly Pass[] => {
+    if (passes !== undefined) return passes;
+    const by = new Map<FormFamily, Set<string>>();
+    for (const forms of held.values())
+      for (const { family, source } of forms) {
+        let set = by.get(family);
+        if (!set) by.set(family, (set = new Set()));
+        set.add(source);
+      }
+    passes = FAMILIES.flatMap(({ family, trigger }) => {
+      const set = by.get(family);
+      if (!set || set.size === 0) return [];
+      // Longest first, so a form is never cut short by a shorter one it starts with. Built on
+      // first use: an encoded family's pattern is large, and most texts never trigger it.
+      const sources = [...set].sort((a, b) => b.length - a.length);
+      let pattern: RegExp | undefined;
+      return [
+        {
+          trigger,
+          pattern: () => (pattern ??= new RegExp(sources.join('|'), 'g')),
+        },
+      ];
+    });
+    return passes;
   };
 
   const text = (input: string): string => {
-    const re = compiled();
-    if (re === null || input.length < MIN_FORM_LENGTH) return input;
-    re.lastIndex = 0;
-    return input.replace(re, REDACTED);
+    if (input.length < MIN_FORM_LENGTH) return input;
+    let out = input;
+    for (const pass of compiled()) {
+      if (pass.trigger && !pass.trigger.test(out)) continue;
+      const pattern = pass.pattern();
+      pattern.lastIndex = 0;
+      out = out.replace(pattern, REDACTED);
+    }
+    return out;
   };
 
   const json = <T extends JsonValue>(value: T): T => redactJson(value, text) as T;
 
   const bytes = (content: Uint8Array): Uint8Array => {
-    const re = compiled();
-    if (re === null || content.byteLength < MIN_FORM_LENGTH) return content;
+    if (content.byteLength < MIN_FORM_LENGTH) return content;
     const latin1 = Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString(
       'latin1',
     );
-    re.lastIndex = 0;
     let out: Buffer | undefined;
-    for (const match of latin1.matchAll(re)) {
-      out ??= Buffer.from(content);
-      out.fill(0x2a, match.index, match.index + match[0].length);
+    for (const pass of compiled()) {
+      if (pass.trigger && !pass.trigger.test(latin1)) continue;
+      const pattern = pass.pattern();
+      pattern.lastIndex = 0;
+      for (const match of latin1.matchAll(pattern)) {
+        out ??= Buffer.from(content);
+        out.fill(0x2a, match.index, match.index + match[0].length);
+      }
     }
     return out ?? content;
   };
@@ -92,9 +117,9 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
   const redactor: Redactor = {
     hold(secret) {
       if (secret.length < MIN_SECRET_LENGTH || held.has(secret)) return;
-      held.add(secret);
-      if (held.size > MAX_HELD) held.delete(held.values().next().value as string);
-      pattern = undefined;
+      held.set(secret, formPatterns(secret));
+      if (held.size > MAX_HELD) held.delete(held.keys().next().value as string);
+      passes = undefined;
     },
     text,
     json,
@@ -151,26 +176,55 @@ function redactJson(value: JsonValue, text: (s: string) => string): JsonValue {
   return done.get(value) as JsonValue;
 }
 
+/**
+ * The families of forms, each compiled into one pattern. Literal forms run on every text (V8 scans
+ * for literal alternatives fast); the encoded families begin with a character class, which V8
+ * tries at every position, so each runs only on a text holding what it could match.
+ */
+type FormFamily = 'literal' | 'escaped' | 'hex' | 'wrapped';
+const FAMILIES: readonly { family: FormFamily; trigger: RegExp | undefined }[] = [
+  { family: 'literal', trigger: undefined },
+  { family: 'escaped', trigger: /%[0-9a-f]{2}|\\u[0-9a-f]{4}/i },
+  { family: 'hex', trigger: /[0-9a-f]{2}[ :][0-9a-f]{2}[ :]?[0-9a-f]{2}|[0-9a-f]{4} [0-9a-f]{4}/i },
+  { family: 'wrapped', trigger: /[A-Za-z0-9+/_-]{16}\r?\n[A-Za-z0-9+/_-]/ },
+];
+
+interface Pass {
+  readonly trigger: RegExp | undefined;
+  readonly pattern: () => RegExp;
+}
+
 /** The regular-expression sources that match `secret` in each form it may come back in. */
-export function formPatterns(secret: string): string[] {
+export function formPatterns(secret: string): { family: FormFamily; source: string }[] {
+  const literal = (source: string): { family: FormFamily; source: string } => ({
+    family: 'literal',
+    source,
+  });
   const literals = new Set<string>(secretForms(secret));
-  const sources = [...literals].filter((f) => f.length >= MIN_FORM_LENGTH).map(escapeRegExp);
+  const sources = [...literals]
+    .filter((f) => f.length >= MIN_FORM_LENGTH)
+    .map((f) => literal(escapeRegExp(f)));
+  // A quoted secret's whitespace may come back folded (one line, runs of spaces).
+  if (/\s/.test(secret)) sources.push(literal(secret.split(/\s+/).map(escapeRegExp).join('\\s+')));
   // Character by character: each as itself, percent-encoded or `\u`-escaped, in any mix (a
   // serializer that escapes some characters, a URL encoder that encodes all of them).
-  sources.push(Array.from(secret, charPattern).join(''));
+  sources.push({ family: 'escaped', source: Array.from(secret, charPattern).join('') });
   // Hex of its bytes with separators between them: `de:ad:be:ef`, `de ad be ef`, xxd's
   // `dead beef`; either case.
   const hex = Buffer.from(secret, 'utf8').toString('hex').match(/../g) ?? [];
-  sources.push(hex.map(hexDigits).join('[ :]{0,2}'));
+  sources.push({ family: 'hex', source: hex.map(hexDigits).join('[ :]{0,2}') });
   // Base64 and base64url, wrapped at any column (MIME's 76).
   for (const fragment of base64Fragments(Buffer.from(secret, 'utf8')))
     for (const alphabet of [fragment, fragment.replaceAll('+', '-').replaceAll('/', '_')])
-      sources.push(Array.from(alphabet, escapeRegExp).join('(?:\\r?\\n)?'));
+      sources.push({
+        family: 'wrapped',
+        source: Array.from(alphabet, escapeRegExp).join('(?:\\r?\\n)?'),
+      });
   // Masked: the first few characters, a run of mask characters, and perhaps the last few.
   if (secret.length >= 3 * MASK_ENDS) {
     const head = escapeRegExp(secret.slice(0, MASK_ENDS));
     const tail = escapeRegExp(secret.slice(-MASK_ENDS));
-    sources.push(`${head}[*•]{3,}(?:${tail})?`);
+    sources.push(literal(`${head}[*•]{3,}(?:${tail})?`));
   }
   return sources;
 }
@@ -196,8 +250,6 @@ function charPattern(char: string): string {
     .join('');
   const alternatives = [escapeRegExp(char), percent, escaped];
   if (char === ' ') alternatives.push('\\+');
-  // A quoted secret's whitespace may come back folded (one line, runs of spaces).
-  if (/\s/.test(char)) alternatives.push('\\s+');
   return `(?:${alternatives.join('|')})`;
 }
 

@@ -1,0 +1,525 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import tls from 'node:tls';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { hasCode } from '../tool/errors.ts';
+import { createGuardedFetch, EgressRefusedError, type ResolvedAddress } from './guarded-fetch.ts';
+
+interface Seen {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+interface TestServer {
+  readonly port: number;
+  readonly origin: string;
+  readonly seen: Seen[];
+  connections: number;
+}
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
+
+const servers: (http.Server | https.Server)[] = [];
+
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    ),
+  );
+});
+
+/** A server on 127.0.0.1 that records every request it is sent and every connection it takes. */
+async function serve(handler: Handler): Promise<TestServer> {
+  const state = { port: 0, origin: '', seen: [] as Seen[], connections: 0 };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      state.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      handler(req, res, body);
+    });
+  });
+  server.on('connection', () => {
+    state.connections += 1;
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.port = (server.address() as AddressInfo).port;
+  state.origin = `http://127.0.0.1:${state.port}`;
+  return state;
+}
+
+function ok(text = 'ok'): Handler {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
+  };
+}
+
+function redirect(status: number, location: string): Handler {
+  return (_req, res) => {
+    res.writeHead(status, { location }).end('moved');
+  };
+}
+
+/** An injected resolver: each name maps to its addresses; unknown names have none. */
+function resolver(table: Record<string, readonly string[]>) {
+  return vi.fn(async (hostname: string): Promise<ResolvedAddress[]> =>
+    (table[hostname] ?? []).map((address) => ({
+      address,
+      family: address.includes(':') ? 6 : 4,
+    })),
+  );
+}
+
+async function refusal(promise: Promise<unknown>): Promise<EgressRefusedError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(hasCode(error, EgressRefusedError.code)).toBe(true);
+    expect(error).toBeInstanceOf(EgressRefusedError);
+    return error as EgressRefusedError;
+  }
+  throw new Error('expected a refusal');
+}
+
+/** A self-signed certificate for mcp.test, for tests only: no client trusts it. */
+const TEST_TLS = {
+  key: `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgVYjRJPVYa0pfZ1Xw
+mzwoMOcztTr+4Jwp5oezizEoKkChRANCAASrKFZYav+0bCNkrA7LYxsKcXOIXXdt
+BbwFgNW8ksnCDyKVezoBW+g41GkVQuVZb0MqZ2RGycPZnagChkKPBG/T
+-----END PRIVATE KEY-----`,
+  cert: `-----BEGIN CERTIFICATE-----
+MIIBkzCCATigAwIBAgIULDwpA1TZh5dPGpKm/KmpC69sIrYwCgYIKoZIzj0EAwIw
+EzERMA8GA1UEAwwIbWNwLnRlc3QwIBcNMjYxMjAyMTQyMjI2WhgPMjEyNjExMDgx
+NDIyMjZaMBMxETAPBgNVBAMMCG1jcC50ZXN0MFkwEwYHKoZIzj0CAQYIKoZIzj0D
+AQcDQgAEqyhWWGr/tGwjZKwOy2MbCnFziF13bQW8BYDVvJLJwg8ilXs6AVvoONRp
+FULlWW9DKmdkRsnD2Z2oAoZCjwRv06NoMGYwHQYDVR0OBBYEFB8pQqoW/KO7pwBO
+H3JzG8LwlH8iMB8GA1UdIwQYMBaAFB8pQqoW/KO7pwBOH3JzG8LwlH8iMA8GA1Ud
+EwEB/wQFMAMBAf8wEwYDVR0RBAwwCoIIbWNwLnRlc3QwCgYIKoZIzj0EAwIDSQAw
+RgIhAImc/GElyPetydzVgpc2eM1dbz3H8HTfW9//IZZO8tOxAiEAtwGmLWaNmg0r
+JtbBN5GnkkFmXtTezPLBlwT50t+30vw=
+-----END CERTIFICATE-----`,
+};
+
+function readerOf(res: Response): ReadableStreamDefaultReader<Uint8Array> {
+  const body = res.body as ReadableStream<Uint8Array> | null;
+  if (!body) throw new Error('expected a body');
+  return body.getReader();
+}
+
+const PLAIN_HTTP = 'plain http is allowed only to loopback with the development setting on';
+
+describe('scheme and credentials', () => {
+  it('refuses plain http to a public host, other schemes and credentials, before resolving', async () => {
+    const resolve = resolver({ 'example.com': ['93.184.216.34'] });
+    const fetch = createGuardedFetch({ resolve });
+    const http1 = await refusal(fetch('http://example.com/x?token=canary-1'));
+    expect(http1.message).toBe(`refused http://example.com/: ${PLAIN_HTTP}`);
+    for (const url of ['ftp://example.com/', 'file:///etc/passwd', 'data:text/plain,canary-2']) {
+      const error = await refusal(fetch(url));
+      expect(error.message).toContain('is not allowed (https only)');
+      expect(error.message).not.toContain('canary');
+    }
+    const credentials = await refusal(fetch('https://user:canary-3@example.com/?q=canary-4'));
+    expect(credentials.message).toBe(
+      'refused https://example.com/: credentials in the URL are not allowed',
+    );
+    expect(resolve).not.toHaveBeenCalled();
+  });
+
+  it('refuses plain http to a public host even with the development setting on', async () => {
+    const resolve = resolver({ 'example.com': ['93.184.216.34'] });
+    const fetch = createGuardedFetch({ resolve, allowLoopbackHttp: true });
+    const error = await refusal(fetch('http://example.com/?token=canary-5'));
+    expect(error.message).toBe(`refused http://example.com/: ${PLAIN_HTTP}`);
+  });
+});
+
+describe('loopback', () => {
+  it('reaches a loopback server over http with the development setting on', async () => {
+    const server = await serve(ok('hello'));
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const res = await fetch(`${server.origin}/hello?x=1`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('hello');
+    expect(server.seen[0]?.url).toBe('/hello?x=1');
+  });
+
+  it('refuses loopback without the development setting, before connecting', async () => {
+    const server = await serve(ok());
+    const fetch = createGuardedFetch({ resolve: resolver({ 'mcp.test': ['127.0.0.1'] }) });
+    const plain = await refusal(fetch(`${server.origin}/`));
+    expect(plain.message).toBe(`refused ${server.origin}/: ${PLAIN_HTTP}`);
+    const literal = await refusal(fetch(`https://127.0.0.1:${server.port}/`));
+    expect(literal.message).toBe(
+      'refused 127.0.0.1: loopback address (allowed only with the development setting on)',
+    );
+    const named = await refusal(fetch(`https://mcp.test:${server.port}/`));
+    expect(named.message).toMatch(/^refused mcp\.test \(127\.0\.0\.1\): loopback address/);
+    await refusal(fetch(`https://[::1]:${server.port}/`));
+    await refusal(fetch(`https://[::ffff:127.0.0.1]:${server.port}/`));
+    expect(server.connections).toBe(0);
+  });
+});
+
+describe('DNS pinning', () => {
+  it('refuses a name that resolves to the metadata address or a private one', async () => {
+    const resolve = resolver({
+      'metadata.test': ['169.254.169.254'],
+      'internal.test': ['10.0.0.5'],
+    });
+    const fetch = createGuardedFetch({ resolve, allowLoopbackHttp: true });
+    const metadata = await refusal(fetch('https://metadata.test/latest/meta-data?x=canary-6'));
+    expect(metadata.message).toBe('refused metadata.test (169.254.169.254): link-local address');
+    const internal = await refusal(fetch('https://internal.test/'));
+    expect(internal.message).toBe('refused internal.test (10.0.0.5): private address');
+    const literal = await refusal(fetch('https://169.254.169.254/latest/meta-data'));
+    expect(literal.message).toBe('refused 169.254.169.254: link-local address');
+  });
+
+  it('refuses an answer mixing allowed and private addresses, before any connection', async () => {
+    const server = await serve(ok());
+    const resolve = resolver({
+      'mixed.test': ['127.0.0.1', '10.0.0.5'],
+      'public-mixed.test': ['93.184.216.34', '192.168.1.20'],
+    });
+    const fetch = createGuardedFetch({ resolve, allowLoopbackHttp: true });
+    const mixed = await refusal(fetch(`http://mixed.test:${server.port}/`));
+    expect(mixed.message).toBe('refused mixed.test (10.0.0.5): private address');
+    const publicMixed = await refusal(fetch('https://public-mixed.test/'));
+    expect(publicMixed.message).toBe('refused public-mixed.test (192.168.1.20): private address');
+    expect(server.connections).toBe(0);
+  });
+
+  it('connects to the resolved address with the hostname in Host, resolving once per instance', async () => {
+    const server = await serve(ok());
+    const resolve = resolver({ 'mcp.test': ['127.0.0.1'] });
+    const fetch = createGuardedFetch({ resolve, allowLoopbackHttp: true });
+    const url = `http://mcp.test:${server.port}/mcp`;
+    await (await fetch(url)).text();
+    await Promise.all([1, 2, 3].map(async () => (await fetch(url, { method: 'POST' })).text()));
+    await (await fetch(new URL(url))).text();
+    expect(resolve).toHaveBeenCalledTimes(1);
+    expect(resolve).toHaveBeenCalledWith('mcp.test');
+    expect(server.seen).toHaveLength(5);
+    expect(server.seen.every((s) => s.headers.host === `mcp.test:${server.port}`)).toBe(true);
+
+    const other = createGuardedFetch({ resolve, allowLoopbackHttp: true });
+    await (await other(url)).text();
+    expect(resolve).toHaveBeenCalledTimes(2);
+  });
+
+  it('verifies TLS against the hostname while connecting to the pinned address', async () => {
+    const names: string[] = [];
+    const server = https.createServer({
+      ...TEST_TLS,
+      SNICallback: (servername, callback) => {
+        names.push(servername);
+        callback(null, tls.createSecureContext(TEST_TLS));
+      },
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const fetch = createGuardedFetch({
+      resolve: resolver({ 'mcp.test': ['127.0.0.1'] }),
+      allowLoopbackHttp: true,
+    });
+    const error: unknown = await fetch(`https://mcp.test:${port}/`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // The certificate is checked (and refused: nothing trusts it), and SNI named the host.
+    expect(error).toMatchObject({ code: expect.stringMatching(/CERT|SELF_SIGNED/) as unknown });
+    expect(hasCode(error, EgressRefusedError.code)).toBe(false);
+    expect(names).toEqual(['mcp.test']);
+  });
+
+  it('resolves again after a failed lookup, which pinned nothing', async () => {
+    const server = await serve(ok());
+    let calls = 0;
+    const resolve = vi.fn(async (): Promise<ResolvedAddress[]> => {
+      calls += 1;
+      if (calls === 1) throw new Error('temporary DNS failure');
+      return [{ address: '127.0.0.1', family: 4 }];
+    });
+    const fetch = createGuardedFetch({ resolve, allowLoopbackHttp: true });
+    const url = `http://mcp.test:${server.port}/`;
+    await expect(fetch(url)).rejects.toThrow('temporary DNS failure');
+    expect((await fetch(url)).status).toBe(200);
+    expect((await fetch(url)).status).toBe(200);
+    expect(resolve).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('redirects', () => {
+  it('refuses a redirect to the metadata address on the hop', async () => {
+    const server = await serve(redirect(302, 'http://169.254.169.254/latest/meta-data?x=canary-7'));
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const error = await refusal(fetch(`${server.origin}/start`));
+    expect(error.message).toBe('refused 169.254.169.254: link-local address');
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('refuses a redirect to a name that resolves to a private address', async () => {
+    const server = await serve(redirect(307, 'https://internal.test/admin'));
+    const resolve = resolver({ 'mcp.test': ['127.0.0.1'], 'internal.test': ['10.1.2.3'] });
+    const fetch = createGuardedFetch({ resolve, allowLoopbackHttp: true });
+    const error = await refusal(fetch(`http://mcp.test:${server.port}/`));
+    expect(error.message).toBe('refused internal.test (10.1.2.3): private address');
+  });
+
+  it('keeps method and body on 307 and 308', async () => {
+    const target = await serve(ok('done'));
+    for (const status of [307, 308]) {
+      const server = await serve(redirect(status, `${target.origin}/target`));
+      const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+      const res = await fetch(`${server.origin}/start`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"a":1}',
+      });
+      expect(res.status).toBe(200);
+      expect(res.redirected).toBe(true);
+      expect(res.url).toBe(`${target.origin}/target`);
+      expect(await res.text()).toBe('done');
+    }
+    expect(target.seen.map((s) => [s.method, s.body, s.headers['content-type']])).toEqual([
+      ['POST', '{"a":1}', 'application/json'],
+      ['POST', '{"a":1}', 'application/json'],
+    ]);
+  });
+
+  it('turns a POST into a GET without body on 303, 302 and 301', async () => {
+    const target = await serve(ok());
+    for (const status of [303, 302, 301]) {
+      const server = await serve(redirect(status, `${target.origin}/target-${status}`));
+      const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+      const res = await fetch(`${server.origin}/start`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"a":1}',
+      });
+      expect(res.status).toBe(200);
+    }
+    expect(target.seen.map((s) => [s.method, s.url, s.body])).toEqual([
+      ['GET', '/target-303', ''],
+      ['GET', '/target-302', ''],
+      ['GET', '/target-301', ''],
+    ]);
+    expect(target.seen.every((s) => s.headers['content-type'] === undefined)).toBe(true);
+    expect(target.seen.every((s) => s.headers['content-length'] === undefined)).toBe(true);
+  });
+
+  it('keeps a GET a GET on 301', async () => {
+    let hops = 0;
+    const server = await serve((_req, res) => {
+      hops += 1;
+      if (hops === 1) res.writeHead(301, { location: '/next' }).end();
+      else res.writeHead(200).end('there');
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    expect(await (await fetch(`${server.origin}/`)).text()).toBe('there');
+    expect(server.seen.map((s) => [s.method, s.url])).toEqual([
+      ['GET', '/'],
+      ['GET', '/next'],
+    ]);
+  });
+
+  it('keeps HEAD a HEAD on 303', async () => {
+    let hops = 0;
+    const server = await serve((_req, res) => {
+      hops += 1;
+      if (hops === 1) res.writeHead(303, { location: '/next' }).end();
+      else res.writeHead(200, { 'content-length': '5' }).end();
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const res = await fetch(`${server.origin}/`, { method: 'HEAD' });
+    expect(res.body).toBeNull();
+    expect(server.seen.map((s) => s.method)).toEqual(['HEAD', 'HEAD']);
+  });
+
+  it('drops Authorization when a redirect leaves the origin and keeps it within', async () => {
+    const other = await serve(ok());
+    let hops = 0;
+    const server = await serve((_req, res) => {
+      hops += 1;
+      const location = hops === 1 ? '/same' : `${other.origin}/other`;
+      res.writeHead(302, { location }).end();
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const headers = new Headers({ authorization: 'Bearer canary-8', 'x-trace': 't1' });
+    const res = await fetch(`${server.origin}/start`, { headers });
+    expect(res.status).toBe(200);
+    expect(server.seen.map((s) => s.headers.authorization)).toEqual([
+      'Bearer canary-8',
+      'Bearer canary-8',
+    ]);
+    expect(other.seen[0]?.headers.authorization).toBeUndefined();
+    expect(other.seen[0]?.headers['x-trace']).toBe('t1');
+  });
+
+  it('returns the redirect as is in manual mode and throws in error mode', async () => {
+    const server = await serve(redirect(302, '/elsewhere'));
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const manual = await fetch(`${server.origin}/`, { redirect: 'manual' });
+    expect(manual.status).toBe(302);
+    expect(manual.headers.get('location')).toBe('/elsewhere');
+    expect(await manual.text()).toBe('moved');
+    await expect(fetch(`${server.origin}/`, { redirect: 'error' })).rejects.toThrow(TypeError);
+    expect(server.seen).toHaveLength(2);
+  });
+
+  it('gives up after five redirects', async () => {
+    const server = await serve((req, res) => {
+      res.writeHead(302, { location: `${req.url ?? ''}x` }).end();
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    await expect(fetch(`${server.origin}/`)).rejects.toThrow(/too many redirects/);
+    expect(server.seen).toHaveLength(6);
+  });
+});
+
+describe('requests and responses', () => {
+  it('sends method, headers in every form and every body kind', async () => {
+    const server = await serve(ok());
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const url = `${server.origin}/`;
+    await fetch(url, { method: 'put', headers: [['x-a', '1']], body: new Uint8Array([104, 105]) });
+    await fetch(url, { method: 'POST', headers: { 'x-b': '2' }, body: Buffer.from('buf') });
+    await fetch(url, {
+      method: 'POST',
+      headers: new Headers({ accept: 'application/json' }),
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'a b' }),
+    });
+    await fetch(url, { method: 'POST', body: 'text' });
+    await fetch(url, { method: 'POST' });
+    const seen = server.seen;
+    expect(seen.map((s) => [s.method, s.body])).toEqual([
+      ['PUT', 'hi'],
+      ['POST', 'buf'],
+      ['POST', 'grant_type=authorization_code&code=a+b'],
+      ['POST', 'text'],
+      ['POST', ''],
+    ]);
+    expect(seen[0]?.headers['x-a']).toBe('1');
+    expect(seen[1]?.headers['x-b']).toBe('2');
+    expect(seen[2]?.headers.accept).toBe('application/json');
+    expect(seen[2]?.headers['content-type']).toBe(
+      'application/x-www-form-urlencoded;charset=UTF-8',
+    );
+    expect(seen[3]?.headers['content-type']).toBe('text/plain;charset=UTF-8');
+    expect(seen[4]?.headers['content-length']).toBe('0');
+    await expect(fetch(url, { body: 'x' })).rejects.toThrow(TypeError);
+  });
+
+  it('returns status, status text, headers and a null body where there is none', async () => {
+    const server = await serve((req, res) => {
+      if (req.url === '/empty') {
+        res.writeHead(204).end();
+        return;
+      }
+      res.statusMessage = 'Made It';
+      res.setHeader('set-cookie', ['a=1; Path=/', 'b=2; Path=/']);
+      res.setHeader('x-multi', ['one', 'two']);
+      res.writeHead(201, { 'content-type': 'application/json' }).end('{"id":7}');
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const res = await fetch(`${server.origin}/made`);
+    expect(res.status).toBe(201);
+    expect(res.ok).toBe(true);
+    expect(res.statusText).toBe('Made It');
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+    expect(res.headers.get('x-multi')).toBe('one, two');
+    expect(res.url).toBe(`${server.origin}/made`);
+    expect(res.redirected).toBe(false);
+    expect(await res.json()).toEqual({ id: 7 });
+    const empty = await fetch(`${server.origin}/empty`);
+    expect(empty.status).toBe(204);
+    expect(empty.body).toBeNull();
+  });
+
+  it('streams a response body as the server writes it', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: one\n\n');
+      void released.then(() => {
+        setTimeout(() => res.end('data: two\n\n'), 20);
+      });
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const res = await fetch(`${server.origin}/sse`, { headers: { accept: 'text/event-stream' } });
+    const reader = readerOf(res);
+    const decoder = new TextDecoder();
+    const first = await reader.read();
+    // The second chunk is written only once the first was read: the body is not buffered.
+    expect(decoder.decode(first.value)).toBe('data: one\n\n');
+    release();
+    let rest = '';
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      rest += decoder.decode(chunk.value);
+    }
+    expect(rest).toBe('data: two\n\n');
+  });
+});
+
+describe('abort and timeout', () => {
+  it('rejects when the caller aborts before the response', async () => {
+    const server = await serve(() => {
+      // never answers
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const controller = new AbortController();
+    const pending = fetch(`${server.origin}/`, { signal: controller.signal });
+    await vi.waitFor(() => expect(server.seen).toHaveLength(1));
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+
+    const reason = new Error('stop now');
+    const second = new AbortController();
+    const again = fetch(`${server.origin}/`, { signal: second.signal });
+    second.abort(reason);
+    await expect(again).rejects.toBe(reason);
+
+    await expect(fetch(`${server.origin}/`, { signal: AbortSignal.abort() })).rejects.toMatchObject(
+      { name: 'AbortError' },
+    );
+  });
+
+  it('errors the body stream when the caller aborts while it streams', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: one\n\n');
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+    const controller = new AbortController();
+    const res = await fetch(`${server.origin}/`, { signal: controller.signal });
+    const reader = readerOf(res);
+    await reader.read();
+    controller.abort();
+    await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('times out when no response comes in time', async () => {
+    const server = await serve(() => {
+      // never answers
+    });
+    const fetch = createGuardedFetch({ allowLoopbackHttp: true, timeoutMs: 100 });
+    await expect(fetch(`${server.origin}/`)).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
+});
