@@ -58,6 +58,7 @@ const ctx: ToolContext = {
   services: runtime.services,
   config: {},
   secret: () => Promise.reject(new Error('no secrets in the benchmark')),
+  fetch: () => Promise.reject(new Error('no HTTP in the benchmark')),
 };
 const parsed: JsonObject = args;
 

@@ -10,7 +10,7 @@ import {
   extractWWWAuthenticateParams,
   type CallToolResult,
 } from '@modelcontextprotocol/client';
-import { createGuardedFetch, type GuardedFetch } from '../src/mcp/guarded-fetch.ts';
+import { createGuardedFetch, type GuardedFetch } from '../src/egress/guarded-fetch.ts';
 import { accessToken, beginAuthorization, finishAuthorization } from '../src/mcp/oauth.ts';
 import type { OAuthFlowOptions, OAuthState } from '../src/mcp/oauth-state.ts';
 import { openMcpSession, type McpSession } from '../src/mcp/session.ts';

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,9 +23,11 @@ const ALLOWED_FOLDERS: Record<string, readonly string[]> = {
   run: ['model', 'tool', 'policy'],
   lifecycle: ['model', 'tool', 'manifest', 'policy', 'secrets', 'run'],
   turn: ['model', 'tool', 'manifest', 'policy', 'run'],
-  mcp: ['model', 'tool', 'policy'],
+  // The one way out for the control plane's own HTTP: address checked on every hop, DNS pinned.
+  egress: ['model', 'tool'],
+  mcp: ['model', 'tool', 'policy', 'egress'],
   // Query providers: retries share the model providers' backoff and Retry-After reading.
-  web: ['model', 'tool', 'providers'],
+  web: ['model', 'tool', 'providers', 'egress'],
   exec: ['model', 'tool'],
   browser: ['model', 'tool'],
   outbound: ['model', 'tool', 'run'],
@@ -53,6 +56,7 @@ const ALLOWED_FOLDERS: Record<string, readonly string[]> = {
     'run',
     'lifecycle',
     'turn',
+    'egress',
     'mcp',
     'web',
     'exec',
@@ -196,6 +200,45 @@ function problemsOf(
   );
 }
 
+/**
+ * Uses of the global fetch in a file: a bare `fetch(…)` call where the file declares no `fetch`
+ * of its own (a parameter, a variable), and `globalThis.fetch` (or `global.`/`window.`).
+ */
+function globalFetches(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  let declared = false;
+  const uses: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      (ts.isParameter(node) || ts.isVariableDeclaration(node) || ts.isBindingElement(node)) &&
+      ts.isIdentifier(node.name) &&
+      node.name.text === 'fetch'
+    )
+      declared = true;
+    if (
+      ts.isCallExpression(node) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'fetch'
+    )
+      uses.push(`fetch( at line ${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`);
+    if (
+      ts.isPropertyAccessExpression(node) &&
+      node.name.text === 'fetch' &&
+      ts.isIdentifier(node.expression) &&
+      ['globalThis', 'global', 'window'].includes(node.expression.text)
+    )
+      uses.push(
+        `${node.expression.text}.fetch at line ${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`,
+      );
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return uses
+    .filter((u) => !declared || !u.startsWith('fetch('))
+    .map((u) => `${relative(root, file)}: ${u}`);
+}
+
 const srcFolders = readdirSync(join(root, 'src'), { withFileTypes: true })
   .filter((e) => e.isDirectory())
   .map((e) => e.name);
@@ -217,6 +260,29 @@ describe('the layers', () => {
     const files = sources(join(root, 'tools'));
     expect(files.length).toBeGreaterThan(0);
     expect(problemsOf(files, toolViolation)).toEqual([]);
+  });
+
+  it('tools/ and src/web send HTTP only through the guarded fetch they are handed, never the global one', () => {
+    const files = [...sources(join(root, 'tools')), ...sources(join(root, 'src', 'web'))];
+    expect(files.flatMap(globalFetches)).toEqual([]);
+    // The check sees both spellings, and leaves a fetch the file was handed alone.
+    const dir = mkdtempSync(join(tmpdir(), 'mesh-purity-'));
+    try {
+      const global = join(dir, 'global.ts');
+      writeFileSync(global, 'await fetch("https://x");\nconst f = globalThis.fetch;\n');
+      expect(globalFetches(global).map((u) => u.split(': ')[1])).toEqual([
+        'fetch( at line 1',
+        'globalThis.fetch at line 2',
+      ]);
+      const handed = join(dir, 'handed.ts');
+      writeFileSync(
+        handed,
+        'export const go = (fetch: typeof globalThis.fetch) => fetch("https://x");\n',
+      );
+      expect(globalFetches(handed)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the checker catches what it is meant to catch', () => {

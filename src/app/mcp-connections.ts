@@ -1,4 +1,4 @@
-import { createGuardedFetch } from '../mcp/guarded-fetch.ts';
+import { createGuardedFetch } from '../egress/guarded-fetch.ts';
 import { beginAuthorization, finishAuthorization } from '../mcp/oauth.ts';
 import { openMcpSession } from '../mcp/session.ts';
 import type { AgentRecord } from '../run/records.ts';

@@ -1,4 +1,4 @@
-import { createGuardedFetch } from '../mcp/guarded-fetch.ts';
+import { createGuardedFetch } from '../egress/guarded-fetch.ts';
 import { accessToken } from '../mcp/oauth.ts';
 import type { OAuthState, OAuthStateStore } from '../mcp/oauth-state.ts';
 import type { ResendRule } from '../mcp/session-pool.ts';

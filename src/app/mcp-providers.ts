@@ -10,7 +10,7 @@ import {
   type BindingRecord,
   type ToolProviderRecord,
 } from '../store/mcp.ts';
-import { checkAddresses, checkUrl, isIpLiteral } from '../mcp/address-policy.ts';
+import { checkUrlAtRegistration } from '../egress/address-policy.ts';
 import { hasCode, MeshError } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
 import { someNames } from './agents.ts';
@@ -80,9 +80,7 @@ export async function addToolProvider(
   // outside the public space (private, link-local, metadata, reserved) is refused now, not at the
   // first connection. A name is resolved and checked on every connection.
   try {
-    const egress = { allowLoopbackHttp: input.allowLoopbackHttp === true };
-    const target = checkUrl(url, egress);
-    if (isIpLiteral(target.hostname)) checkAddresses(target, [target.hostname], egress);
+    checkUrlAtRegistration(url, { allowLoopbackHttp: input.allowLoopbackHttp === true });
   } catch (error) {
     if (hasCode(error, 'egress_refused'))
       throw refuse(`the provider URL is refused: ${error.message}`);

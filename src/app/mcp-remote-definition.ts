@@ -1,4 +1,4 @@
-import { EgressRefusedError } from '../mcp/guarded-fetch.ts';
+import { EgressRefusedError } from '../egress/guarded-fetch.ts';
 import { McpProtocolError, transportFailure } from '../mcp/session.ts';
 import type { JsonSchema } from '../model/json.ts';
 import { isLegacyQuery, remoteToolName } from '../policy/remote-offer.ts';

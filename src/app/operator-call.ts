@@ -12,6 +12,7 @@ import type { ToolRuntime } from '../tool/context.ts';
 import { MeshError, quoteName } from '../tool/errors.ts';
 import type { Observation } from '../tool/observation.ts';
 import type { Registry } from '../tool/registry.ts';
+import { createGuardedFetch } from '../egress/guarded-fetch.ts';
 import type { Mesh } from './mesh.ts';
 import { agentConfig, agentRegistry } from './policy.ts';
 import { agentToolOwnerId } from '../secrets/secret-input.ts';
@@ -45,6 +46,7 @@ export function runtimeFor(
         ownerId: agentToolOwnerId(run.agentId, packageId),
         kind,
       }),
+    fetchFor: ({ allowLoopbackHttp }) => createGuardedFetch({ allowLoopbackHttp }),
   };
 }
 

@@ -13,7 +13,8 @@ import {
   type QueryProviderRecord,
 } from '../store/query-providers.ts';
 import { checkSecretValue } from '../secrets/index.ts';
-import { MeshError, quoteName } from '../tool/errors.ts';
+import { checkUrlAtRegistration, EgressRefusedError } from '../egress/address-policy.ts';
+import { hasCode, MeshError, quoteName } from '../tool/errors.ts';
 import { requireAgent } from './agents.ts';
 import { isLoopbackHost } from './mcp-providers.ts';
 import type { Mesh } from './mesh.ts';
@@ -58,6 +59,15 @@ function checkBaseUrl(raw: string, allowLoopbackHttp: boolean): string {
     throw invalid(
       'the base URL must be https (plain http only to loopback, with --allow-loopback-http)',
     );
+  // A private, link-local, metadata or (without the development setting) loopback address is
+  // refused now; a name is resolved and checked on every request (the guarded fetch).
+  try {
+    checkUrlAtRegistration(url, { allowLoopbackHttp });
+  } catch (error) {
+    if (hasCode(error, EgressRefusedError.code))
+      throw invalid(`the base URL is refused: ${error.message}`);
+    throw error;
+  }
   return url.toString().replace(/\/+$/, '');
 }
 

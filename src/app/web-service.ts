@@ -131,6 +131,7 @@ export function createQueryProviderRuntime(
       apiKey,
       settings: record.settings,
       timeoutMs: record.requestTimeoutMs,
+      allowLoopbackHttp: record.allowLoopbackHttp,
     });
   }
 

@@ -1,4 +1,4 @@
-import { classifyAddress } from '../mcp/address-policy.ts';
+import { classifyAddress } from '../egress/address-policy.ts';
 import { MeshError } from '../tool/errors.ts';
 
 /**

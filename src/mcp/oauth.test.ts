@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { manualClock } from '../tool/clock.ts';
 import { startFakeOAuth, type FakeOAuth } from '../../test/support/fake-oauth.ts';
 import { hasCode, isMeshError } from '../tool/errors.ts';
-import { createGuardedFetch, type GuardedFetch } from './guarded-fetch.ts';
+import { createGuardedFetch, type GuardedFetch } from '../egress/guarded-fetch.ts';
 import { accessToken, beginAuthorization, finishAuthorization } from './oauth.ts';
 import {
   McpOAuthError,

@@ -127,11 +127,7 @@ export class SessionPool {
     }
   }
 
-  #entry(
-    key: string,
-    settings: string,
-    open: (signal: AbortSignal) => Promise<McpSession>,
-  ): Entry {
+  #entry(key: string, settings: string, open: (signal: AbortSignal) => Promise<McpSession>): Entry {
     const existing = this.#entries.get(key);
     if (existing?.settings === settings) return existing;
     if (existing) {
@@ -166,7 +162,10 @@ export class SessionPool {
   #end(entry: Entry): void {
     if (!entry.session) entry.abort.abort();
     const done = entry.opening
-      .then((session) => session.close(), () => undefined)
+      .then(
+        (session) => session.close(),
+        () => undefined,
+      )
       .finally(() => this.#closing.delete(done));
     this.#closing.add(done);
   }

@@ -159,7 +159,8 @@ function neverConnected(error: unknown): boolean {
 }
 
 /** A server's words for a session id it does not hold (servers on the SDK's Express example). */
-const UNKNOWN_SESSION = /\bsession\b.{0,40}\b(?:invalid|not found|unknown|expired)\b|\bno valid session\b|\binvalid session\b/i;
+const UNKNOWN_SESSION =
+  /\bsession\b.{0,40}\b(?:invalid|not found|unknown|expired)\b|\bno valid session\b|\binvalid session\b/i;
 
 /**
  * Whether a server refused a request because it does not hold the session it was sent on, so it

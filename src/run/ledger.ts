@@ -353,8 +353,7 @@ export class RunLedger {
     if (bytes.length <= this.observationLimitBytes) return undefined;
     const id = randomUUID();
     const cut = excerpt(result.text, this.observationLimitBytes, id);
-    const mediaType =
-      result.data === undefined ? 'text/plain; charset=utf-8' : 'application/json';
+    const mediaType = result.data === undefined ? 'text/plain; charset=utf-8' : 'application/json';
     // The whole output is linked beside what the call attached, so every artifact of the
     // observation is in its one list.
     const whole: ArtifactLink = {

@@ -108,8 +108,7 @@ function credentialFault(value: string): string | undefined {
   if (value.includes('\0')) return 'holds a NUL character, which no credential can carry';
   if (/[\r\n]/.test(value))
     return 'holds a line break: a credential is one line (or a PEM block from -----BEGIN to -----END)';
-  if (/\p{Cc}/u.test(value))
-    return 'holds a control character, which no credential can carry';
+  if (/\p{Cc}/u.test(value)) return 'holds a control character, which no credential can carry';
   if (/[^\x20-\x7e]/.test(value))
     return 'holds a character outside printable ASCII, which an HTTP header cannot carry';
   return 'begins or ends with whitespace';

@@ -107,6 +107,9 @@ export type Provenance =
   | { readonly kind: 'operator'; readonly operator: string };
 
 /** What the caller of the executor knows about the run a call belongs to. */
+/** An HTTP request as `fetch` makes it. */
+export type HttpFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
 export interface ToolRuntime {
   readonly agentId: string;
   readonly runId: string;
@@ -120,6 +123,11 @@ export interface ToolRuntime {
    * when none is captured. Absent in runtimes that hold no secrets (tests, benchmarks).
    */
   secretFor?(packageId: string, kind: string): Promise<string | undefined>;
+  /**
+   * The control plane's guarded fetch (address checked on every hop, DNS pinned, redirects
+   * bounded), with loopback allowed only when asked for. Absent in runtimes that send no HTTP.
+   */
+  fetchFor?(options: { readonly allowLoopbackHttp: boolean }): HttpFetch;
 }
 
 /** What a handler is handed for one call. */
@@ -141,4 +149,10 @@ export interface ToolContext {
    * call that needs it and nowhere else: never return it, log it or put it in an error.
    */
   secret(kind: string): Promise<string>;
+  /**
+   * How a handler reaches its vendor: the control plane's guarded fetch, never the global one.
+   * Loopback and plain http are reachable only when this package's config sets
+   * `allow_loopback_http` (development); private, link-local and metadata addresses never are.
+   */
+  fetch: HttpFetch;
 }

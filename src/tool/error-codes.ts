@@ -85,6 +85,8 @@ export const ERROR_CODES = Object.freeze({
 
   // Remote MCP.
   egress_refused: BAD_REQUEST,
+  // A runtime that sends no HTTP (a test, a benchmark) was asked to: a wiring bug.
+  egress_unavailable: INTERNAL,
   mcp_error: UPSTREAM,
   mcp_oauth_failed: INTERNAL,
   mcp_transport_failed: UPSTREAM_TRANSIENT,

@@ -1,6 +1,6 @@
-import type { JsonObject } from '../model/json.ts';
+import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
-import { declaredServices, servicesDeclared, type ToolRuntime } from './context.ts';
+import { declaredServices, servicesDeclared, type HttpFetch, type ToolRuntime } from './context.ts';
 import { decodeArguments, prepareDecoder } from './decode-arguments.ts';
 import type { Definition, ToolAttachment, ToolOutput, ToolUsage } from './definition.ts';
 import {
@@ -187,6 +187,17 @@ export function invoke(
   );
 }
 
+/** The fetch a package's handler is handed: the runtime's guarded one, per its config. */
+function packageFetch(
+  runtime: ToolRuntime,
+  config: Readonly<Record<string, JsonValue>>,
+): HttpFetch {
+  if (!runtime.fetchFor)
+    return () =>
+      Promise.reject(new MeshError('egress_unavailable', 'this runtime sends no HTTP requests'));
+  return runtime.fetchFor({ allowLoopbackHttp: config['allow_loopback_http'] === true });
+}
+
 async function invokeHandler(
   definition: Definition,
   args: JsonObject,
@@ -195,6 +206,7 @@ async function invokeHandler(
   step: number | undefined,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   let output: ToolOutput;
+  const config = runtime.configFor(definition.origin.packageId);
   try {
     output = await definition.execute(
       Object.freeze({
@@ -206,8 +218,9 @@ async function invokeHandler(
         provenance: runtime.provenance,
         signal: runtime.signal,
         services: servicesDeclared(runtime.services, declaredServices(definition.needs)),
-        config: runtime.configFor(definition.origin.packageId),
+        config,
         secret: (kind: string) => grantedSecret(definition, runtime, kind),
+        fetch: packageFetch(runtime, config),
       }),
       args,
     );

@@ -73,7 +73,15 @@ export interface QueryProviderConfig {
   readonly settings: Readonly<Record<string, string>>;
   /** How long one request may take. */
   readonly timeoutMs: number;
+  /** Development only: the base URL may be a loopback address (and plain http). */
+  readonly allowLoopbackHttp?: boolean;
 }
+
+/**
+ * How an adapter sends its requests: the control plane's guarded fetch (address checked on every
+ * hop, DNS pinned, redirects bounded), never the global one.
+ */
+export type HttpFetch = (url: string, init: RequestInit) => Promise<Response>;
 
 /** One provider kind's client. Each method is one attempt: retries are the caller's. */
 export interface QueryProviderAdapter {

@@ -289,6 +289,7 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
       services: mesh.services,
       config: {},
       secret: () => Promise.reject(new Error('no secrets here')),
+      fetch: () => Promise.reject(new Error('no HTTP here')),
     });
     await session.writeFile('left-behind.txt', Buffer.from('x'));
     const listed = await describeWorkspaces(mesh);

@@ -5,6 +5,7 @@
  * recorded and before it was sent, or after it was sent and before its answer was stored.
  */
 import { writeSync } from 'node:fs';
+import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
 import { catalog } from '../../src/generated/catalog.ts';
 import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
 import { createOutbox, type OutboundPoint } from '../../src/outbound/outbox.ts';
@@ -74,6 +75,7 @@ const worker = new Worker({
         services: services([[OUTBOX, outbox]]),
         configFor: (packageId) => config[packageId] ?? {},
         secretFor: (_packageId, kind) => Promise.resolve(secrets[kind]),
+        fetchFor: ({ allowLoopbackHttp }) => createGuardedFetch({ allowLoopbackHttp }),
       }),
     }),
   ],

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGuardedFetch } from '../../src/mcp/guarded-fetch.ts';
+import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
 import { openMcpSession } from '../../src/mcp/session.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 

@@ -4,7 +4,7 @@ import { createAgent } from '../../src/app/agents.ts';
 import { finishOAuthConnection, startOAuthConnection } from '../../src/app/mcp-connections.ts';
 import { credentialFor, expireOAuthToken } from '../../src/app/mcp-credentials.ts';
 import { addToolProvider } from '../../src/app/mcp-providers.ts';
-import { createGuardedFetch } from '../../src/mcp/guarded-fetch.ts';
+import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
 import type { Db } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { openPostgres } from '../../src/store/postgres.ts';

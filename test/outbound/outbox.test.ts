@@ -74,6 +74,7 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     services: services([]),
     config: {},
     secret: () => Promise.reject(new Error('no secrets here')),
+    fetch: () => Promise.reject(new Error('no HTTP here')),
   });
 
   it('records the effect, sends it once, and a second call finds it delivered', async () => {

@@ -233,6 +233,23 @@ describe('mesh.sentry against the Sentry fake', () => {
     expect(fake.received).toEqual([]);
   });
 
+  it('reaches Sentry only through the guarded fetch: metadata and private addresses are refused', async () => {
+    for (const [apiUrl, what] of [
+      ['https://169.254.169.254', /refused 169\.254\.169\.254: .*link-local/],
+      ['https://10.20.30.40/api/0', /refused 10\.20\.30\.40: .*private/],
+    ] as const) {
+      h.config = { api_url: apiUrl, organization: 'acme' };
+      const refused = await h.call('list_sentry_issues', {});
+      expect(refused.text).toMatch(what);
+    }
+    // Loopback https too, without the development setting.
+    h.config = { api_url: fake.apiUrl.replace('http:', 'https:'), organization: 'acme' };
+    expect((await h.call('list_sentry_issues', {})).text).toMatch(
+      /refused 127\.0\.0\.1: .*loopback/,
+    );
+    expect(fake.received).toEqual([]);
+  });
+
   it('an agent without the token is not offered the tools, with the reason', () => {
     const { registry: offered, withheld } = offerWithSecrets();
     expect(offered.names().filter((n) => n.includes('sentry'))).toEqual([]);

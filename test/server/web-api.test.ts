@@ -46,6 +46,34 @@ describe('the web providers API', () => {
       [{ name: 'x', kind: 'cloudflare', api_key: KEY }, /account id/],
       [{ name: 'x', kind: 'cloudflare', api_key: KEY, account_id: 'nope' }, /account id/],
       [{ name: 'x', kind: 'exa' }, /api_key/],
+      // Addresses the control plane must not be pointed at: loopback without the development
+      // setting, link-local (cloud metadata), private.
+      [
+        { name: 'x', kind: 'exa', api_key: KEY, base_url: 'https://127.0.0.1:8443' },
+        /refused .*loopback/,
+      ],
+      [
+        { name: 'x', kind: 'exa', api_key: KEY, base_url: 'https://169.254.169.254' },
+        /refused .*link-local/,
+      ],
+      [
+        { name: 'x', kind: 'exa', api_key: KEY, base_url: 'https://10.1.2.3/exa' },
+        /refused .*private/,
+      ],
+      [
+        { name: 'x', kind: 'exa', api_key: KEY, base_url: 'https://[fd00::1]' },
+        /refused .*unique-local/,
+      ],
+      [
+        {
+          name: 'x',
+          kind: 'exa',
+          api_key: KEY,
+          base_url: 'https://10.1.2.3',
+          allow_loopback_http: true,
+        },
+        /refused .*private/,
+      ],
     ];
     for (const [body, reason] of cases) {
       const refused = await server.api('POST', '/api/web/providers', body);

@@ -10,6 +10,7 @@ import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import type { Db } from '../../src/store/db.ts';
 import { outboundStore } from '../../src/store/outbound-events.ts';
 import { runStore } from '../../src/store/run-store.ts';
+import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
 import { services, type ServiceKey, type ToolRuntime } from '../../src/tool/context.ts';
 import { invoke, resolveCall } from '../../src/tool/executor.ts';
 import type { Observation } from '../../src/tool/observation.ts';
@@ -83,6 +84,8 @@ export async function effectHarness(
                 ? harness.secret
                 : harness.secrets[kind],
           ),
+        // The real egress seam: loopback reachable only where the package's config allows it.
+        fetchFor: ({ allowLoopbackHttp }) => createGuardedFetch({ allowLoopbackHttp }),
       };
       const call = { id: at.callId ?? randomUUID(), name, arguments: JSON.stringify(args) };
       const resolved = resolveCall(registry, call);

@@ -11,10 +11,7 @@ export interface FakeMcpState {
   /** Answer every page with this cursor (a server whose cursor never advances). */
   stuckCursor?: string;
   /** Answers a call; defaults to echoing the arguments as text. */
-  call?: (
-    name: string,
-    args: Record<string, unknown>,
-  ) => FakeCallResult | Promise<FakeCallResult>;
+  call?: (name: string, args: Record<string, unknown>) => FakeCallResult | Promise<FakeCallResult>;
   /** The cache lifetime (SEP-2549 `ttlMs`) to give with every listing. */
   ttlMs?: number;
   /** Drop the connection on every tools/call (a transport failure mid-call). */

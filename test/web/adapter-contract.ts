@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { capabilitiesOf } from '../../src/web/adapters/index.ts';
+import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
+import { capabilitiesOf, createQueryProviderAdapter } from '../../src/web/adapters/index.ts';
 import {
   isQueryProviderError,
   type QueryProviderAdapter,
@@ -16,7 +17,7 @@ import {
   type RecordedRequest,
   type WebFake,
 } from '../support/web-fakes/index.ts';
-import { adapterFor, failureOf, KEY } from './adapter-fixtures.ts';
+import { adapterFor, configFor, failureOf, KEY } from './adapter-fixtures.ts';
 
 /*
  * The contract every query-provider adapter keeps, run by test/web/<kind>.test.ts against the
@@ -364,15 +365,23 @@ export function describeQueryAdapterContract(
         }
       });
 
-      it('sends to the configured base URL and nowhere else', async () => {
-        // undici announces every request the global fetch makes, whoever holds a reference to it.
-        const origins: string[] = [];
+      it('sends to the configured base URL and nowhere else, through the guarded fetch', async () => {
+        // undici announces every request the global fetch makes, whoever holds a reference to it:
+        // an adapter makes none. What it sends goes through the egress seam, seen here.
+        const global: string[] = [];
         const onRequest = (message: unknown): void => {
-          origins.push((message as { request: { origin: string } }).request.origin);
+          global.push((message as { request: { origin: string } }).request.origin);
         };
+        const sent: string[] = [];
+        const guarded = createGuardedFetch({ allowLoopbackHttp: true });
         subscribe('undici:request:create', onRequest);
         try {
-          const adapter = adapterFor(kind, fake);
+          const adapter = createQueryProviderAdapter(kind, configFor(fake), {
+            fetch: (url, init) => {
+              sent.push(new URL(String(url)).origin);
+              return guarded(url, init);
+            },
+          });
           if (capabilities.search !== undefined) {
             await adapter.search({ query: QUERY, count: 2, signal: live() });
           }
@@ -381,9 +390,25 @@ export function describeQueryAdapterContract(
           unsubscribe('undici:request:create', onRequest);
         }
         const base = new URL(fake.baseUrl);
-        expect(origins.length).toBeGreaterThan(0);
-        expect(new Set(origins)).toEqual(new Set([base.origin]));
+        expect(global).toEqual([]);
+        expect(sent.length).toBeGreaterThan(0);
+        expect(new Set(sent)).toEqual(new Set([base.origin]));
         expect(new Set(fake.requests.map((r) => r.host))).toEqual(new Set([base.host]));
+      });
+
+      it('reaches a loopback base URL only with the development setting', async () => {
+        const adapter = createQueryProviderAdapter(kind, {
+          ...configFor(fake),
+          allowLoopbackHttp: false,
+        });
+        const request =
+          capabilities.search !== undefined
+            ? adapter.search({ query: QUERY, count: 2, signal: live() })
+            : adapter.read({ url: PAGE, signal: live() });
+        const error = await failureOf(request);
+        expect(error.reason).toBe('bad_request');
+        expect(error.message).toMatch(/refused http:\/\/127\.0\.0\.1:\d+/);
+        expect(fake.requests).toHaveLength(0);
       });
     });
 

@@ -28,6 +28,8 @@ export function configFor(
     apiKey: KEY,
     settings: fake.settings,
     timeoutMs: 5_000,
+    // The fakes listen on loopback: the development setting lets the guarded fetch reach them.
+    allowLoopbackHttp: true,
     ...overrides,
   };
 }

@@ -48,7 +48,7 @@ export async function connect(ctx: ToolContext, settings: DatadogSettings): Prom
     await import('@datadog/datadog-api-client/dist/packages/datadog-api-client-common/index.js');
   let resetS: number | undefined;
   const fetchThrough = async (url: string, init: RequestInit): Promise<Response> => {
-    const response = await fetch(url, { ...init, redirect: 'manual', signal: ctx.signal });
+    const response = await ctx.fetch(url, { ...init, redirect: 'manual', signal: ctx.signal });
     const reset = response.headers.get('x-ratelimit-reset');
     resetS = reset !== null && /^[0-9]{1,6}$/.test(reset.trim()) ? Number(reset) : undefined;
     return response;

@@ -62,7 +62,7 @@ export async function connect(ctx: ToolContext, settings: DeepSourceSettings): P
   const once = async <Data>(body: string): Promise<Data> => {
     let response: Response;
     try {
-      response = await fetch(settings.apiUrl, {
+      response = await ctx.fetch(settings.apiUrl, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${token}`,

@@ -170,13 +170,18 @@ const QUIET_LOG = {
   error: () => undefined,
 };
 
-function client(settings: GitHubSettings, token: string, signal: AbortSignal): Octokit {
+function client(
+  settings: GitHubSettings,
+  token: string,
+  signal: AbortSignal,
+  fetch: ToolContext['fetch'],
+): Octokit {
   return new Octokit({
     baseUrl: settings.apiBaseUrl,
     auth: token,
     userAgent: 'mesh.github',
     log: QUIET_LOG,
-    request: { fetch: globalThis.fetch, signal },
+    request: { fetch, signal },
   });
 }
 
@@ -194,7 +199,7 @@ export async function connect(
   const secret = await ctx.secret(CREDENTIAL_KIND);
   const auth = settings.auth;
   if (auth.mode === 'token') {
-    const octokit = client(settings, secret, ctx.signal);
+    const octokit = client(settings, secret, ctx.signal, ctx.fetch);
     if (!options.identity) return { ok: true, connection: { octokit, token: secret } };
     try {
       const { data } = await octokit.rest.users.getAuthenticated();
@@ -217,7 +222,7 @@ export async function connect(
     auth: { appId: auth.appId, privateKey: secret, installationId: auth.installationId },
     userAgent: 'mesh.github',
     log: QUIET_LOG,
-    request: { fetch: globalThis.fetch, signal: ctx.signal },
+    request: { fetch: ctx.fetch, signal: ctx.signal },
   });
   let token: string;
   try {
@@ -237,7 +242,7 @@ export async function connect(
         `the captured ${CREDENTIAL_KIND} is the app's PEM private key.`,
     };
   }
-  const octokit = client(settings, token, ctx.signal);
+  const octokit = client(settings, token, ctx.signal, ctx.fetch);
   if (!options.identity) return { ok: true, connection: { octokit, token } };
   try {
     const { data: meta } = await app.rest.apps.getAuthenticated();

@@ -1,3 +1,4 @@
+import { hasCode } from '../../src/tool/errors.ts';
 import type { ToolContext } from '../../src/tool/context.ts';
 import { DeliveryError } from '../../src/tool/outbound.ts';
 import { TOKEN_KIND, type SentrySettings } from './settings.ts';
@@ -59,7 +60,7 @@ export async function connect(ctx: ToolContext, settings: SentrySettings): Promi
     let response: Response;
     let text: string;
     try {
-      response = await fetch(`${settings.apiUrl}${path}${query}`, {
+      response = await ctx.fetch(`${settings.apiUrl}${path}${query}`, {
         method,
         // A redirect is Sentry's answer, not something to follow with the token attached.
         redirect: 'manual',
@@ -74,6 +75,9 @@ export async function connect(ctx: ToolContext, settings: SentrySettings): Promi
       text = await response.text();
     } catch (error) {
       if (ctx.signal.aborted) throw error;
+      // The egress policy's refusal names the address and why; nothing was sent.
+      if (hasCode(error, 'egress_refused'))
+        return { kind: 'unreachable', reason: (error as Error).message };
       return { kind: 'unreachable', reason: 'the connection failed or the answer was lost' };
     }
     let body: unknown;

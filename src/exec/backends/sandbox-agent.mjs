@@ -161,8 +161,7 @@ function writeFile(reply, request) {
     mkdirSync(dirname(target.path), { recursive: true });
     // Re-check after making folders: a parent that is a symlink must not lead out.
     const again = resolveInside(request.path, false);
-    if (again.error)
-      return reply.send({ t: 'error', reason: again.error, message: again.message });
+    if (again.error) return reply.send({ t: 'error', reason: again.error, message: again.message });
     writeFileSync(target.path, Buffer.from(request.d, 'base64'));
     reply.send({ t: 'ok' });
   } catch (error) {

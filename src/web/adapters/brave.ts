@@ -5,6 +5,7 @@ import type {
   QueryProviderConfig,
   Recency,
   SearchFilter,
+  HttpFetch,
 } from '../provider.ts';
 import { malformed } from './failures.ts';
 import { sendJson } from './http.ts';
@@ -32,7 +33,11 @@ const FRESHNESS: Readonly<Record<Recency, string>> = {
   year: 'py',
 };
 
-export function braveAdapter(config: QueryProviderConfig, clock: Clock): QueryProviderAdapter {
+export function braveAdapter(
+  config: QueryProviderConfig,
+  clock: Clock,
+  fetch: HttpFetch,
+): QueryProviderAdapter {
   const root = checkedRoot('brave', config);
   const adapter: QueryProviderAdapter = {
     kind: 'brave',
@@ -49,6 +54,7 @@ export function braveAdapter(config: QueryProviderConfig, clock: Clock): QueryPr
         timeoutMs: config.timeoutMs,
         signal: request.signal,
         clock,
+        fetch,
         errorCode: (error) =>
           isRecord(error) && isRecord(error['error']) ? error['error']['code'] : undefined,
         // Brave answers a missing or wrong token with 422, not 401.

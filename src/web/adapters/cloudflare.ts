@@ -4,6 +4,7 @@ import {
   type QueryProviderAdapter,
   type QueryProviderCapabilities,
   type QueryProviderConfig,
+  type HttpFetch,
 } from '../provider.ts';
 import { errorCodeOf, malformed, unreadablePage } from './failures.ts';
 import { sendJson } from './http.ts';
@@ -23,7 +24,11 @@ const ACCOUNT_ID = /^[0-9a-f]{32}$/i;
 /** Cloudflare's "Authentication error", whatever status it comes with. */
 const AUTHENTICATION_ERROR = '10000';
 
-export function cloudflareAdapter(config: QueryProviderConfig, clock: Clock): QueryProviderAdapter {
+export function cloudflareAdapter(
+  config: QueryProviderConfig,
+  clock: Clock,
+  fetch: HttpFetch,
+): QueryProviderAdapter {
   const root = checkedRoot('cloudflare', config);
   const accountId = config.settings['accountId'];
   if (accountId === undefined || accountId === '') {
@@ -53,6 +58,7 @@ export function cloudflareAdapter(config: QueryProviderConfig, clock: Clock): Qu
         timeoutMs: config.timeoutMs,
         signal: request.signal,
         clock,
+        fetch,
         errorCode: firstErrorCode,
         classify: (status, code) => {
           if (code === AUTHENTICATION_ERROR) return 'bad_credential';

@@ -8,6 +8,7 @@ import {
   type QueryProviderConfig,
   type Recency,
   type SearchFilter,
+  type HttpFetch,
 } from '../provider.ts';
 import { errorCodeOf, malformed, unreadablePage } from './failures.ts';
 import { sendJson } from './http.ts';
@@ -66,13 +67,21 @@ export const EXA_CAPABILITIES: QueryProviderCapabilities = Object.freeze({
 const RECENCY_DAYS: Readonly<Record<Recency, number>> = { day: 1, week: 7, month: 31, year: 365 };
 const DAY_MS = 86_400_000;
 
-export function exaAdapter(config: QueryProviderConfig, clock: Clock): QueryProviderAdapter {
+export function exaAdapter(
+  config: QueryProviderConfig,
+  clock: Clock,
+  fetch: HttpFetch,
+): QueryProviderAdapter {
   // checkedRoot refuses an empty key: given one, the SDK would read EXA_API_KEY instead.
   const root = checkedRoot('exa', config);
 
   /** Runs one SDK call, its request sent under `signal` and the deadline. */
   async function call(signal: AbortSignal, run: (sdk: Exa) => Promise<unknown>): Promise<unknown> {
-    const sdk = new ExaOverMesh(config.apiKey, root, transportFor(root, config, clock, signal));
+    const sdk = new ExaOverMesh(
+      config.apiKey,
+      root,
+      transportFor(root, config, { clock, fetch }, signal),
+    );
     try {
       return await run(sdk);
     } catch (error) {
@@ -146,7 +155,7 @@ export function exaAdapter(config: QueryProviderConfig, clock: Clock): QueryProv
 function transportFor(
   root: string,
   config: QueryProviderConfig,
-  clock: Clock,
+  { clock, fetch }: { readonly clock: Clock; readonly fetch: HttpFetch },
   signal: AbortSignal,
 ): ExaTransport {
   return async (endpoint, method, body, params, headers) => {
@@ -167,6 +176,7 @@ function transportFor(
       timeoutMs: config.timeoutMs,
       signal,
       clock,
+      fetch,
       // Exa's errors are `{requestId, error, tag}`; newer ones nest `{error: {code, …}}`.
       errorCode: (error) =>
         isRecord(error)

@@ -1,8 +1,11 @@
 import { retryAfterMs } from '../../providers/retry-policy.ts';
 import type { JsonValue } from '../../model/json.ts';
+import { EgressRefusedError } from '../../egress/address-policy.ts';
 import type { Clock } from '../../tool/clock.ts';
+import { hasCode } from '../../tool/errors.ts';
 import {
   QueryProviderError,
+  type HttpFetch,
   type QueryProviderFailure,
   type QueryProviderKind,
 } from '../provider.ts';
@@ -60,6 +63,8 @@ export interface JsonRequest {
   readonly signal: AbortSignal;
   /** What a Retry-After HTTP date is measured against. */
   readonly clock: Clock;
+  /** The guarded fetch the request is sent with. */
+  readonly fetch: HttpFetch;
   /** Reads the vendor's error code from an error body, to name it and to classify by it. */
   readonly errorCode?: (body: unknown) => unknown;
   /** The vendor's own meaning of a status and code, where it differs from the HTTP default. */
@@ -76,8 +81,9 @@ export interface JsonAnswer {
 }
 
 /**
- * Sends `request` with the global fetch and returns the 2xx answer's JSON. Redirects are not
- * followed (only the configured base URL is contacted); every other outcome is a
+ * Sends `request` with the guarded fetch it carries and returns the 2xx answer's JSON. Redirects
+ * are not followed (only the configured base URL is contacted); an address the egress policy
+ * refuses is a `bad_request` naming it, never retried; every other outcome is a
  * QueryProviderError: see failures.ts for the table.
  */
 export async function sendJson(request: JsonRequest): Promise<JsonAnswer> {
@@ -87,7 +93,7 @@ export async function sendJson(request: JsonRequest): Promise<JsonAnswer> {
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
     try {
-      response = await fetch(request.url, {
+      response = await request.fetch(request.url, {
         method: request.method,
         headers,
         ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
@@ -95,6 +101,8 @@ export async function sendJson(request: JsonRequest): Promise<JsonAnswer> {
         signal,
       });
     } catch (error) {
+      if (hasCode(error, EgressRefusedError.code))
+        throw new QueryProviderError('bad_request', `${kind}: ${(error as Error).message}`);
       throw unreachable(kind, error);
     }
     let text: string;

@@ -1,5 +1,7 @@
 import { systemClock, type Clock } from '../../tool/clock.ts';
+import { createGuardedFetch } from '../../egress/guarded-fetch.ts';
 import type {
+  HttpFetch,
   QueryProviderAdapter,
   QueryProviderCapabilities,
   QueryProviderConfig,
@@ -40,6 +42,11 @@ export function capabilitiesOf(kind: QueryProviderKind): QueryProviderCapabiliti
 export interface QueryProviderAdapterOptions {
   /** Recency windows and Retry-After dates are measured from this (the system clock). */
   readonly clock?: Clock;
+  /**
+   * What requests are sent with: the guarded fetch by default, loopback allowed only when the
+   * config's development setting is.
+   */
+  readonly fetch?: HttpFetch;
 }
 
 /**
@@ -54,15 +61,17 @@ export function createQueryProviderAdapter(
   options: QueryProviderAdapterOptions = {},
 ): QueryProviderAdapter {
   const clock = options.clock ?? systemClock;
+  const fetch =
+    options.fetch ?? createGuardedFetch({ allowLoopbackHttp: config.allowLoopbackHttp === true });
   switch (kind) {
     case 'exa':
-      return exaAdapter(config, clock);
+      return exaAdapter(config, clock, fetch);
     case 'brave':
-      return braveAdapter(config, clock);
+      return braveAdapter(config, clock, fetch);
     case 'tavily':
-      return tavilyAdapter(config, clock);
+      return tavilyAdapter(config, clock, fetch);
     case 'cloudflare':
-      return cloudflareAdapter(config, clock);
+      return cloudflareAdapter(config, clock, fetch);
     default: {
       const unknown: never = kind;
       throw new Error(`unknown query provider kind ${String(unknown)}`);

@@ -5,6 +5,7 @@ import type {
   QueryProviderCapabilities,
   QueryProviderConfig,
   SearchFilter,
+  HttpFetch,
 } from '../provider.ts';
 import { malformed, unreadablePage } from './failures.ts';
 import { sendJson, type JsonRequest } from './http.ts';
@@ -31,7 +32,11 @@ export const TAVILY_CAPABILITIES: QueryProviderCapabilities = Object.freeze({
   read: true,
 });
 
-export function tavilyAdapter(config: QueryProviderConfig, clock: Clock): QueryProviderAdapter {
+export function tavilyAdapter(
+  config: QueryProviderConfig,
+  clock: Clock,
+  fetch: HttpFetch,
+): QueryProviderAdapter {
   const root = checkedRoot('tavily', config);
 
   function post(path: string, body: JsonObject, signal: AbortSignal) {
@@ -44,6 +49,7 @@ export function tavilyAdapter(config: QueryProviderConfig, clock: Clock): QueryP
       timeoutMs: config.timeoutMs,
       signal,
       clock,
+      fetch,
       // Tavily's errors are `{detail: {error: "<sentence>"}}`: no code worth naming.
       // 432 and 433 are its documented plan and pay-as-you-go limits.
       classify: (status) => (status === 432 || status === 433 ? 'rate_limited' : undefined),
