@@ -4,7 +4,10 @@ import type { JsonSchema } from '../model/json.ts';
 import { isLegacyQuery, remoteToolName } from '../policy/remote-offer.ts';
 import type { McpToolRecord, ToolProviderRecord } from '../store/mcp.ts';
 import { prepareDecoder } from '../tool/decode-arguments.ts';
-import type { Definition, ToolHandler } from '../tool/definition.ts';
+import type { JsonObject } from '../model/json.ts';
+import type { ToolContext } from '../tool/context.ts';
+import type { Definition, ToolHandler, ToolOutput } from '../tool/definition.ts';
+import { DeliveryError, deliveryOutput, OUTBOX, OUTBOX_NEED } from '../tool/outbound.ts';
 import { hasCode, ToolUnavailableError } from '../tool/errors.ts';
 import { createRegistry } from '../tool/registry.ts';
 import { toOutput } from './mcp-content.ts';
@@ -19,33 +22,72 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
   const remote = tool.definition;
   const inputSchema = (remote['inputSchema'] as JsonSchema | undefined) ?? { type: 'object' };
   const outputSchema = remote['outputSchema'] as JsonSchema | undefined;
-  const execute: ToolHandler = async (ctx, args) => {
+  const checker = outputSchema ? outputChecker(outputSchema) : undefined;
+  // The binding's pooled session; a call is sent again only when it provably never reached the
+  // server (the session had ended, or no connection could be made): an effect must not repeat.
+  const call = (ctx: ToolContext, args: JsonObject) =>
+    withSession(
+      mesh,
+      ctx.agentId,
+      provider,
+      (session) => session.callTool(tool.toolName, args, ctx.signal),
+      'not_sent',
+    );
+  const queryCall: ToolHandler = async (ctx, args) => {
     try {
-      // The binding's pooled session; a call is sent again only when it provably never reached
-      // the server (the session had ended, or no connection could be made): an effect must not
-      // repeat.
-      const result = await withSession(
-        mesh,
-        ctx.agentId,
-        provider,
-        (session) => session.callTool(tool.toolName, args, ctx.signal),
-        'not_sent',
-      );
-      return toOutput(result, outputSchema ? outputChecker(outputSchema) : undefined);
+      return toOutput(await call(ctx, args), checker);
     } catch (error) {
       if (hasCode(error, McpProtocolError.code))
         return { text: `${provider.slug} refused the call: ${error.message}`, isError: true };
       if (hasCode(error, EgressRefusedError.code)) throw error;
-      // Nothing was sent: even an effect did not act. Query semantics may say "unavailable".
-      if (transportFailure(error)?.delivery === 'not_sent') {
-        if (query) throw new ToolUnavailableError(`${provider.slug} could not be reached`);
-        throw error;
-      }
-      // The request may have reached the server: only a query may be reported as unavailable.
-      if (query) throw new ToolUnavailableError(`${provider.slug} did not answer`);
-      throw error;
+      // Nothing was sent, or the request may have reached the server: a query says unavailable.
+      throw new ToolUnavailableError(
+        transportFailure(error)?.delivery === 'not_sent'
+          ? `${provider.slug} could not be reached`
+          : `${provider.slug} did not answer`,
+      );
     }
   };
+  // A call with effect semantics is an outbound event: recorded before it is sent, its delivery
+  // state kept, and a call whose answer was lost reported unknown, never sent again.
+  const effectCall: ToolHandler = async (ctx, args) => {
+    let output: ToolOutput | undefined;
+    const what = `the call to ${provider.slug}'s ${tool.toolName}`;
+    const delivery = await ctx.services.get(OUTBOX).deliver(ctx, {
+      name: 'call',
+      kind: `mcp.${provider.slug}`,
+      target: `${provider.slug} tool ${tool.toolName}`,
+      payload: args,
+      async send(key) {
+        try {
+          output = toOutput(await call(ctx, args), checker);
+        } catch (error) {
+          if (hasCode(error, McpProtocolError.code))
+            throw new DeliveryError(
+              'terminal',
+              `${provider.slug} refused the call: ${error.message}`,
+            );
+          if (hasCode(error, EgressRefusedError.code))
+            throw new DeliveryError('terminal', error.message);
+          if (transportFailure(error)?.delivery === 'not_sent')
+            throw new DeliveryError('retriable', `${provider.slug} could not be reached`);
+          // The request may have reached the server, and MCP has no way to ask what it did.
+          const why = error instanceof Error ? error.message : 'no answer';
+          throw new DeliveryError('ambiguous', `${provider.slug}: ${why}`, { cause: error });
+        }
+        return {
+          externalId: key.uuid,
+          data: { text: output.text.slice(0, 2000), is_error: output.isError === true },
+        };
+      },
+    });
+    if (delivery.state === 'delivered' && output !== undefined) return output;
+    return deliveryOutput(what, delivery, (receipt) => ({
+      text:
+        typeof receipt.data?.['text'] === 'string' ? receipt.data['text'] : `${what} was delivered`,
+    }));
+  };
+  const execute = query ? queryCall : effectCall;
   const description =
     typeof remote['description'] === 'string'
       ? remote['description']
@@ -60,7 +102,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
     },
     class: query ? 'query' : 'effect',
     replay: query ? 'replayable' : 'effectful',
-    needs: [],
+    needs: query ? [] : [OUTBOX_NEED],
     ...(outputSchema ? { outputSchema } : {}),
     origin: {
       source: 'remote',

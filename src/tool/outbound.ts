@@ -103,7 +103,7 @@ export interface Outbox {
 export const OUTBOX = serviceKey<Outbox>('mesh.outbound');
 
 /** The need an effect tool declares to hand its effects to the outbound machinery. */
-export const OUTBOX_NEED = `service:${OUTBOX.id}`;
+export const OUTBOX_NEED = `service:${OUTBOX.id}` as const;
 
 /**
  * Whether a committed call of this definition may be invoked again on resume: every effect it

@@ -18,7 +18,7 @@ import { agentRegistry } from '../../src/app/policy.ts';
 import { chat } from '../../src/app/turns.ts';
 import type { AgentRecord } from '../../src/run/records.ts';
 import { insertToolProvider } from '../../src/store/mcp.ts';
-import { listRuns } from '../../src/store/runs.ts';
+import { runEffects } from '../../src/app/outbound-view.ts';
 import { testDatabases } from '../support/db.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
@@ -297,17 +297,29 @@ describe.each(testDatabases())('remote MCP on $name', (database) => {
       operator: 'test',
     });
     expect(query.observation).toMatchObject({ kind: 'unavailable' });
-    await expect(
-      callToolAsOperator(mesh, {
-        agent: 'ada',
-        tool: 'flaky__act',
-        arguments: '{}',
-        operator: 'test',
-      }),
-    ).rejects.toThrow(/tool flaky__act failed.* \(run [0-9a-f-]{36}\)$/);
-    const [last] = await listRuns(mesh.db, { agentId: ada.id, limit: 1 });
-    expect(last).toMatchObject({ status: 'failed' });
-    const steps = await mesh.ledger.steps(last?.id ?? '');
+    // An effect is an outbound event: its lost answer is an unknown outcome, reported, never
+    // sent again, and the run goes on.
+    const sentBefore = flaky.received.filter((r) => r.rpc === 'tools/call').length;
+    const effect = await callToolAsOperator(mesh, {
+      agent: 'ada',
+      tool: 'flaky__act',
+      arguments: '{"q":"once"}',
+      operator: 'test',
+    });
+    expect(effect.status).toBe('succeeded');
+    expect(effect.observation?.kind).toBe('unknown_outcome');
+    expect(effect.observation?.text).toMatch(
+      /^Whether the call to flaky's act happened is unknown: flaky: /,
+    );
+    expect(flaky.received.filter((r) => r.rpc === 'tools/call')).toHaveLength(sentBefore + 1);
+    const [event] = await runEffects(mesh, effect.runId);
+    expect(event).toMatchObject({
+      kind: 'mcp.flaky',
+      target: 'flaky tool act',
+      state: 'unknown',
+      attempts: 1,
+    });
+    const steps = await mesh.ledger.steps(effect.runId);
     expect(steps.find((s) => s.kind === 'tool_call')?.committedAt).not.toBeNull();
 
     // A server that cannot even be listed: once a re-check failed, a turn offers none of its
