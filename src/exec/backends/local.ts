@@ -1,9 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   BackendUnavailableError,
   WorkspaceFileError,
@@ -13,29 +11,32 @@ import {
   type ProvisionSpec,
   type Workspace,
   type WorkspaceBackend,
-  type WorkspaceLimits,
 } from '../backend.ts';
 import { startEgressProxy, type EgressProxy } from '../egress-proxy.ts';
 import { AgentChannel, type AgentMessage } from './agent-channel.ts';
 import { openPidsCgroup, removePidsCgroup, type PidsCgroup } from './pids-cgroup.ts';
+import {
+  baseEnvironment,
+  sandboxCommand,
+  sandboxStarted,
+  WORKSPACE_ROOT,
+} from './sandbox-command.ts';
 
 /**
  * The local backend: development only. Each workspace is a bubblewrap sandbox with every
- * namespace unshared (user, pid, network, ipc, uts, cgroup), a private writable root bind-mounted
- * at /workspace, the host's system folders read-only (/usr and the CA certificates, nothing
- * else of /etc), a fresh /tmp, and no network but its own loopback, where port 3128 leads to the
- * egress proxy Mesh runs for the workspace. No host file outside those folders is visible: not
- * MESH_HOME, not the instance key, not the control plane's ports.
+ * namespace unshared (user, pid, network, ipc, uts, cgroup), a size-capped in-memory root at
+ * /workspace and /tmp, the host's system folders read-only (/usr and the CA certificates, nothing
+ * else of /etc), and no network but its own loopback, where port 3128 leads to the egress proxy
+ * Mesh runs for the workspace. No host file outside those folders is visible: not MESH_HOME, not
+ * the instance key, not the control plane's ports. Its processes are held to their limit (a pids
+ * cgroup, or `ulimit -p`).
  *
  * One long-lived process per workspace, the sandbox agent (sandbox-agent.mjs), takes requests on
- * a Unix socket in the workspace's run folder: commands, file reads and writes. The control
- * plane never touches the workspace root from outside, so a symlink a command made resolves in
- * the sandbox's view.
+ * its standard input (see agent-channel.ts): commands, file reads and writes. The control plane
+ * never touches the workspace root from outside, so a symlink a command made resolves in the
+ * sandbox's view.
  */
 
-const AGENT = fileURLToPath(new URL('./sandbox-agent.mjs', import.meta.url));
-const WORKSPACE_ROOT = '/workspace';
-const PROXY = 'http://127.0.0.1:3128';
 /** Room for the sandbox's own tasks (bubblewrap, the agent and its threads) while it starts. */
 const AGENT_TASKS = 32;
 /** sockaddr_un holds 108 bytes; the socket paths must fit. */
@@ -64,85 +65,6 @@ const FILE_REASONS = new Set(['outside_root', 'not_found', 'not_a_file', 'too_la
 function fileError(m: { reason: string; message: string }): WorkspaceFileError {
   const reason = FILE_REASONS.has(m.reason) ? m.reason : 'io';
   return new WorkspaceFileError(reason as WorkspaceFileError['reason'], m.message);
-}
-
-/** The bubblewrap command line for one workspace, its root and /tmp size-capped in memory. */
-function bwrapArguments(dir: string, hostname: string, limits: WorkspaceLimits): string[] {
-  const args = [
-    '--unshare-all',
-    '--die-with-parent',
-    '--new-session',
-    '--cap-drop',
-    'ALL',
-    '--hostname',
-    hostname,
-    '--ro-bind',
-    '/usr',
-    '/usr',
-    '--symlink',
-    'usr/bin',
-    '/bin',
-    '--symlink',
-    'usr/sbin',
-    '/sbin',
-    '--symlink',
-    'usr/lib',
-    '/lib',
-  ];
-  if (existsSync('/usr/lib64')) args.push('--symlink', 'usr/lib64', '/lib64');
-  if (existsSync('/usr/lib32')) args.push('--symlink', 'usr/lib32', '/lib32');
-  for (const certs of ['/etc/ssl', '/etc/ca-certificates', '/etc/alternatives'])
-    if (existsSync(certs)) args.push('--ro-bind', certs, certs);
-  args.push(
-    '--ro-bind',
-    join(dir, 'etc', 'passwd'),
-    '/etc/passwd',
-    '--ro-bind',
-    join(dir, 'etc', 'group'),
-    '/etc/group',
-    '--ro-bind',
-    join(dir, 'etc', 'hosts'),
-    '/etc/hosts',
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--size',
-    String(limits.tmpMb * 1024 * 1024),
-    '--tmpfs',
-    '/tmp',
-    '--size',
-    String(limits.diskMb * 1024 * 1024),
-    '--tmpfs',
-    WORKSPACE_ROOT,
-    '--dir',
-    `${WORKSPACE_ROOT}/.home`,
-    // Read-only: the egress socket is there to connect to, and nothing inside may replace it.
-    '--ro-bind',
-    join(dir, 'run'),
-    '/run/mesh',
-    '--ro-bind',
-    AGENT,
-    '/opt/mesh/sandbox-agent.mjs',
-    '--chdir',
-    WORKSPACE_ROOT,
-  );
-  return args;
-}
-
-/** The environment every command starts from: no host variable passes into a sandbox. */
-function baseEnvironment(credentials: Readonly<Record<string, string>>): Record<string, string> {
-  return {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: `${WORKSPACE_ROOT}/.home`,
-    LANG: 'C.UTF-8',
-    TMPDIR: '/tmp',
-    http_proxy: PROXY,
-    https_proxy: PROXY,
-    HTTP_PROXY: PROXY,
-    HTTPS_PROXY: PROXY,
-    ...credentials,
-  };
 }
 
 class LocalWorkspace implements Workspace {
@@ -308,11 +230,6 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
       await writeFile(join(dir, 'etc', 'group'), 'root:x:0:\n');
       await writeFile(join(dir, 'etc', 'hosts'), '127.0.0.1 localhost\n::1 localhost\n');
       const proxy = await startEgressProxy(join(dir, 'run', 'egress.sock'), spec.egress);
-      const limits = {
-        memoryMb: spec.limits.memoryMb,
-        fileSizeMb: spec.limits.fileSizeMb,
-        processes: spec.limits.processes,
-      };
       // The process limit: a pids cgroup when this process may make one (root must: the
       // kernel does not hold root to RLIMIT_NPROC), else the commands' `ulimit -p`.
       const cgroup = await openPidsCgroup(spec.workspaceId, spec.limits.processes + AGENT_TASKS);
@@ -323,24 +240,7 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
           'the local backend runs as root without a writable pids cgroup (/sys/fs/cgroup), so it cannot hold a workspace to its process limit',
         );
       }
-      const command = [
-        bwrap,
-        ...bwrapArguments(dir, 'workspace', spec.limits),
-        '/usr/bin/node',
-        '/opt/mesh/sandbox-agent.mjs',
-        JSON.stringify(limits),
-      ];
-      // The sandbox enters its cgroup before bubblewrap starts, so every task it makes is in it.
-      const [file, ...args] = cgroup
-        ? [
-            '/bin/sh',
-            '-c',
-            'echo $$ > "$1" || exit 97; shift; exec "$@"',
-            'mesh-sandbox',
-            cgroup.procs,
-            ...command,
-          ]
-        : command;
+      const [file, ...args] = sandboxCommand(bwrap, dir, spec.limits, cgroup?.procs);
       const sandbox = spawn(
         file as string,
         args,
@@ -352,39 +252,11 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
         sandbox.kill('SIGKILL');
       });
       try {
-        await new Promise<void>((resolve, reject) => {
-          let stderr = '';
-          const timer = setTimeout(
-            () => reject(new BackendUnavailableError('the sandbox did not start in time')),
-            startTimeoutMs,
-          );
-          sandbox.stderr?.on('data', (d: Buffer) => {
-            stderr = (stderr + d.toString('utf8')).slice(-2000);
-          });
-          void agent.ready.then(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-          sandbox.once('error', (error: NodeJS.ErrnoException) => {
-            clearTimeout(timer);
-            reject(
-              new BackendUnavailableError(
-                error.code === 'ENOENT'
-                  ? `bubblewrap (${bwrap}) is not installed; install Debian's bubblewrap package`
-                  : `bubblewrap could not start (${error.code ?? 'error'})`,
-                { cause: error },
-              ),
-            );
-          });
-          sandbox.once('exit', (code) => {
-            clearTimeout(timer);
-            reject(
-              new BackendUnavailableError(
-                code === 127
-                  ? `bubblewrap (${bwrap}) is not installed; install Debian's bubblewrap package`
-                  : `the sandbox exited at start (code ${code}): ${stderr.trim().slice(0, 500)}`,
-              ),
-            );
+        await sandboxStarted(sandbox, agent, bwrap, startTimeoutMs);
+        // Started: the commands get exactly their limit beside the sandbox's own tasks.
+        await cgroup?.allowMore(spec.limits.processes).catch((error: unknown) => {
+          throw new BackendUnavailableError('the sandbox’s process limit could not be set', {
+            cause: error,
           });
         });
       } catch (error) {
@@ -393,18 +265,6 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
         await cgroup?.remove();
         await rm(dir, { recursive: true, force: true });
         throw error;
-      }
-      // Started: the commands get exactly their limit beside the sandbox's own tasks.
-      try {
-        await cgroup?.allowMore(spec.limits.processes);
-      } catch (error) {
-        await stopSandbox(sandbox);
-        await proxy.close();
-        await cgroup?.remove();
-        await rm(dir, { recursive: true, force: true });
-        throw new BackendUnavailableError('the sandbox’s process limit could not be set', {
-          cause: error,
-        });
       }
       await writeFile(join(dir, 'run', 'sandbox.pid'), String(sandbox.pid));
       const workspace = new LocalWorkspace(
