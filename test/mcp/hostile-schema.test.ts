@@ -1,15 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireAgent } from '../../src/app/agents.ts';
-import { connectAgent } from '../../src/app/mcp-connections.ts';
-import { addToolProvider } from '../../src/app/mcp-providers.ts';
-import { callToolAsOperator } from '../../src/app/operator-call.ts';
 import { agentRegistry } from '../../src/app/policy.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { testDatabases } from '../support/db.ts';
-import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
-import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
+import { textTool } from '../support/mcp-server.ts';
+import { openRemoteAgent, type RemoteAgent } from '../support/remote-agent.ts';
 
 /**
  * A remote server's tool schema is input Mesh does not control. A pattern that backtracks
@@ -19,39 +14,31 @@ import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
 describe.each(testDatabases())(
   'a remote schema with a catastrophic pattern, on $name',
   (database) => {
-    let mesh: Mesh;
-    let dispose: () => Promise<void>;
-    let server: FakeMcpServer;
+    let remote: RemoteAgent;
     let probe: Server;
     let probeUrl: string;
 
     beforeAll(async () => {
-      const opened = await database.open();
-      dispose = () => opened.dispose();
-      mesh = assembleMesh(opened.db, testInstanceKey());
-      server = await startFakeMcpServer({
-        tools: [
-          textTool('match', 'Match a word', {
-            inputSchema: {
-              type: 'object',
-              properties: { word: { type: 'string', pattern: '^(a+)+$' } },
-              patternProperties: { '^(x+x+)+y$': { type: 'string' } },
-            },
-          }),
-          textTool('peek', 'Peek ahead', {
-            inputSchema: {
-              type: 'object',
-              properties: { word: { type: 'string', pattern: '^(?=a)a+$' } },
-            },
-          }),
-        ],
+      remote = await openRemoteAgent(database, {
+        slug: 'hostile',
+        server: {
+          tools: [
+            textTool('match', 'Match a word', {
+              inputSchema: {
+                type: 'object',
+                properties: { word: { type: 'string', pattern: '^(a+)+$' } },
+                patternProperties: { '^(x+x+)+y$': { type: 'string' } },
+              },
+            }),
+            textTool('peek', 'Peek ahead', {
+              inputSchema: {
+                type: 'object',
+                properties: { word: { type: 'string', pattern: '^(?=a)a+$' } },
+              },
+            }),
+          ],
+        },
       });
-      const agent = await requireAgent(
-        mesh,
-        await scriptedAgent(mesh, { fallback: { content: 'x' } }, 'ada'),
-      );
-      await addToolProvider(mesh, { slug: 'hostile', url: server.url, allowLoopbackHttp: true });
-      await connectAgent(mesh, agent, 'hostile', 'tok');
       // Another request this process serves: answered at once, unless the event loop is frozen.
       probe = createServer((_req, res) => res.end('ok'));
       await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
@@ -60,18 +47,10 @@ describe.each(testDatabases())(
 
     afterAll(async () => {
       await new Promise((resolve) => probe?.close(resolve));
-      await server?.close();
-      await mesh?.mcp.close();
-      await dispose?.();
+      await remote?.close();
     });
 
-    const call = (tool: string, args: unknown) =>
-      callToolAsOperator(mesh, {
-        agent: 'ada',
-        tool,
-        arguments: JSON.stringify(args),
-        operator: 'test',
-      });
+    const call = (tool: string, args: unknown) => remote.call(tool, args);
 
     it('matches the pattern as the schema means it', async () => {
       const ok = await call('hostile__match', { word: 'aaaa' });
@@ -110,12 +89,11 @@ describe.each(testDatabases())(
       expect(events.length).toBeGreaterThan(0);
       expect(events.filter((e) => e !== 'probe ok')).toEqual([]);
       // Nothing was sent to the server for the refused call.
-      expect(server.received.filter((r) => r.rpc === 'tools/call')).toHaveLength(1);
+      expect(remote.server.received.filter((r) => r.rpc === 'tools/call')).toHaveLength(1);
     });
 
     it('withholds a tool whose pattern the linear-time engine cannot read, saying why', async () => {
-      const agent = await requireAgent(mesh, 'ada');
-      const { registry, withheld } = await agentRegistry(mesh, agent.id);
+      const { registry, withheld } = await agentRegistry(remote.mesh, remote.agentId);
       expect(registry.get('hostile__peek')).toBeUndefined();
       const reason = withheld.find((w) => w.name === 'hostile__peek')?.reason ?? '';
       expect(reason).toMatch(

@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireAgent } from '../../src/app/agents.ts';
-import { connectAgent } from '../../src/app/mcp-connections.ts';
-import { addToolProvider } from '../../src/app/mcp-providers.ts';
 import { runtimeFor } from '../../src/app/operator-call.ts';
 import { runEffects } from '../../src/app/outbound-view.ts';
 import { agentRegistry } from '../../src/app/policy.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
 import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import type { RunRecord } from '../../src/run/records.ts';
 import { invoke, resolveCall } from '../../src/tool/executor.ts';
 import { testDatabases } from '../support/db.ts';
-import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
-import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
+import { textTool, type FakeMcpServer } from '../support/mcp-server.ts';
+import { openRemoteAgent, type RemoteAgent } from '../support/remote-agent.ts';
 
 /**
  * A remote tool with effect semantics is an outbound event like a first-party effect: a row
@@ -21,20 +18,18 @@ import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
  * is never sent twice.
  */
 describe.each(testDatabases())('remote MCP effects as outbound events, on $name', (database) => {
+  let remote: RemoteAgent;
   let mesh: Mesh;
-  let dispose: () => Promise<void>;
   let server: FakeMcpServer;
   let agentId: string;
   let run: RunRecord;
 
   beforeAll(async () => {
-    const opened = await database.open();
-    dispose = () => opened.dispose();
-    mesh = assembleMesh(opened.db, testInstanceKey());
-    server = await startFakeMcpServer({ tools: [textTool('post', 'Posts a message')] });
-    agentId = await scriptedAgent(mesh, { fallback: { content: 'x' } }, 'ada');
-    await addToolProvider(mesh, { slug: 'chat', url: server.url, allowLoopbackHttp: true });
-    await connectAgent(mesh, await requireAgent(mesh, agentId), 'chat', 'tok');
+    remote = await openRemoteAgent(database, {
+      slug: 'chat',
+      server: { tools: [textTool('post', 'Posts a message')] },
+    });
+    ({ mesh, server, agentId } = remote);
     run = await mesh.ledger.createRun({
       agentId,
       kind: 'script',
@@ -44,11 +39,7 @@ describe.each(testDatabases())('remote MCP effects as outbound events, on $name'
     });
   }, 60_000);
 
-  afterAll(async () => {
-    await server?.close();
-    await mesh?.mcp.close();
-    await dispose?.();
-  });
+  afterAll(() => remote?.close());
 
   /** Invokes chat__post as the run's call `callId` at `step`, as the run's driver would. */
   const post = async (callId: string, step: number, text: string) => {
