@@ -76,6 +76,14 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
       ])
     ).rows;
 
+  /** A run's observations by the id of the call they answer. */
+  const observationsByCall = async (runId: string) =>
+    new Map(
+      (await mesh.ledger.steps(runId)).flatMap((s) =>
+        s.kind === 'observation' ? [[s.callId, s.observation]] : [],
+      ),
+    );
+
   /** A script run of `calls` under its own lease, driven here to its end. */
   const driveScript = async (
     calls: Parameters<typeof scriptCheckpoint>[0],
@@ -183,10 +191,7 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
       'test-owner',
     );
     expect(end.status).toBe('succeeded');
-    const steps = await mesh.ledger.steps(run.id);
-    const obs = new Map(
-      steps.flatMap((s) => (s.kind === 'observation' ? [[s.callId, s.observation]] : [])),
-    );
+    const obs = await observationsByCall(run.id);
     expect(textOf(obs.get('r1'))).toContain('hello');
     expect(obs.get('r2')?.['text']).toBe('hello');
     expect(textOf(obs.get('b2'))).toMatch(/binary file of 4 bytes/);
@@ -227,10 +232,7 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
     );
     // The run ended as runs end: this process was never thrown at.
     expect(end.status).toBe('succeeded');
-    const steps = await mesh.ledger.steps(run.id);
-    const obs = new Map(
-      steps.flatMap((s) => (s.kind === 'observation' ? [[s.callId, s.observation]] : [])),
-    );
+    const obs = await observationsByCall(run.id);
     // /run/mesh is read-only inside: nothing there can be removed or replaced.
     expect(textOf(obs.get('a1'))).toMatch(/Read-only file system/);
     expect(textOf(obs.get('a2'))).toMatch(/cannot create \/proc\/2\/fd\/1: No such device/);
