@@ -1,15 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
 import type { Definition, ToolAttachment } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
 import { noRedaction, type Redactor } from '../tool/redaction.ts';
-import {
-  artifactId,
-  observation as makeObservation,
-  type ArtifactLink,
-  type Observation,
-} from '../tool/observation.ts';
+import { observation as makeObservation, type Observation } from '../tool/observation.ts';
 import type {
   ArtifactRecord,
   CallStatus,
@@ -25,8 +20,8 @@ import type {
   ToolCallStep,
 } from './records.ts';
 import type { InboundWrite, RunStore } from './run-store.ts';
-import { excerpt } from '../tool/excerpt.ts';
 import { observationJson } from './observation-json.ts';
+import { attachmentArtifacts, largeObservation } from './observation-artifacts.ts';
 
 export interface LedgerOptions {
   /** Observations larger than this many bytes are stored as artifacts and excerpted. */
@@ -285,100 +280,12 @@ export class RunLedger {
     result: Observation,
     attachments: readonly ToolAttachment[],
   ): { stored: Observation; artifacts: NewArtifact[] } {
-    const linked = this.attachmentArtifacts(result, attachments);
+    const linked = attachmentArtifacts(result, attachments, this.redactor);
     const clean = this.cleanObservation(linked.observation);
-    const large = this.largeObservation(clean);
+    const large = largeObservation(clean, this.observationLimitBytes);
     return {
       stored: large?.observation ?? clean,
       artifacts: [...linked.artifacts, ...(large ? [large.artifact] : [])],
-    };
-  }
-
-  /**
-   * The artifacts of a call's attachments, each matching one of the observation's links. A
-   * textual blob has held secrets removed like any text, and its link then gives the stored size.
-   */
-  private attachmentArtifacts(
-    result: Observation,
-    attachments: readonly ToolAttachment[],
-  ): { artifacts: NewArtifact[]; observation: Observation } {
-    if (attachments.length === 0) return { artifacts: [], observation: result };
-    const byId = new Map(attachments.map((a) => [a.id, a]));
-    const artifacts: NewArtifact[] = [];
-    const links = (result.artifacts ?? []).flatMap((link) => {
-      const a = byId.get(link.artifactId);
-      if (!a) return [];
-      let content = a.content;
-      if (isTextual(a.mediaType)) {
-        const text = Buffer.from(content).toString('utf8');
-        const cleaned = this.redactor.text(text);
-        if (cleaned !== text) content = Buffer.from(cleaned, 'utf8');
-      } else {
-        // Any other media type (an image, a PDF, application/*): byte for byte, length kept.
-        content = this.redactor.bytes(content);
-      }
-      artifacts.push({
-        id: a.id,
-        mediaType: a.mediaType,
-        content,
-        sha256: createHash('sha256').update(content).digest('hex'),
-      });
-      // What the link says came from outside too: a resource URI may carry a token.
-      return [
-        {
-          ...link,
-          mediaType: this.redactor.text(link.mediaType),
-          ...(link.uri === undefined ? {} : { uri: this.redactor.text(link.uri) }),
-          sizeBytes: content.byteLength,
-        },
-      ];
-    });
-    return {
-      artifacts,
-      observation: makeObservation({
-        kind: result.kind,
-        text: result.text,
-        ...(result.data === undefined ? {} : { data: result.data }),
-        ...(result.truncated ? { truncated: result.truncated } : {}),
-        ...(links.length === 0 ? {} : { artifacts: links }),
-      }),
-    };
-  }
-
-  /** The artifact and the excerpted observation of a result over the limit, else undefined. */
-  private largeObservation(
-    result: Observation,
-  ): { artifact: NewArtifact; observation: Observation } | undefined {
-    const bytes = Buffer.from(wholeText(result), 'utf8');
-    if (bytes.length <= this.observationLimitBytes) return undefined;
-    const id = randomUUID();
-    const cut = excerpt(result.text, this.observationLimitBytes, id);
-    const mediaType = result.data === undefined ? 'text/plain; charset=utf-8' : 'application/json';
-    // The whole output is linked beside what the call attached, so every artifact of the
-    // observation is in its one list.
-    const whole: ArtifactLink = {
-      artifactId: artifactId(id),
-      kind: 'output',
-      mediaType,
-      sizeBytes: bytes.length,
-    };
-    return {
-      artifact: {
-        id,
-        mediaType,
-        content: bytes,
-        sha256: createHash('sha256').update(bytes).digest('hex'),
-      },
-      observation: makeObservation({
-        kind: result.kind,
-        text: cut.text,
-        truncated: {
-          artifactId: artifactId(id),
-          totalBytes: bytes.length,
-          shownBytes: cut.shownBytes,
-        },
-        artifacts: [...(result.artifacts ?? []), whole],
-      }),
     };
   }
 
@@ -418,20 +325,4 @@ function callStep(
     arguments: call.arguments,
     committed,
   };
-}
-
-/** What an artifact holds for an observation: its text, or text and data as JSON. */
-function wholeText(o: Observation): string {
-  return o.data === undefined ? o.text : JSON.stringify({ text: o.text, data: o.data });
-}
-
-/** Media types whose bytes are text, so held secrets can be removed from them. */
-function isTextual(mediaType: string): boolean {
-  return (
-    mediaType.startsWith('text/') ||
-    mediaType === 'application/json' ||
-    mediaType.endsWith('+json') ||
-    mediaType === 'application/xml' ||
-    mediaType.endsWith('+xml')
-  );
 }
