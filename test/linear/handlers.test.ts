@@ -154,6 +154,27 @@ describe('mesh.linear against the Linear fake', () => {
     expect(fake.received).toEqual([]);
   });
 
+  it('reaches Linear only through the guarded fetch: metadata, private and loopback are refused', async () => {
+    const port = new URL(fake.url).port;
+    for (const [apiUrl, what] of [
+      ['https://169.254.169.254/graphql', /refused 169\.254\.169\.254: .*link-local/],
+      ['https://10.20.30.40/graphql', /refused 10\.20\.30\.40: .*private/],
+      // A name is resolved and its addresses checked; loopback needs the development setting.
+      [`https://localhost:${port}/graphql`, /refused localhost \((127\.0\.0\.1|::1)\): .*loopback/],
+    ] as const) {
+      h.config = { api_url: apiUrl, default_team: 'ENG' };
+      const read = await h.call('search_linear_issues', { query: 'x' });
+      expect(read.text).toMatch(what);
+      // A refused mutation was never sent: a failed delivery, not an unknown one.
+      const callId = randomUUID();
+      const write = await h.call('create_linear_issue', { title: 'Never sent' }, { callId });
+      expect(write.text).toMatch(what);
+      const [event] = (await h.events()).filter((e) => e.callId === callId);
+      expect(event?.state ?? 'not recorded').not.toBe('unknown');
+    }
+    expect(fake.received).toEqual([]);
+  });
+
   it('an agent without the key is not offered the tools, with the reason', () => {
     const { registry: offered, withheld } = offerWithSecrets();
     expect(offered.names().filter((n) => n.includes('linear'))).toEqual([]);

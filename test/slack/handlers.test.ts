@@ -113,6 +113,29 @@ describe('mesh.slack against the Slack fake', () => {
     expect(fake.received).toEqual([]);
   });
 
+  it('reaches Slack only through the guarded fetch: metadata, private and loopback are refused', async () => {
+    const port = new URL(fake.apiUrl).port;
+    for (const [apiUrl, what] of [
+      ['https://169.254.169.254/api/', /refused 169\.254\.169\.254: .*link-local/],
+      ['https://10.20.30.40/api/', /refused 10\.20\.30\.40: .*private/],
+      // A name is resolved and its addresses checked; loopback needs the development setting.
+      [`https://localhost:${port}/api/`, /refused localhost \((127\.0\.0\.1|::1)\): .*loopback/],
+    ] as const) {
+      h.config = { api_url: apiUrl };
+      const callId = randomUUID();
+      const observation = await h.call(
+        'post_slack_message',
+        { channel: '#ops', text: 'x' },
+        { callId },
+      );
+      expect(observation.text).toMatch(what);
+      // Nothing was sent, so the delivery failed; it is not unknown, and not retried.
+      const [event] = (await h.events()).filter((e) => e.callId === callId);
+      expect(event).toMatchObject({ state: 'failed', attempts: 1 });
+    }
+    expect(fake.received).toEqual([]);
+  });
+
   it('an agent without the token is not offered the tool, with the reason', () => {
     const { withheld } = offerWithSecrets();
     expect(withheld.find((w) => w.name === 'post_slack_message')?.reason).toBe(

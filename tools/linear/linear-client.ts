@@ -1,22 +1,62 @@
-import { LinearClient } from '@linear/sdk';
+import { parseLinearError } from '@linear/sdk';
 import type { ToolContext } from '../../src/tool/context.ts';
+import { hasCode } from '../../src/tool/errors.ts';
 import { DeliveryError } from '../../src/tool/outbound.ts';
 import { API_KEY_KIND, type LinearSettings } from './settings.ts';
 
-/** One GraphQL request with the agent's key, through the SDK's client (its errors, parsed). */
+/** One GraphQL request with the agent's key, its failures parsed into the SDK's error types. */
 export type Request = <Data>(query: string, variables: Record<string, unknown>) => Promise<Data>;
 
-/** A request function for one call, authenticated as the agent's own Linear account. */
+const TIMEOUT_MS = 30_000;
+
+/** A GraphQL answer as Linear sends it (`data`, or `errors` with Linear's extensions). */
+interface GraphQLAnswer {
+  readonly data?: unknown;
+  readonly errors?: readonly { readonly message?: unknown }[];
+}
+
+/** The body read as the SDK's client reads it: JSON when it says so, text otherwise. */
+async function readAnswer(response: Response): Promise<GraphQLAnswer | string> {
+  const type = response.headers.get('content-type') ?? '';
+  if (!/application\/(graphql-response\+)?json/i.test(type)) return response.text();
+  const body: unknown = await response.json();
+  return typeof body === 'object' && body !== null ? (body as GraphQLAnswer) : String(body);
+}
+
+/**
+ * A request function for one call, authenticated as the agent's own Linear account. It is the
+ * SDK's GraphQL request (POST `{query, variables}`, the key as `Authorization`) sent through the
+ * control plane's guarded fetch: the SDK's client reads `globalThis.fetch` and takes no other
+ * (decision 0030). A failure is handed to the SDK's own `parseLinearError`, so its error types
+ * (`Ratelimited` with `retryAfter`, `AuthenticationError`, …) are what the handlers read.
+ */
 export async function connect(ctx: ToolContext, settings: LinearSettings): Promise<Request> {
   const apiKey = await ctx.secret(API_KEY_KIND);
-  const client = new LinearClient({ apiKey, apiUrl: settings.apiUrl, signal: ctx.signal });
   return async <Data>(query: string, variables: Record<string, unknown>) => {
-    const response = await client.client.rawRequest<Data, Record<string, unknown>>(
-      query,
-      variables,
+    const response = await ctx.fetch(settings.apiUrl, {
+      method: 'POST',
+      // A redirect is Linear's answer, not something to follow with the key attached.
+      redirect: 'manual',
+      headers: { authorization: apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+      signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(TIMEOUT_MS)]),
+    });
+    const answer = await readAnswer(response);
+    if (typeof answer !== 'string' && response.ok && !answer.errors && answer.data)
+      return answer.data as Data;
+    const first = typeof answer === 'string' ? undefined : answer.errors?.[0]?.message;
+    const failure = Object.assign(
+      new Error(typeof first === 'string' ? first : `GraphQL Error (Code: ${response.status})`),
+      {
+        response: {
+          ...(typeof answer === 'string' ? { error: answer.slice(0, 500) } : answer),
+          status: response.status,
+          headers: response.headers,
+        },
+        request: { query, variables },
+      },
     );
-    if (response.data === undefined) throw new Error('Linear answered without data');
-    return response.data;
+    throw parseLinearError(failure);
   };
 }
 
@@ -53,6 +93,9 @@ export function failureText(what: string, settings: LinearSettings, error: unkno
   if (failure?.type === 'Forbidden')
     return `Linear answered ${what} with forbidden: the agent's Linear account lacks the permission (${failure.message}).`;
   if (failure) return `Linear answered ${what} with ${failure.type}: ${failure.message}.`;
+  // The egress policy's refusal names the address and why; nothing was sent.
+  if (hasCode(error, 'egress_refused'))
+    return `Linear at the configured api_url could not be reached for ${what}: ${(error as Error).message}.`;
   return `Linear at the configured api_url (${settings.apiUrl}) could not be reached for ${what}.`;
 }
 
@@ -67,6 +110,8 @@ export function deliveryError(
   error: unknown,
 ): DeliveryError {
   const failure = linearFailure(error);
+  if (hasCode(error, 'egress_refused'))
+    return new DeliveryError('terminal', failureText(what, settings, error));
   if (!failure)
     return new DeliveryError('ambiguous', failureText(what, settings, error), { cause: error });
   switch (failure.type) {

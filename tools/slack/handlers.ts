@@ -13,7 +13,7 @@ export async function postSlackMessage(ctx: ToolContext, args: JsonObject): Prom
   const outcome = slackSettings(ctx.config);
   if (!outcome.ok)
     return { text: `post_slack_message cannot run: ${outcome.problem}.`, isError: true };
-  const client = slackClient(outcome.settings, await ctx.secret(TOKEN_KIND));
+  const client = slackClient(outcome.settings, await ctx.secret(TOKEN_KIND), ctx.fetch);
   const channel = args['channel'] as string;
   const text = args['text'] as string;
   const threadTs = typeof args['thread_ts'] === 'string' ? args['thread_ts'] : undefined;

@@ -1,4 +1,6 @@
 import { LogLevel, WebClient, type Logger } from '@slack/web-api';
+import type { HttpFetch } from '../../src/tool/context.ts';
+import { hasCode } from '../../src/tool/errors.ts';
 import { DeliveryError } from '../../src/tool/outbound.ts';
 import { TOKEN_KIND, type SlackSettings } from './settings.ts';
 
@@ -17,13 +19,15 @@ const QUIET: Logger = {
 };
 
 /**
- * A client for one call. The SDK's own retries are off: the outbound machinery decides what is
+ * A client for one call, sending through the control plane's guarded fetch (`ctx.fetch`, the
+ * SDK's `fetch` option). The SDK's own retries are off: the outbound machinery decides what is
  * retried (a retry the SDK made of an answer that was lost would be a second message), and a rate
  * limit is handed back rather than waited out inside the call.
  */
-export function slackClient(settings: SlackSettings, token: string): WebClient {
+export function slackClient(settings: SlackSettings, token: string, fetch: HttpFetch): WebClient {
   return new WebClient(token, {
     slackApiUrl: settings.apiUrl,
+    fetch,
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
     logger: QUIET,
@@ -74,7 +78,14 @@ export function deliveryError(error: unknown, channel: string): DeliveryError {
     data?: { error?: unknown };
     retryAfter?: unknown;
     statusCode?: unknown;
+    original?: unknown;
   };
+  // The egress policy refused the address before anything was sent: not Slack's answer.
+  if (e.code === 'slack_webapi_request_error' && hasCode(e.original, 'egress_refused'))
+    return new DeliveryError(
+      'terminal',
+      `Slack at the configured api_url could not be reached: ${(e.original as Error).message}.`,
+    );
   switch (e.code) {
     case 'slack_webapi_rate_limited_error':
       return new DeliveryError('retriable', 'Slack rate-limited the message', {
