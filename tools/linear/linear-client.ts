@@ -20,7 +20,7 @@ async function readAnswer(response: Response): Promise<GraphQLAnswer | string> {
   const type = response.headers.get('content-type') ?? '';
   if (!/application\/(graphql-response\+)?json/i.test(type)) return response.text();
   const body: unknown = await response.json();
-  return typeof body === 'object' && body !== null ? (body as GraphQLAnswer) : String(body);
+  return typeof body === 'object' && body !== null ? body : String(body);
 }
 
 /**
