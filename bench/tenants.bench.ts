@@ -207,7 +207,9 @@ try {
   await Promise.all(
     names.map(async (name) => {
       for (let m = 0; m < MESSAGES; m++) {
-        const r = await api('POST', `/api/agents/${name}/messages`, { body: `find deploy ${m}` });
+        const r = await api('POST', `/api/agents/${name}/messages?wait=120`, {
+          body: `find deploy ${m}`,
+        });
         sent++;
         if (r.status !== 200 || r.json['status'] !== 'succeeded') {
           errors++;

@@ -28,6 +28,7 @@ import { createRedactor, type Redactor } from '../tool/redaction.ts';
 import { createQueryProviderRuntime, type QueryProviderRuntimeOptions } from './web-service.ts';
 import { createWorkspaceRuntime, type WorkspaceRuntime } from './workspaces.ts';
 import { TurnSlots, turnConcurrency } from './turn-slots.ts';
+import { RunQueue } from '../run/run-queue.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
 export interface Mesh {
@@ -36,6 +37,11 @@ export interface Mesh {
   readonly turnSlots: TurnSlots;
   readonly catalog: LoadedCatalog;
   readonly ledger: RunLedger;
+  /**
+   * The run queue as this process sees it: the worker that drives queued runs here (attached by
+   * `mesh serve`, or on the first message sent without one) and the callers waiting for runs.
+   */
+  readonly runs: RunQueue;
   readonly services: Services;
   readonly secrets: SecretStore;
   /** Where this Mesh reads the time: freshness, token expiry, retry deadlines. Tests move it. */
@@ -131,6 +137,14 @@ export function assembleMesh(
   const mcp = createMcpRuntime(clock, options.mcp);
   const workspaces = createWorkspaceRuntime({ db, secrets, redactor });
   const web = createQueryProviderRuntime({ db, secrets }, options.web);
+  const ledger = new RunLedger(runStore(db), {
+    redactor,
+    onRunEnded: async (runId) => {
+      runs.ended(runId);
+      await workspaces.releaseRun(runId, 'its run ended');
+    },
+  });
+  const runs = new RunQueue((runId) => ledger.run(runId));
   return {
     secrets,
     clock,
@@ -140,10 +154,8 @@ export function assembleMesh(
     redactor,
     workspaces,
     catalog: loaded,
-    ledger: new RunLedger(runStore(db), {
-      redactor,
-      onRunEnded: (runId) => workspaces.releaseRun(runId, 'its run ended'),
-    }),
+    ledger,
+    runs,
     services: packageServices(loaded, { db, clock, workspaces, web, redactor }),
     modelClientFor(provider, onAttempt) {
       if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {
@@ -183,6 +195,8 @@ export function assembleMesh(
     // Sessions are ended (a DELETE each) and background checks stopped before the database
     // they record into goes away.
     close: async () => {
+      // Runs in flight are given back (another holder resumes them) while the database is open.
+      await runs.close();
       await mcp.close();
       await workspaces.close();
       await db.close();

@@ -1,16 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from '../run/worker.ts';
 import { recordServing } from '../store/home-lock.ts';
-import { turnDriver } from '../turn/engine.ts';
 import { CLI_SOCKET_NAME, listenForCli, type CliSocketServer } from './cli-socket.ts';
 import type { Mesh } from './mesh.ts';
 import { createOperatorToken, ensureFirstOperatorToken } from './operator-auth.ts';
 import { createAgent } from './agents.ts';
 import { addModelProvider } from './model-providers.ts';
-import { operatorCallDriver } from './operator-call.ts';
 import { findAgent, findModelProvider } from './queries.ts';
-import { turnEnvironment } from './turns.ts';
+import { meshWorker } from './turns.ts';
 import { meshVersion } from './version.ts';
 
 const DEMO_SCRIPT = new URL('../../examples/demo-script.json', import.meta.url);
@@ -33,15 +30,6 @@ export async function ensureDemo(mesh: Mesh): Promise<boolean> {
       'You are the Mesh demo agent. You remember what you are told and recall it on request.',
   });
   return true;
-}
-
-/** The worker that resumes runs a crash left behind: turns and operator calls alike. */
-export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
-  return new Worker({
-    ledger: mesh.ledger,
-    drivers: [turnDriver(turnEnvironment(mesh)), operatorCallDriver(mesh)],
-    log,
-  });
 }
 
 /** The HTTP face as the wiring starts it: the API and the UI over a Mesh, listening. */
@@ -114,8 +102,7 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
     }
     recordServing(options.meshHome, { url: server.url, ...(cli ? { socket: cli.path } : {}) });
   }
-  const worker = meshWorker(mesh, log);
-  worker.start();
+  const worker = mesh.runs.attach(meshWorker(mesh, log));
   const reaper = startWorkspaceReaper(mesh, log);
   return {
     url: server.url,
@@ -126,7 +113,7 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
       reaper.stop();
       await cli?.close();
       await server.close();
-      await worker.stop();
+      await mesh.runs.close();
     },
   };
 }

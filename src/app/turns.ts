@@ -5,6 +5,8 @@ import type { AttemptListener } from '../providers/openai-compatible.ts';
 import { parseScript, scriptedClient } from '../providers/scripted.ts';
 import type { Audience } from '../policy/audience.ts';
 import { driveHeldRun } from '../run/held-run.ts';
+import { isSettled } from '../run/run-queue.ts';
+import { Worker } from '../run/worker.ts';
 import { RUN_LEASE_MS } from '../run/lease-heartbeat.ts';
 import type { AgentRecord, RunRecord, StepRecord } from '../run/records.ts';
 import { getAgent } from '../store/agents.ts';
@@ -15,7 +17,7 @@ import { MeshError } from '../tool/errors.ts';
 import { turnDriver, type TurnEnvironment, type TurnModel } from '../turn/engine.ts';
 import { receiveMessage } from '../turn/intake.ts';
 import type { Mesh } from './mesh.ts';
-import { runtimeFor } from './operator-call.ts';
+import { operatorCallDriver, runtimeFor } from './operator-call.ts';
 import { turnPolicy } from './policy.ts';
 
 /** Builds a model client for a provider row; the composition root supplies the key lookup. */
@@ -106,6 +108,51 @@ function defaultClientFor(mesh: Mesh): ModelClientFactory {
   };
 }
 
+/** The worker that drives this Mesh's queued runs, and resumes what a crash left: turns and operator calls. */
+export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
+  return new Worker({
+    ledger: mesh.ledger,
+    drivers: [turnDriver(turnEnvironment(mesh)), operatorCallDriver(mesh)],
+    // Every turn is driven by a worker now: MESH_TURN_CONCURRENCY bounds them per process.
+    concurrency: mesh.turnSlots.limit,
+    log,
+  });
+}
+
+/** A message as it arrives for an agent. */
+export interface MessageInput {
+  readonly agentId: string;
+  readonly conversationId?: string;
+  readonly audience?: Audience;
+  readonly actor: string;
+  readonly body: string;
+}
+
+/** A recorded message and the run that answers it, queued. */
+export interface SentMessage {
+  readonly runId: string;
+  readonly conversationId: string;
+  readonly messageId: string;
+}
+
+/**
+ * Records a message with its run, queued, and returns at once: a worker (this process's, or any
+ * replica's) drives the turn. A process with no worker yet starts one, so a queued run never
+ * waits for a process that is not coming.
+ */
+export async function sendMessage(mesh: Mesh, input: MessageInput): Promise<SentMessage> {
+  const { conversation, message, run } = await receiveMessage(mesh.ledger, {
+    agentId: input.agentId,
+    ...(input.conversationId ? { conversationId: input.conversationId } : {}),
+    ...(input.audience ? { audience: input.audience } : {}),
+    actor: input.actor,
+    body: input.body,
+  });
+  if (mesh.runs.worker) mesh.runs.queued();
+  else mesh.runs.attach(meshWorker(mesh, () => undefined));
+  return { runId: run.id, conversationId: conversation.id, messageId: message.id };
+}
+
 /** What a turn came to. */
 export interface ChatResult {
   readonly runId: string;
@@ -116,24 +163,47 @@ export interface ChatResult {
   readonly steps: readonly StepRecord[];
 }
 
-/**
- * Sends a message to an agent and drives its turn to the end in this process, under a lease:
- * the same run a worker would drive, resumable by one if this process dies.
- */
-export async function chat(
+/** A settled run's outcome with its reply; undefined while it has not settled. */
+export async function turnOutcome(mesh: Mesh, run: RunRecord): Promise<ChatResult | undefined> {
+  if (!isSettled(run)) return undefined;
+  return outcomeOf(mesh, { ...run, conversationId: run.conversationId ?? '' });
+}
+
+async function outcomeOf(
   mesh: Mesh,
-  input: {
-    agentId: string;
-    conversationId?: string;
-    audience?: Audience;
-    actor: string;
-    body: string;
-  },
+  run: Pick<ChatResult, 'conversationId' | 'status' | 'reason'> & { readonly id: string },
 ): Promise<ChatResult> {
+  const steps = await mesh.ledger.steps(run.id);
+  const reply = steps.find((s) => s.kind === 'reply');
+  const body = reply?.kind === 'reply' ? reply.data.body : undefined;
+  return {
+    runId: run.id,
+    conversationId: run.conversationId,
+    status: run.status,
+    reason: run.reason,
+    reply: typeof body === 'string' ? body : null,
+    steps,
+  };
+}
+
+/**
+ * Sends a message and waits for its turn to settle. With a worker in this process (a serving
+ * Mesh) the turn is queued for the workers like any other; a process without one (a CLI command
+ * on its own home) drives it here, under a lease: the same run a worker would drive, resumable by
+ * one if this process dies.
+ */
+export async function chat(mesh: Mesh, input: MessageInput): Promise<ChatResult> {
+  if (mesh.runs.worker) {
+    const sent = await sendMessage(mesh, input);
+    const run = await mesh.runs.settled(sent.runId, Number.POSITIVE_INFINITY);
+    const outcome = run && (await turnOutcome(mesh, run));
+    if (!outcome) throw new MeshError('run_not_found', `run ${sent.runId} is gone`);
+    return outcome;
+  }
   return mesh.turnSlots.run(() => chatNow(mesh, input));
 }
 
-async function chatNow(mesh: Mesh, input: Parameters<typeof chat>[1]): Promise<ChatResult> {
+async function chatNow(mesh: Mesh, input: MessageInput): Promise<ChatResult> {
   const owner = `chat:${process.pid}:${randomUUID().slice(0, 8)}`;
   const { conversation, run } = await receiveMessage(mesh.ledger, {
     agentId: input.agentId,
@@ -145,15 +215,10 @@ async function chatNow(mesh: Mesh, input: Parameters<typeof chat>[1]): Promise<C
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
   const end = await driveHeldRun(mesh.ledger, turnDriver(turnEnvironment(mesh)), run, lease);
-  const steps = await mesh.ledger.steps(run.id);
-  const reply = steps.find((s) => s.kind === 'reply');
-  const body = reply?.kind === 'reply' ? reply.data.body : undefined;
-  return {
-    runId: run.id,
+  return outcomeOf(mesh, {
+    id: run.id,
     conversationId: conversation.id,
     status: end.status,
     reason: end.reason,
-    reply: typeof body === 'string' ? body : null,
-    steps,
-  };
+  });
 }

@@ -26,8 +26,8 @@ export interface ApiRoute<C, B = unknown> extends RoutePattern {
   readonly body?: JsonSchema;
   /** Query parameters the route reads. */
   readonly query?: Readonly<Record<string, { description: string; schema: JsonSchema }>>;
-  /** The success status (200 unless said). */
-  readonly status?: 200 | 201 | 204;
+  /** The success status (200 unless said; a handler may answer another with {@link JsonAnswer}). */
+  readonly status?: 200 | 201 | 202 | 204;
   /** The success response's schema, for the document. */
   readonly response?: JsonSchema;
   /**
@@ -36,6 +36,15 @@ export interface ApiRoute<C, B = unknown> extends RoutePattern {
    */
   readonly mediaType?: string;
   handle(call: ApiCall<C, B>): Promise<unknown>;
+}
+
+/** A JSON answer whose status (and headers) the handler chooses, e.g. 200 or 202 by outcome. */
+export class JsonAnswer {
+  constructor(
+    readonly status: 200 | 201 | 202,
+    readonly body: unknown,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {}
 }
 
 /** What a route's handler gets: decoded path parameters, the query, the validated body. */

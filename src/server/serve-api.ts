@@ -5,7 +5,7 @@ import type { FailureLimiter } from './failure-limit.ts';
 import { apiRoutes } from './api.ts';
 import { HttpError } from './http-error.ts';
 import { readJson } from './http.ts';
-import { RouteTable, routeNotFound } from './router.ts';
+import { JsonAnswer, RouteTable, routeNotFound } from './router.ts';
 import type { StreamSlots } from './run-events.ts';
 import { jsonResponse, originOf, type ServerEnv } from './server-env.ts';
 
@@ -70,9 +70,12 @@ export function mountApi(
         origin: originOf(c),
         streams,
         lastEventId: c.req.header('last-event-id'),
+        prefer: c.req.header('prefer'),
       },
     });
     if (route.mediaType !== undefined && result instanceof Response) return result;
+    if (result instanceof JsonAnswer)
+      return jsonResponse(c, result.status, result.body, result.headers);
     return jsonResponse(c, route.status ?? 200, result);
   });
   app.all('/api/*', () => {

@@ -13,6 +13,9 @@ import { freshPglite } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { scriptedAgent } from '../support/turn.ts';
 import { startFakeMcpServer, textTool } from '../support/mcp-server.ts';
+import { startFakeChatCompletions } from '../support/fake-chat-completions.ts';
+import { insertAgent } from '../../src/store/agents.ts';
+import { insertModelProvider } from '../../src/store/model-providers.ts';
 
 const DEMO_SCRIPT = new URL('../../examples/demo-script.json', import.meta.url);
 /** A 1×1 PNG. */
@@ -95,9 +98,10 @@ describe('web UI in a browser (pglite)', () => {
     expect(new URL(page.url()).searchParams.get('conversation')).toMatch(/^[0-9a-f-]{36}$/);
   }
 
-  /** Follows the conversation's (last) run link to the run page. */
+  /** Follows the conversation's (last) run link to the run page, once its run has succeeded. */
   async function openRun(): Promise<void> {
     const link = page.locator('a.run-link').last();
+    await page.locator('a.run-link', { hasText: 'run succeeded' }).last().waitFor();
     await expect(text(link)).resolves.toBe('run succeeded');
     await Promise.all([page.waitForURL(/\/runs\/[0-9a-f-]{36}$/), link.click()]);
   }
@@ -275,6 +279,8 @@ describe('web UI in a browser (pglite)', () => {
   it('chats: the reply and a run link show, and the run page shows every step', async () => {
     await sendChat('remember that the deploy window is Friday');
     await expect(text(page.locator('p.flash.ok'))).resolves.toBe('Sent.');
+    // The turn runs on the server's worker: the page shows the reply when it lands.
+    await page.locator('li.message.outbound').waitFor();
     await expect(page.locator('li.message').count()).resolves.toBe(2);
     await expect(text(page.locator('li.message.inbound .body'))).resolves.toBe(
       'remember that the deploy window is Friday',
@@ -456,6 +462,67 @@ describe('web UI in a browser (pglite)', () => {
       conversationId: written.conversation.id,
     };
   }
+
+  it("shows the sender's message at once and follows its own run: Send waits, the reply lands", async () => {
+    // An agent whose model answers when the test says: the turn is still going after the post.
+    const fake = await startFakeChatCompletions();
+    try {
+      const provider = await insertModelProvider(server.mesh.db, {
+        id: randomUUID(),
+        name: 'paced',
+        kind: 'openai_compatible',
+        baseUrl: fake.baseUrl,
+        script: null,
+      });
+      await server.mesh.secrets.capture({
+        ownerType: 'model_provider',
+        ownerId: provider.id,
+        kind: 'api_key',
+        value: 'sk-paced-0123456789',
+      });
+      await insertAgent(server.mesh.db, {
+        id: randomUUID(),
+        name: 'paced',
+        modelProviderId: provider.id,
+        model: 'fake-model',
+      });
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      fake.enqueue({
+        kind: 'after',
+        gate,
+        reply: { kind: 'completion', content: 'Worth the wait.' },
+      });
+
+      await open('agents/paced/chat');
+      await page.fill('form.send textarea[name=body]', 'take your time');
+      await submit(page, page.locator('form.send button'));
+      // The post was answered while the model had not: the message is there, its run under way.
+      await fake.waitForRequests(1);
+      await expect(text(page.locator('li.message.inbound .body'))).resolves.toBe('take your time');
+      await expect(page.locator('li.message.outbound').count()).resolves.toBe(0);
+      await expect(text(page.locator('a.run-link'))).resolves.toMatch(/^run (queued|running)$/);
+      await page.locator('html[data-live=following]').waitFor();
+      await expect(page.locator('form.send button').isDisabled()).resolves.toBe(true);
+      await expect(text(page.locator('[data-busy-note]'))).resolves.toBe(
+        'paced is working on the last message…',
+      );
+      await page.evaluate(() => Object.assign(globalThis, { sameDocument: true }));
+      await screenshot(page, 'chat-working');
+
+      release();
+      await page.locator('html[data-live=ended]').waitFor();
+      await expect(text(page.locator('li.message.outbound .body'))).resolves.toBe(
+        'Worth the wait.',
+      );
+      await expect(text(page.locator('a.run-link'))).resolves.toBe('run succeeded');
+      await expect(page.locator('form.send button').isDisabled()).resolves.toBe(false);
+      await expect(page.locator('[data-busy-note]').count()).resolves.toBe(0);
+      await expect(page.evaluate(() => 'sameDocument' in globalThis)).resolves.toBe(true);
+    } finally {
+      await fake.close();
+    }
+  });
 
   it('follows a run live: new steps, the reply and the final state appear without a reload', async () => {
     const { ledger } = server.mesh;

@@ -13,7 +13,7 @@ import {
 import { freshPostgresUrl } from '../support/postgres.ts';
 
 /*
- * Three `mesh serve` replicas on one PostgreSQL. One is SIGKILLed while it answers a chat (its model
+ * Three `mesh serve` replicas on one PostgreSQL. The one whose worker took a chat is SIGKILLed while it answers (its model
  * request in flight); the two others race to resume the orphaned run, and exactly one does: the
  * model is asked once more, and the run holds one reply. The resuming worker takes the run once the
  * dead replica's heartbeat stops,
@@ -103,31 +103,38 @@ describe.skipIf(!process.env['DATABASE_URL'])('a replica killed mid-chat', () =>
       body: JSON.stringify({ body: 'are you there?' }),
     }).catch(() => undefined);
     await fake.waitForRequests(before + 1);
-    const replicaA = replicas[0];
-    replicaA?.child.kill('SIGKILL');
-    await replicaA?.exited;
-    const killedAt = Date.now();
-    // What the dead replica left: a lease that ends within one heartbeat lease of its last renewal.
+    // The message was queued; whichever replica's worker claimed it is the one to kill.
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
+    const owner = await admin.query<{ lease_owner: string }>(
+      `select lease_owner from runs where status = 'running'`,
+    );
+    const pid = Number(owner.rows[0]?.lease_owner.split(':')[1]);
+    const holder = replicas.find((r) => r.child.pid === pid);
+    expect(holder).toBeDefined();
+    holder?.child.kill('SIGKILL');
+    await holder?.exited;
+    const killedAt = Date.now();
+    // What the dead replica left: a lease that ends within one heartbeat lease of its last renewal.
     const held = await admin.query<{ id: string; left: number }>(
       `select id, extract(epoch from lease_expires_at - now())::float8 as left from runs where status = 'running'`,
     );
     await admin.end();
     expect(held.rows).toHaveLength(1);
     expect(held.rows[0]?.left).toBeLessThanOrEqual(RUN_LEASE_MS / 1000);
+    const survivor = [a, b, c][replicas.findIndex((r) => r !== holder)] ?? b;
 
     // The run, as the surviving replica shows it, until it is finished.
     const runId = held.rows[0]?.id ?? '';
-    const runOnB = async () =>
-      (await api(b.url, 'GET', `/api/runs/${runId}`)).json as {
+    const runOnSurvivor = async () =>
+      (await api(survivor.url, 'GET', `/api/runs/${runId}`)).json as {
         status: string;
         steps: { kind: string; data: Record<string, unknown> | null }[];
       };
-    let run = await runOnB();
+    let run = await runOnSurvivor();
     while (run.status === 'running' || run.status === 'queued') {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      run = await runOnB();
+      run = await runOnSurvivor();
     }
     console.log(
       `failover: the run finished on the surviving replica ${Date.now() - killedAt} ms after the kill`,

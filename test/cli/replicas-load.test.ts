@@ -84,7 +84,7 @@ describe.skipIf(!process.env['DATABASE_URL'])('two replicas under 200 concurrent
 
     const sent = await Promise.all(
       Array.from({ length: MESSAGES }, (_, i) =>
-        api(i % 2 === 0 ? a.url : b.url, 'POST', '/api/agents/ada/messages', {
+        api(i % 2 === 0 ? a.url : b.url, 'POST', '/api/agents/ada/messages?wait=60', {
           body: `remember item ${i}`,
         }),
       ),

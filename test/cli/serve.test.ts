@@ -25,7 +25,7 @@ describe('mesh serve on the embedded database', () => {
       expect(page.status).toBe(303);
       expect(page.headers.get('location')).toBe('/login');
       expect((await fetch(`${url}login`)).status).toBe(200);
-      const reply = await fetch(`${url}api/agents/demo/messages`, {
+      const reply = await fetch(`${url}api/agents/demo/messages?wait=60`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ body: 'remember that the deploy window is Friday' }),

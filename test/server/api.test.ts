@@ -5,7 +5,10 @@ import { apiRoutes } from '../../src/server/api.ts';
 import { revokeOperatorToken } from '../../src/store/operator-auth.ts';
 import { testDatabases } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { sseEvents } from '../support/sse.ts';
 import { scriptedAgent } from '../support/turn.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A concrete path for a route template: every parameter filled with a plausible value. */
 function concrete(path: string): string {
@@ -280,13 +283,40 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
     expect((await server.api('DELETE', '/api/agents')).status).toBe(405);
   });
 
-  it('runs a turn for a message and shows the run step by step', async () => {
+  it("records a message and answers 202 at once; the run's event stream carries its reply", async () => {
     const sent = await server.api('POST', '/api/agents/ada/messages', {
       body: 'remember the release is on the 9th',
     });
-    expect(sent.status).toBe(200);
-    const result = sent.json as { run_id: string; conversation_id: string; reply: string };
-    expect(result).toMatchObject({ status: 'succeeded', reply: 'Noted.' });
+    expect(sent.status).toBe(202);
+    const result = sent.json as {
+      run_id: string;
+      conversation_id: string;
+      message_id: string;
+      events: string;
+    };
+    expect(result).toMatchObject({
+      run_id: expect.stringMatching(UUID) as string,
+      conversation_id: expect.stringMatching(UUID) as string,
+      message_id: expect.stringMatching(UUID) as string,
+      status: 'queued',
+      events: `/api/runs/${result.run_id}/events`,
+      run: `/api/runs/${result.run_id}`,
+    });
+    expect(sent.headers.get('location')).toBe(`/api/runs/${result.run_id}`);
+    expect(sent.json).not.toHaveProperty('reply');
+
+    // The stream named in the answer follows the run to its end: steps, the reply, a final state.
+    const stream = await fetch(`${server.url}${result.events.slice(1)}`, {
+      headers: { authorization: `Bearer ${server.token}` },
+    });
+    const seen: { event: string; data: Record<string, unknown> }[] = [];
+    for await (const e of sseEvents(stream.body as ReadableStream<Uint8Array>))
+      seen.push({ event: e.event, data: JSON.parse(e.data) as Record<string, unknown> });
+    expect(seen.find((e) => e.event === 'reply')?.data).toMatchObject({ body: 'Noted.' });
+    expect(seen.at(-1)).toMatchObject({
+      event: 'state',
+      data: { status: 'succeeded', final: true },
+    });
 
     const run = (await server.api('GET', `/api/runs/${result.run_id}`)).json as {
       status: string;
@@ -332,6 +362,42 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
     expect((await server.api('GET', '/api/runs/not-a-uuid')).status).toBe(404);
   });
 
+  it('waits for the reply only when asked (?wait= or Prefer: wait=), within a bound it names', async () => {
+    const waited = await server.api('POST', '/api/agents/ada/messages?wait=60', {
+      body: 'remember the freeze starts Monday',
+    });
+    expect(waited.status).toBe(200);
+    expect(waited.json).toMatchObject({ status: 'succeeded', reason: null, reply: 'Noted.' });
+    expect(waited.headers.get('preference-applied')).toBeNull();
+
+    const preferred = await server.api(
+      'POST',
+      '/api/agents/ada/messages',
+      { body: 'remember lunch is at noon' },
+      { headers: { prefer: 'respond-async, wait=999' } },
+    );
+    expect(preferred.status).toBe(200);
+    expect(preferred.json).toMatchObject({ status: 'succeeded', reply: 'Noted.' });
+    // A hint past the bound is cut to it, and the answer says so.
+    expect(preferred.headers.get('preference-applied')).toBe('wait=120');
+
+    for (const wait of ['121', '-1', '1.5', 'soon', '']) {
+      const refused = await server.api('POST', `/api/agents/ada/messages?wait=${wait}`, {
+        body: 'never recorded',
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.json).toMatchObject({
+        error: { code: 'invalid_query', field: 'query.wait' },
+      });
+      expect(refused.text).toContain('from 0 to 120');
+    }
+    // A refused request recorded nothing.
+    const { rows } = await server.mesh.db.query<{ n: number }>(
+      `select count(*)::int as n from messages where body = 'never recorded'`,
+    );
+    expect(rows[0]?.n).toBe(0);
+  });
+
   it('never offers a tool an agent opted out of, in any recorded model request', async () => {
     expect(
       (await server.api('PUT', '/api/agents/ada/tools/recall', { enabled: false })).status,
@@ -340,7 +406,9 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       (await server.api('PUT', '/api/agents/ada/tools/no_such_tool', { enabled: false })).status,
     ).toBe(404);
     for (const body of ['remember apples are red', 'what is up', 'remember pears are green']) {
-      expect((await server.api('POST', '/api/agents/ada/messages', { body })).status).toBe(200);
+      expect((await server.api('POST', '/api/agents/ada/messages?wait=60', { body })).status).toBe(
+        200,
+      );
     }
     const { rows } = await server.mesh.db.query<{
       offered: string[];

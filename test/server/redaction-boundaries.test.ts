@@ -155,7 +155,9 @@ describe.each(testDatabases())('secrets through every boundary, on $name', (data
             },
             { kind: 'completion', content: `Done: ${ENCODINGS[modelEncoding]?.(secret) ?? ''}` },
           );
-          const sent = await api('POST', '/api/agents/leaker/messages', { body: 'leak it' });
+          const sent = await api('POST', '/api/agents/leaker/messages?wait=60', {
+            body: 'leak it',
+          });
           expect(sent.json, sent.text).toMatchObject({ status: 'succeeded' });
           const runId = (sent.json as { run_id: string }).run_id;
           const run = await api('GET', `/api/runs/${runId}`);

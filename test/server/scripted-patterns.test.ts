@@ -58,7 +58,9 @@ describe.each(testDatabases())('scripted provider patterns on $name', (database)
       (await server.api('POST', '/api/agents', { name: 'ada', provider: 'safe', model: 'm' }))
         .status,
     ).toBe(201);
-    const sent = await server.api('POST', '/api/agents/ada/messages', { body: 'use tea cups' });
+    const sent = await server.api('POST', '/api/agents/ada/messages?wait=60', {
+      body: 'use tea cups',
+    });
     expect(sent.json).toMatchObject({ status: 'succeeded', reply: 'Matched tea.' });
   });
 });

@@ -103,7 +103,7 @@ describe.each(testDatabases())('a captured secret stays secret on $name', (datab
       },
       { kind: 'completion', content: 'There are two: MESH-1 and MESH-2.' },
     );
-    const sent = await api('POST', '/api/agents/finder/messages', {
+    const sent = await api('POST', '/api/agents/finder/messages?wait=60', {
       body: 'find the login bug issues',
     });
     expect(sent.json).toMatchObject({
@@ -229,9 +229,9 @@ describe.each(testDatabases())('a captured secret stays secret on $name', (datab
         code: null,
       },
     );
-    const sent = await api('POST', '/api/agents/echoer/messages', { body: 'look it up' });
+    const sent = await api('POST', '/api/agents/echoer/messages?wait=60', { body: 'look it up' });
     expect(sent.json).toMatchObject({ status: 'succeeded' });
-    const failed = await api('POST', '/api/agents/echoer/messages', { body: 'again' });
+    const failed = await api('POST', '/api/agents/echoer/messages?wait=60', { body: 'again' });
     expect(failed.json).toMatchObject({ status: 'failed' });
 
     // The server really sent the token, and the calls really came back.

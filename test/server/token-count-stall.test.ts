@@ -68,7 +68,7 @@ describe.each(testDatabases())('token counting on $name', (database) => {
     await scriptedAgent(server.mesh, { fallback: { content: 'Read it.' } }, 'reader');
     // Warm the server up (tokenizer tables, first queries) so the probes measure the input.
     expect(
-      (await server.api('POST', '/api/agents/reader/messages', { body: 'hello' })).status,
+      (await server.api('POST', '/api/agents/reader/messages?wait=60', { body: 'hello' })).status,
     ).toBe(200);
   }, 60_000);
 
@@ -80,7 +80,7 @@ describe.each(testDatabases())('token counting on $name', (database) => {
 
   it('does not stall other requests on a 99 KB message without spaces', async () => {
     const measured = await whileProbing(server, async () => {
-      const sent = await server.api('POST', '/api/agents/reader/messages', {
+      const sent = await server.api('POST', '/api/agents/reader/messages?wait=60', {
         body: 'a'.repeat(99_000),
       });
       expect(sent.status).toBe(200);
@@ -112,7 +112,9 @@ describe.each(testDatabases())('token counting on $name', (database) => {
 
     let runId = '';
     const measured = await whileProbing(server, async () => {
-      const sent = await server.api('POST', '/api/agents/reader/messages', { body: 'look it up' });
+      const sent = await server.api('POST', '/api/agents/reader/messages?wait=60', {
+        body: 'look it up',
+      });
       expect(sent.status).toBe(200);
       runId = (sent.json as { run_id: string }).run_id;
     });

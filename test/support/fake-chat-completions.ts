@@ -47,7 +47,9 @@ export type FakeReply =
       readonly contentType?: string;
     }
   | { readonly kind: 'drop' }
-  | { readonly kind: 'hang' };
+  | { readonly kind: 'hang' }
+  /** Holds the request until `gate` settles, then answers with `reply` (a turn a test paces). */
+  | { readonly kind: 'after'; readonly gate: Promise<unknown>; readonly reply: FakeReply };
 
 /** Token counts as the wire names them, in our casing. */
 export interface FakeUsage {
@@ -184,6 +186,9 @@ function answer(
       req.socket.destroy();
       return;
     case 'hang':
+      return;
+    case 'after':
+      void reply.gate.finally(() => answer(req, res, reply.reply, json, n));
       return;
     default: {
       const _never: never = reply;

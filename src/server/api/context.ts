@@ -15,6 +15,8 @@ export interface ApiContext {
   readonly streams: StreamSlots;
   /** The request's `Last-Event-ID` header (a reconnecting event stream sends it). */
   readonly lastEventId: string | undefined;
+  /** The request's `Prefer` header (RFC 7240), e.g. `wait=30`. */
+  readonly prefer: string | undefined;
 }
 
 /** A route of the operator API. */

@@ -7,13 +7,13 @@ import {
   listMessages,
   listRuns,
 } from '../../app/queries.ts';
-import { chat } from '../../app/turns.ts';
+import { sendMessage, turnOutcome } from '../../app/turns.ts';
 import { runEffects } from '../../app/outbound-view.ts';
 import { conversationJson, messageJson, runJson, runSummaryJson } from '../../app/views.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid, UUID_SOURCE } from '../ids.ts';
-import { closedObject } from '../router.ts';
+import { closedObject, JsonAnswer } from '../router.ts';
 import {
   conversationEventStream,
   conversationResume,
@@ -21,6 +21,7 @@ import {
   runEventStream,
 } from '../run-events.ts';
 import { actorOf, LIMIT, limitOf, route, type Route } from './context.ts';
+import { MAX_WAIT_S, waitOf } from './wait.ts';
 
 async function runOr404(mesh: Mesh, id: string) {
   const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
@@ -62,8 +63,20 @@ export const conversationRoutes: readonly Route[] = [
     path: '/api/agents/{agent}/messages',
     operationId: 'sendMessage',
     summary:
-      'Send a message to an agent (a new conversation unless one is named) and run its turn; answers with the run and the reply',
+      'Send a message to an agent (a new conversation unless one is named): it is recorded with its run, queued, and answered 202 with where to follow the run',
+    description: [
+      "The message and its run are recorded before the answer; a worker in any `mesh serve` replica drives the turn (a queued run survives a restart). The answer is `202` with `{run_id, conversation_id, message_id, status, events, run}`: `events` is the run's event stream (`GET /api/runs/{run}/events`), which carries its steps and its `reply`, and `run` its record.",
+      '',
+      `To wait for the reply in the request instead, ask with \`?wait=SECONDS\` (0-${MAX_WAIT_S}) or \`Prefer: wait=N\` (cut to ${MAX_WAIT_S}; answered with \`Preference-Applied\`). A run that settles in time is answered \`200\` with its \`status\`, \`reason\` and \`reply\` added; one still going is answered \`202\` as above.`,
+    ].join('\n'),
     tag: 'conversations',
+    status: 202,
+    query: {
+      wait: {
+        description: `Wait up to this many seconds (0-${MAX_WAIT_S}) for the run to settle, and answer 200 with its reply if it does.`,
+        schema: { type: 'integer', minimum: 0, maximum: MAX_WAIT_S },
+      },
+    },
     body: closedObject(
       {
         body: { type: 'string', minLength: 1, maxLength: 100000 },
@@ -72,22 +85,47 @@ export const conversationRoutes: readonly Route[] = [
       },
       ['body'],
     ),
-    handle: async ({ context, params, body }) => {
+    handle: async ({ context, params, body, query }) => {
+      const wait = waitOf(query, context.prefer);
       const agent = await requireAgent(context.mesh, params['agent'] ?? '');
-      const result = await chat(context.mesh, {
+      const sent = await sendMessage(context.mesh, {
         agentId: agent.id,
         ...(body.conversation_id ? { conversationId: body.conversation_id } : {}),
         ...(body.audience ? { audience: body.audience } : {}),
         actor: actorOf(context.operator),
         body: body.body,
       });
-      return {
-        run_id: result.runId,
-        conversation_id: result.conversationId,
-        status: result.status,
-        reason: result.reason,
-        reply: result.reply,
+      const links = {
+        events: `/api/runs/${sent.runId}/events`,
+        run: `/api/runs/${sent.runId}`,
       };
+      const headers = {
+        location: links.run,
+        ...(wait.from === 'prefer' ? { 'preference-applied': `wait=${wait.seconds}` } : {}),
+      };
+      const ids = {
+        run_id: sent.runId,
+        conversation_id: sent.conversationId,
+        message_id: sent.messageId,
+      };
+      // Unless asked to wait, the answer is the queued run: nothing more is read.
+      if (wait.from === 'none')
+        return new JsonAnswer(202, { ...ids, status: 'queued', ...links }, headers);
+      const run = await context.mesh.runs.settled(sent.runId, wait.seconds * 1000);
+      const outcome = run && (await turnOutcome(context.mesh, run));
+      if (!outcome)
+        return new JsonAnswer(202, { ...ids, status: run?.status ?? 'queued', ...links }, headers);
+      return new JsonAnswer(
+        200,
+        {
+          ...ids,
+          status: outcome.status,
+          reason: outcome.reason,
+          reply: outcome.reply,
+          ...links,
+        },
+        headers,
+      );
     },
   }),
   route({

@@ -10,7 +10,7 @@ import {
   listRuns,
 } from '../../app/queries.ts';
 import type { Audience } from '../../app/records.ts';
-import { chat } from '../../app/turns.ts';
+import { sendMessage } from '../../app/turns.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
@@ -58,7 +58,8 @@ export const chatRoutes: readonly UiRoute[] = [
       const audience = field(form, 'audience');
       if (conversation && !isUuid(conversation))
         throw new MeshError('conversation_not_found', 'no conversation with that id');
-      const result = await chat(mesh, {
+      // Recorded with its run and queued; the chat page shows it at once and follows the run.
+      const sent = await sendMessage(mesh, {
         agentId: agent.id,
         ...(conversation ? { conversationId: conversation } : {}),
         ...(audience === 'shared' || audience === 'direct'
@@ -68,11 +69,8 @@ export const chatRoutes: readonly UiRoute[] = [
         body: field(form, 'body'),
       });
       return {
-        text:
-          result.status === 'succeeded'
-            ? 'Sent.'
-            : `The turn ended ${result.status}: ${result.reason ?? ''}`,
-        to: `${agentPath(agent.name, 'chat')}?conversation=${result.conversationId}`,
+        text: 'Sent.',
+        to: `${agentPath(agent.name, 'chat')}?conversation=${sent.conversationId}`,
       };
     },
   ),

@@ -2,7 +2,8 @@
  * The pages' one script (served as /assets/live.js, allowed by the pages' `script-src 'self'`):
  * it follows a run's event stream (`/runs/{run}/events`, authorized by the session cookie) and
  * updates the page in place. A run page appends each new step as the server rendered it and
- * updates the status; a chat page appends the reply and updates the run's link. A page without
+ * updates the status; a chat page appends the reply, updates the run's link and frees Send
+ * (disabled while the turn it follows runs) once that run ends. A page without
  * it is the same page, only not updated until reloaded.
  *
  * Step markup comes from the server's own renderer (every value escaped there); anything else
@@ -22,6 +23,13 @@ export const LIVE_SCRIPT = `'use strict';
         el.textContent = state.reason ? ' ' + state.reason : '';
       });
       if (state.final) {
+        // A chat page's Send waits for the turn it follows: free it, and drop the note.
+        document.querySelectorAll('[data-busy-while="' + state.run_id + '"]').forEach(function (el) {
+          el.disabled = false;
+        });
+        document.querySelectorAll('[data-busy-note="' + state.run_id + '"]').forEach(function (el) {
+          el.remove();
+        });
         source.close();
         document.documentElement.setAttribute('data-live', 'ended');
       }

@@ -94,7 +94,14 @@ export function chatPage(
                   >`
             }
             <textarea name="body" rows="3" required placeholder="Message ${agent.name}"></textarea>
-            <button>Send</button>
+            ${
+              following
+                ? html`<button disabled data-busy-while="${following.id}">Send</button>
+                    <span class="muted" data-busy-note="${following.id}"
+                      >${agent.name} is working on the last message…</span
+                    >`
+                : html`<button>Send</button>`
+            }
           </form>
         </section>
       </div>`,

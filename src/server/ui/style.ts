@@ -38,6 +38,7 @@ a.button { display: inline-block; padding: .35rem .9rem; border-radius: 5px; bac
 button.link { background: none; color: var(--accent); padding: 0; }
 button.danger { background: var(--bad); }
 button.toggle.on { background: var(--ok); } button.toggle.off { background: #98a2b3; }
+button:disabled { opacity: .45; cursor: not-allowed; }
 form.inline { display: inline; } form.inline input { width: auto; }
 .actions { margin: .6rem 0; display: flex; gap: .5rem; }
 .audiences label { display: inline-block; margin-right: 1rem; }

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import type { RunRecord, RunStatus } from './records.ts';
+import { RunQueue } from './run-queue.ts';
+
+function row(status: RunStatus): RunRecord {
+  return {
+    id: 'r1',
+    agentId: 'a',
+    conversationId: 'c',
+    inboundMessageId: 'm',
+    kind: 'turn',
+    status,
+    reason: null,
+    provenance: {},
+    budget: {},
+    usage: {},
+    checkpoint: {},
+    leaseOwner: null,
+    leaseEpoch: 0,
+    leaseExpiresAt: null,
+    committedAt: null,
+    createdAt: new Date(0),
+    startedAt: null,
+    finishedAt: null,
+  };
+}
+
+/** A run whose status the test sets, and a count of how often it was read. */
+function fakeRun(status: RunStatus) {
+  const state = { status, reads: 0 };
+  const read = (id: string) => {
+    state.reads++;
+    return Promise.resolve(id === 'r1' ? row(state.status) : undefined);
+  };
+  return { state, read };
+}
+
+describe('RunQueue.settled', () => {
+  it('answers a run that ended in this process as soon as it ends, not at the next read', async () => {
+    const { state, read } = fakeRun('running');
+    // A poll far longer than the test: only the ended() signal can settle it in time.
+    const queue = new RunQueue(read, 3_600_000);
+    const waiting = queue.settled('r1', Number.POSITIVE_INFINITY);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(state.reads).toBe(1);
+    state.status = 'succeeded';
+    queue.ended('r1');
+    expect((await waiting)?.status).toBe('succeeded');
+    expect(state.reads).toBe(2);
+  });
+
+  it('sees a run settled elsewhere by reading it again', async () => {
+    const { state, read } = fakeRun('queued');
+    const queue = new RunQueue(read, 1);
+    const waiting = queue.settled('r1', Number.POSITIVE_INFINITY);
+    while (state.reads < 3) await new Promise((resolve) => setTimeout(resolve, 1));
+    state.status = 'failed';
+    expect((await waiting)?.status).toBe('failed');
+  });
+
+  it('answers the row as it stands when the wait runs out or the caller leaves', async () => {
+    const { read } = fakeRun('running');
+    const queue = new RunQueue(read, 1);
+    expect((await queue.settled('r1', 0))?.status).toBe('running');
+    expect((await queue.settled('r1', 5))?.status).toBe('running');
+    const leaving = new AbortController();
+    const waiting = queue.settled('r1', Number.POSITIVE_INFINITY, leaving.signal);
+    leaving.abort();
+    expect((await waiting)?.status).toBe('running');
+  });
+
+  it('counts a run parked for input as settled, and an unknown id as none', async () => {
+    expect((await new RunQueue(fakeRun('awaiting_input').read).settled('r1', 1000))?.status).toBe(
+      'awaiting_input',
+    );
+    expect(await new RunQueue(fakeRun('queued').read).settled('nope', 1000)).toBeUndefined();
+  });
+});
