@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { registerTracing, startTelemetry, tracingConfigured } from './telemetry.ts';
 import { MeshError } from '../tool/errors.ts';
-import { withSpan, type SpanStart } from '../tool/tracing.ts';
+import { tracingEnabled, withSpan, type SpanStart } from '../tool/tracing.ts';
 
 const start: SpanStart = {
   name: 'execute_tool probe',
@@ -78,10 +78,15 @@ describe('withSpan', () => {
   it('without a registered provider, spans are the no-op API and record nothing', async () => {
     unregister();
     try {
+      expect(tracingEnabled()).toBe(false);
+      // Untraced, no tracer is even asked for: the work runs at once with the non-recording span.
+      const getTracer = vi.spyOn(trace, 'getTracer');
       await withSpan(start, (span) => {
         expect(span.isRecording()).toBe(false);
         return Promise.resolve();
       });
+      expect(getTracer).not.toHaveBeenCalled();
+      getTracer.mockRestore();
       expect(exporter.getFinishedSpans()).toEqual([]);
       expect(trace.getActiveSpan()).toBeUndefined();
     } finally {

@@ -1,5 +1,6 @@
 import { context, trace, type TracerProvider } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { setTracingEnabled } from '../tool/tracing.ts';
 
 /*
  * Tracing set-up: the one module that knows the OpenTelemetry SDK. The instrumented code
@@ -73,7 +74,9 @@ export async function startTelemetry(
 export function registerTracing(provider: TracerProvider): () => void {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
+  setTracingEnabled(true);
   return () => {
+    setTracingEnabled(false);
     trace.disable();
     context.disable();
   };

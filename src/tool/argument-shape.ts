@@ -11,6 +11,8 @@ export type JsonKind = 'object' | 'array' | 'string' | 'number' | 'integer' | 'b
 export interface ArgumentShape {
   /** Allowed kinds, or undefined when the schema does not constrain the kind. */
   types: ReadonlySet<JsonKind> | undefined;
+  /** `types` as {@link KIND_BITS} (a number admits an integer too); 0 when unconstrained. */
+  kindMask: number;
   /** Declared fields at this level (own, from allOf, and from anyOf/oneOf branches). */
   properties: Map<string, ArgumentShape>;
   /** True when properties are declared and nothing explicitly allows others. */
@@ -20,6 +22,23 @@ export interface ArgumentShape {
   required: string[];
   items: ArgumentShape | undefined;
   prefixItems: ArgumentShape[];
+}
+
+/** One bit per JSON kind, so a value's kind is checked against a shape with one `&`. */
+export const KIND_BITS: Readonly<Record<JsonKind, number>> = Object.freeze({
+  object: 1,
+  array: 2,
+  string: 4,
+  number: 8,
+  integer: 16,
+  boolean: 32,
+  null: 64,
+});
+
+function maskOf(types: ReadonlySet<JsonKind>): number {
+  let mask = 0;
+  for (const t of types) mask |= KIND_BITS[t];
+  return types.has('number') ? mask | KIND_BITS.integer : mask;
 }
 
 const KINDS = new Set<string>([
@@ -40,6 +59,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function openShape(): ArgumentShape {
   return {
     types: undefined,
+    kindMask: 0,
     properties: new Map(),
     closed: false,
     explicitlyOpen: false,
@@ -106,6 +126,7 @@ export function compileShape(root: JsonSchema, options: ShapeOptions = {}): Argu
       if (list && list.every((t) => typeof t === 'string' && KINDS.has(t))) {
         const next = new Set(list as JsonKind[]);
         shape.types = shape.types ? new Set([...shape.types].filter((t) => next.has(t))) : next;
+        shape.kindMask = maskOf(shape.types);
       }
       if (Array.isArray(node['required'])) {
         for (const name of node['required'])

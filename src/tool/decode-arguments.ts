@@ -1,5 +1,5 @@
 import type { JsonObject, JsonSchema } from '../model/json.ts';
-import { compileShape, type ArgumentShape, type JsonKind } from './argument-shape.ts';
+import { compileShape, KIND_BITS, type ArgumentShape, type JsonKind } from './argument-shape.ts';
 import { InvalidToolInputError } from './errors.ts';
 import {
   compileSchema,
@@ -85,13 +85,16 @@ function parseTopLevelObject(raw: string): JsonObject {
   if (raw.length > ARGUMENT_LIMITS.maxBytes) {
     throw refusal([`arguments exceed ${ARGUMENT_LIMITS.maxBytes} bytes`]);
   }
-  if (raw.trim() === '') {
-    throw refusal(['arguments are empty; send a JSON object such as {} when the tool needs none']);
-  }
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
+    // Only a failed parse looks for why: blank text parses to nothing, so it is caught here.
+    if (raw.trim() === '') {
+      throw refusal([
+        'arguments are empty; send a JSON object such as {} when the tool needs none',
+      ]);
+    }
     const end = endOfLeadingObject(raw);
     if (end !== -1 && isParsable(raw.slice(0, end))) {
       throw refusal([
@@ -152,10 +155,22 @@ function kindOf(value: unknown): JsonKind {
   }
 }
 
-function matchesKind(value: unknown, types: ReadonlySet<JsonKind>): boolean {
-  const kind = kindOf(value);
-  if (types.has(kind)) return true;
-  return kind === 'integer' && types.has('number');
+/** The {@link KIND_BITS} bit of a parsed value's kind. */
+function kindBit(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return KIND_BITS.string;
+    case 'number':
+      return Number.isInteger(value) ? KIND_BITS.integer : KIND_BITS.number;
+    case 'boolean':
+      return KIND_BITS.boolean;
+    default:
+      return value === null
+        ? KIND_BITS.null
+        : Array.isArray(value)
+          ? KIND_BITS.array
+          : KIND_BITS.object;
+  }
 }
 
 function article(kind: string): string {
@@ -191,6 +206,16 @@ function acceptedFields(shape: ArgumentShape): string {
   return names.length === 0 ? 'none' : names.join(', ');
 }
 
+/**
+ * A scalar (or null) of an allowed kind, within the depth limit: all {@link checkShape} would
+ * find for it is nothing, so the walk skips the call and the path bookkeeping.
+ */
+function leafFits(value: unknown, shape: ArgumentShape, depth: number): boolean {
+  if (typeof value === 'object' && value !== null) return false;
+  if (depth > ARGUMENT_LIMITS.maxDepth) return false;
+  return shape.kindMask === 0 || (kindBit(value) & shape.kindMask) !== 0;
+}
+
 function checkShape(
   value: unknown,
   shape: ArgumentShape,
@@ -203,23 +228,26 @@ function checkShape(
     problems.push(`${field(path)} nests deeper than ${ARGUMENT_LIMITS.maxDepth} levels`);
     return;
   }
-  if (shape.types && !matchesKind(value, shape.types)) {
+  if (shape.types && (kindBit(value) & shape.kindMask) === 0) {
     problems.push(
       `${field(path)} must be ${describeKinds(shape.types)}, not ${article(kindOf(value))}`,
     );
     return;
   }
+  // Plain loops over the parsed value: this walk is on every call's path (bench:executor).
   if (Array.isArray(value)) {
-    value.forEach((item, index) => {
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
       const itemShape = shape.prefixItems[index] ?? shape.items;
       if (itemShape) {
+        if (leafFits(item, itemShape, depth + 1)) continue;
         path.push(index);
         checkShape(item, itemShape, path, problems, depth + 1);
         path.pop();
       } else if (typeof item === 'object' && item !== null) {
-        checkDepth(item as object, path, problems, depth + 1);
+        checkDepth(item, path, problems, depth + 1);
       }
-    });
+    }
     return;
   }
   if (typeof value !== 'object' || value === null) return;
@@ -231,8 +259,11 @@ function checkShape(
       path.pop();
     }
   }
-  for (const [name, child] of Object.entries(object)) {
+  // JSON.parse makes plain objects: `for…in` sees exactly their own keys, with no array built.
+  for (const name in object) {
+    const child = object[name];
     const childShape = shape.properties.get(name);
+    if (childShape && leafFits(child, childShape, depth + 1)) continue;
     path.push(name);
     if (childShape) checkShape(child, childShape, path, problems, depth + 1);
     else if (shape.closed) {

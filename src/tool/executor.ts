@@ -1,6 +1,14 @@
 import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
-import { declaredServices, servicesDeclared, type HttpFetch, type ToolRuntime } from './context.ts';
+import {
+  declaredServices,
+  servicesDeclared,
+  type HttpFetch,
+  type Provenance,
+  type Services,
+  type ToolContext,
+  type ToolRuntime,
+} from './context.ts';
 import { decodeArguments, prepareDecoder } from './decode-arguments.ts';
 import type { Definition, ToolAttachment, ToolOutput, ToolUsage } from './definition.ts';
 import {
@@ -19,7 +27,7 @@ import {
   type Observation,
 } from './observation.ts';
 import type { Registry } from './registry.ts';
-import { SPAN_ATTRIBUTES as A, withSpan } from './tracing.ts';
+import { SPAN_ATTRIBUTES as A, tracingEnabled, withSpan } from './tracing.ts';
 
 /** What one call came to. Only bugs and infrastructure faults are thrown ({@link FatalToolError}). */
 export type ExecuteResult =
@@ -45,6 +53,8 @@ export type ExecuteResult =
       readonly error: SerializedError;
     }
   | { readonly kind: 'unknown_tool'; readonly observation: Observation };
+
+type ObservationResult = Extract<ExecuteResult, { kind: 'observation' }>;
 
 /**
  * A handler failed in a way the model cannot fix (an unreachable store, a broken contract). It
@@ -127,13 +137,19 @@ function invalidInput(
  * error is fatal unless tagged invalid input (any class) or unavailable (query class only: an
  * effect that says "unavailable" may already have acted).
  */
-export async function execute(
+export function execute(
   registry: Registry,
   call: ToolCall,
   runtime: ToolRuntime,
 ): Promise<ExecuteResult> {
-  const resolved = resolveCall(registry, call);
-  if (resolved.kind !== 'ready') return resolved;
+  // Not an async function: the handler's promise is returned as it is, without another layer.
+  let resolved: ResolvedCall;
+  try {
+    resolved = resolveCall(registry, call);
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+  if (resolved.kind !== 'ready') return Promise.resolve(resolved);
   return invoke(resolved.definition, resolved.args, call, runtime);
 }
 
@@ -167,6 +183,8 @@ export function invoke(
   runtime: ToolRuntime,
   step?: number,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
+  // Untraced, a call builds no span, attributes or outcome closure (bench:executor).
+  if (!tracingEnabled()) return invokeHandler(definition, args, call, runtime, step);
   return withSpan(
     {
       name: `execute_tool ${definition.tool.name}`,
@@ -187,15 +205,80 @@ export function invoke(
   );
 }
 
-/** The fetch a package's handler is handed: the runtime's guarded one, per its config. */
+/**
+ * The fetch a package's handler is handed: the runtime's guarded one, per its config, made on the
+ * first request (most calls send none, and a guarded fetch holds its own connection pools).
+ */
 function packageFetch(
   runtime: ToolRuntime,
   config: Readonly<Record<string, JsonValue>>,
 ): HttpFetch {
-  if (!runtime.fetchFor)
-    return () =>
-      Promise.reject(new MeshError('egress_unavailable', 'this runtime sends no HTTP requests'));
-  return runtime.fetchFor({ allowLoopbackHttp: config['allow_loopback_http'] === true });
+  let made: HttpFetch | undefined;
+  return (url, init) => {
+    if (!runtime.fetchFor)
+      return Promise.reject(
+        new MeshError('egress_unavailable', 'this runtime sends no HTTP requests'),
+      );
+    made ??= runtime.fetchFor({ allowLoopbackHttp: config['allow_loopback_http'] === true });
+    return made(url, init);
+  };
+}
+
+/** Each runtime's services as each tool may see them: made once per pair, not once per call. */
+const serviceViews = new WeakMap<Services, WeakMap<Definition, Services>>();
+
+function servicesFor(runtime: ToolRuntime, definition: Definition): Services {
+  let views = serviceViews.get(runtime.services);
+  if (!views) serviceViews.set(runtime.services, (views = new WeakMap()));
+  let view = views.get(definition);
+  if (!view) {
+    view = servicesDeclared(runtime.services, declaredServices(definition.needs));
+    views.set(definition, view);
+  }
+  return view;
+}
+
+/**
+ * What a handler is handed for one call. Its capabilities are methods of one object rather than
+ * closures made per call, and the guarded fetch is made on first use (bench:executor).
+ */
+class CallContext implements ToolContext {
+  readonly agentId: string;
+  readonly runId: string;
+  readonly callId: string;
+  declare readonly step?: number;
+  readonly toolName: string;
+  readonly provenance: Provenance;
+  readonly signal: AbortSignal;
+  readonly services: Services;
+  readonly config: Readonly<Record<string, JsonValue>>;
+  readonly #definition: Definition;
+  readonly #runtime: ToolRuntime;
+  #fetch: HttpFetch | undefined;
+
+  constructor(definition: Definition, runtime: ToolRuntime, call: ToolCall, step?: number) {
+    this.agentId = runtime.agentId;
+    this.runId = runtime.runId;
+    this.callId = call.id;
+    if (step !== undefined) (this as { step?: number }).step = step;
+    this.toolName = definition.tool.name;
+    this.provenance = runtime.provenance;
+    this.signal = runtime.signal;
+    this.services = servicesFor(runtime, definition);
+    this.config = runtime.configFor(definition.origin.packageId);
+    this.#definition = definition;
+    this.#runtime = runtime;
+    Object.freeze(this);
+  }
+
+  secret(kind: string): Promise<string> {
+    return grantedSecret(this.#definition, this.#runtime, kind);
+  }
+
+  /** A function of its own (handlers hand it to SDKs detached), the same one for the call. */
+  get fetch(): HttpFetch {
+    return (this.#fetch ??= packageFetch(this.#runtime, this.config));
+  }
 }
 
 async function invokeHandler(
@@ -206,24 +289,8 @@ async function invokeHandler(
   step: number | undefined,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   let output: ToolOutput;
-  const config = runtime.configFor(definition.origin.packageId);
   try {
-    output = await definition.execute(
-      Object.freeze({
-        agentId: runtime.agentId,
-        runId: runtime.runId,
-        callId: call.id,
-        ...(step === undefined ? {} : { step }),
-        toolName: definition.tool.name,
-        provenance: runtime.provenance,
-        signal: runtime.signal,
-        services: servicesDeclared(runtime.services, declaredServices(definition.needs)),
-        config,
-        secret: (kind: string) => grantedSecret(definition, runtime, kind),
-        fetch: packageFetch(runtime, config),
-      }),
-      args,
-    );
+    output = await definition.execute(new CallContext(definition, runtime, call, step), args);
   } catch (error) {
     if (hasCode(error, InvalidToolInputError.code)) return invalidInput(definition, error);
     if (hasCode(error, ToolUnavailableError.code) && definition.class === 'query') {
@@ -263,29 +330,32 @@ async function invokeHandler(
     });
   }
   const kind = output.unknownOutcome ? 'unknown_outcome' : output.isError ? 'tool_error' : 'result';
-  const links: ArtifactLink[] = attachments.map((a) => ({
-    artifactId: artifactId(a.id),
-    kind: a.kind,
-    mediaType: a.mediaType,
-    sizeBytes: a.content.byteLength,
-    ...(a.uri === undefined ? {} : { uri: a.uri }),
-  }));
-  return {
+  const links: ArtifactLink[] = [];
+  for (const a of attachments)
+    links.push({
+      artifactId: artifactId(a.id),
+      kind: a.kind,
+      mediaType: a.mediaType,
+      sizeBytes: a.content.byteLength,
+      ...(a.uri === undefined ? {} : { uri: a.uri }),
+    });
+  // Built field by field rather than with spreads: this is every call's path (bench:executor).
+  const shown: { -readonly [K in keyof Observation]: Observation[K] } = { kind, text: output.text };
+  if (output.data !== undefined) shown.data = output.data;
+  if (links.length > 0) shown.artifacts = links;
+  const result: { -readonly [K in keyof ObservationResult]: ObservationResult[K] } = {
     kind: 'observation',
     definition,
-    observation: observation({
-      kind,
-      text: output.text,
-      ...(output.data === undefined ? {} : { data: output.data }),
-      ...(links.length === 0 ? {} : { artifacts: links }),
-    }),
-    ...(attachments.length === 0 ? {} : { attachments }),
-    ...(meteredUsage(output.usage) ?? {}),
+    observation: observation(shown),
   };
+  if (attachments.length > 0) result.attachments = attachments;
+  const usage = meteredUsage(output.usage);
+  if (usage !== undefined) result.usage = usage;
+  return result;
 }
 
 /** The meters a handler reported, when they are sound (a bad one is a handler bug). */
-function meteredUsage(usage: unknown): { usage: ToolUsage } | undefined {
+function meteredUsage(usage: unknown): ToolUsage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const { computeMs, providerCalls, exhausted } = usage as ToolUsage;
   const sound = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
@@ -305,7 +375,7 @@ function meteredUsage(usage: unknown): { usage: ToolUsage } | undefined {
     ...(providerCalls === undefined ? {} : { providerCalls: { ...providerCalls } }),
     ...(exhausted === undefined ? {} : { exhausted }),
   };
-  return Object.keys(metered).length === 0 ? undefined : { usage: metered };
+  return Object.keys(metered).length === 0 ? undefined : metered;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -162,9 +162,12 @@ export function compileSchema(
   return Object.freeze({
     schema,
     validate(value: unknown): readonly ErrorObject[] {
-      return fn(value) ? [] : (fn.errors ?? []);
+      return fn(value) ? NO_ERRORS : (fn.errors ?? NO_ERRORS);
     },
   });
 }
+
+/** What a value that passes is answered: one frozen list, not a new one per check. */
+const NO_ERRORS: readonly ErrorObject[] = Object.freeze([]);
 
 export type { ErrorObject };

@@ -1,4 +1,5 @@
 import {
+  INVALID_SPAN_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -55,6 +56,24 @@ export interface SpanOutcome {
   readonly error?: string;
 }
 
+let tracing = false;
+
+/**
+ * Whether spans are made: set by the telemetry set-up when it registers a tracer provider (and
+ * cleared when it unregisters it). Off, {@link withSpan} runs its work with no span at all, and
+ * hot paths skip building their attributes.
+ */
+export function tracingEnabled(): boolean {
+  return tracing;
+}
+
+export function setTracingEnabled(enabled: boolean): void {
+  tracing = enabled;
+}
+
+/** The span work runs with while tracing is off: the API's non-recording span, made once. */
+const NOT_TRACED: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 function defined(attributes: Readonly<Record<string, AttributeValue | undefined>>): Attributes {
   return Object.fromEntries(Object.entries(attributes).filter(([, v]) => v !== undefined));
 }
@@ -63,14 +82,15 @@ function defined(attributes: Readonly<Record<string, AttributeValue | undefined>
  * Runs `fn` inside a span of the `mesh` tracer, the span active for what `fn` calls (its children
  * nest under it), and records how it ended: `outcome(result)`'s attributes and error, or, when
  * `fn` throws, error status with the error's stable code as `error.type` (never its message,
- * which may quote the outside world). Without a registered tracer provider the API hands out a
- * no-op span and this costs a closure.
+ * which may quote the outside world). While tracing is off (no provider registered) `fn` runs
+ * at once with a non-recording span: no tracer, context or attribute objects are made.
  */
 export function withSpan<T>(
   start: SpanStart,
   fn: (span: Span) => Promise<T>,
   outcome?: (result: T) => SpanOutcome,
 ): Promise<T> {
+  if (!tracing) return fn(NOT_TRACED);
   const tracer = trace.getTracer(TRACER_NAME);
   const options = {
     kind: start.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL,
