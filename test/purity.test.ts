@@ -98,6 +98,8 @@ const OWNED_PACKAGES: readonly { pattern: RegExp; owner: string }[] = [
   { pattern: /^exa-js$|^exa-js\//, owner: 'src/web/adapters/' },
   // The OpenTelemetry SDK is set up in one module, and imported only when tracing is configured.
   { pattern: /^@opentelemetry\/(?!api$)/, owner: 'src/app/telemetry.ts' },
+  // The metrics registry: one module knows prom-client; the layers below report through hooks.
+  { pattern: /^prom-client/, owner: 'src/app/metrics.ts' },
 ];
 
 function sources(folder: string): string[] {

@@ -17,6 +17,7 @@ import { MeshError } from '../tool/errors.ts';
 import { turnDriver, type TurnEnvironment, type TurnModel } from '../turn/engine.ts';
 import { receiveMessage } from '../turn/intake.ts';
 import type { Mesh } from './mesh.ts';
+import { workerMetrics } from './metrics.ts';
 import { operatorCallDriver, runtimeFor } from './operator-call.ts';
 import { turnPolicy } from './policy.ts';
 
@@ -116,6 +117,7 @@ export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
     // Every turn is driven by a worker now: MESH_TURN_CONCURRENCY bounds them per process.
     concurrency: mesh.turnSlots.limit,
     log,
+    observer: workerMetrics(),
   });
 }
 

@@ -21,6 +21,18 @@ export interface WorkerOptions {
   /** How long a worker whose last look found nothing waits before looking again (unless woken). */
   readonly pollMs?: number;
   readonly log?: (line: string) => void;
+  /** Told of each run this worker takes and how it ends (the metrics set-up's). */
+  readonly observer?: WorkerObserver;
+}
+
+/** What a worker reports for metrics: runs taken, and runs ended here with their status. */
+export interface WorkerObserver {
+  /** A run was claimed; `queuedSeconds` when it was taken from the queue for the first time. */
+  claimed(run: RunRecord, queuedSeconds: number | undefined): void;
+  /** A run this worker drove ended with `status` (not one handed over to another holder). */
+  ended(run: RunRecord, status: string, seconds: number): void;
+  /** How many runs this worker drives now, after a change. */
+  active(count: number): void;
 }
 
 /** A caller of {@link Worker.idle}: resolved by the first empty look that began after it asked. */
@@ -41,8 +53,8 @@ interface IdleWaiter {
  */
 export class Worker {
   readonly owner: string;
-  private readonly options: Required<Omit<WorkerOptions, 'owner' | 'log'>> &
-    Pick<WorkerOptions, 'log'>;
+  private readonly options: Required<Omit<WorkerOptions, 'owner' | 'log' | 'observer'>> &
+    Pick<WorkerOptions, 'log' | 'observer'>;
   private readonly active = new Map<
     string,
     { controller: AbortController; lease: Lease; done: Promise<void> }
@@ -163,6 +175,18 @@ export class Worker {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     this.active.set(run.id, { controller, lease, done });
+    const observer = this.options.observer;
+    const started = performance.now();
+    // Epoch 1 is the first claim: the run came from the queue, not from a lost holder.
+    observer?.claimed(
+      run,
+      run.leaseEpoch === 1 && run.startedAt
+        ? Math.max(0, (run.startedAt.getTime() - run.createdAt.getTime()) / 1000)
+        : undefined,
+    );
+    observer?.active(this.active.size);
+    const ended = (status: string) =>
+      observer?.ended(run, status, (performance.now() - started) / 1000);
     const heartbeat = startLeaseHeartbeat(
       this.options.ledger,
       lease,
@@ -191,6 +215,7 @@ export class Worker {
         return;
       }
       await this.options.ledger.finish(lease, end.status, end.reason);
+      ended(end.status);
     } catch (error) {
       if (hasCode(error, LEASE_LOST) || controller.signal.aborted) {
         this.options.log?.(
@@ -202,6 +227,7 @@ export class Worker {
       }
       const reason = `failed: ${describeFailure(error)}`;
       this.options.log?.(`worker ${this.owner}: run ${run.id} ${reason}`);
+      ended('failed');
       await this.options.ledger.finish(lease, 'failed', reason).catch((finishError: unknown) => {
         this.options.log?.(
           `worker ${this.owner}: could not record the failure of ${run.id}: ${describeFailure(finishError)}`,
@@ -210,6 +236,7 @@ export class Worker {
     } finally {
       heartbeat.stop();
       this.active.delete(run.id);
+      observer?.active(this.active.size);
       resolveDone();
       // A freed slot, and the chance to report idle, should not wait out a poll.
       this.wake();

@@ -2,7 +2,7 @@ import { agentRoutes } from './api/agents.ts';
 import type { Route } from './api/context.ts';
 import { conversationRoutes } from './api/conversations.ts';
 import { mcpRoutes } from './api/mcp.ts';
-import { openApiRoute } from './api/meta.ts';
+import { metricsRoute, openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
 import { providerRoutes } from './api/providers.ts';
 import { toolSearchRoutes } from './api/tool-search.ts';
@@ -12,6 +12,7 @@ import { workspaceRoutes } from './api/workspaces.ts';
 /** Every route of the JSON API, in the order the document lists them: one module per tag. */
 export const apiRoutes: readonly Route[] = [
   openApiRoute(() => apiRoutes),
+  metricsRoute,
   ...agentRoutes,
   ...policyRoutes,
   ...toolSearchRoutes,

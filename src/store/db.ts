@@ -20,6 +20,13 @@ export interface Queryable {
  * The one seam between Mesh and PostgreSQL. PGlite (embedded) and node-postgres (a server) both
  * implement it; only src/store knows which one is behind it.
  */
+/** A connection pool's state: its connections, those idle, and queries waiting for one. */
+export interface PoolStats {
+  readonly total: number;
+  readonly idle: number;
+  readonly waiting: number;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /**
@@ -29,6 +36,8 @@ export interface Db extends Queryable {
    * is one connection anyway (the embedded database): the Db itself.
    */
   readonly leases?: Queryable;
+  /** The connection pool's state now, where there is one (a server; not the embedded database). */
+  readonly poolStats?: () => PoolStats;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

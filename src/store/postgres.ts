@@ -96,6 +96,11 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
 
   return {
     kind: 'postgres',
+    poolStats: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
     query: (sql, params) => run(pool, sql, params),
     exec: async (sql) => {
       await run(pool, sql);

@@ -27,7 +27,13 @@ import {
   type Observation,
 } from './observation.ts';
 import type { Registry } from './registry.ts';
-import { SPAN_ATTRIBUTES as A, tracingEnabled, withSpan } from './tracing.ts';
+import {
+  observedCalls,
+  SPAN_ATTRIBUTES as A,
+  tracingEnabled,
+  withSpan,
+  type CallObservation,
+} from './tracing.ts';
 
 /** What one call came to. Only bugs and infrastructure faults are thrown ({@link FatalToolError}). */
 export type ExecuteResult =
@@ -182,6 +188,41 @@ export function invoke(
   call: ToolCall,
   runtime: ToolRuntime,
   step?: number,
+): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
+  const observer = observedCalls();
+  if (observer)
+    return timed(observer, definition, () => traced(definition, args, call, runtime, step));
+  return traced(definition, args, call, runtime, step);
+}
+
+/** A call timed for its observer (metrics): how long the handler took and what it came to. */
+async function timed<T extends { readonly observation: Observation }>(
+  observer: (call: CallObservation) => void,
+  definition: Definition,
+  run: () => Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  let outcome = 'fatal';
+  try {
+    const result = await run();
+    outcome = result.observation.kind;
+    return result;
+  } finally {
+    observer({
+      tool: definition.tool.name,
+      toolClass: definition.class,
+      outcome,
+      seconds: (performance.now() - started) / 1000,
+    });
+  }
+}
+
+function traced(
+  definition: Definition,
+  args: JsonObject,
+  call: ToolCall,
+  runtime: ToolRuntime,
+  step: number | undefined,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   // Untraced, a call builds no span, attributes or outcome closure (bench:executor).
   if (!tracingEnabled()) return invokeHandler(definition, args, call, runtime, step);

@@ -398,6 +398,40 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
     expect(rows[0]?.n).toBe(0);
   });
 
+  it('serves metrics to scrape (operator token only): the queue, runs, tool calls, the event loop', async () => {
+    // A turn with a tool call, driven by this server's worker.
+    const sent = await server.api('POST', '/api/agents/ada/messages?wait=60', {
+      body: 'remember the zebra crossing',
+    });
+    expect(sent.status).toBe(200);
+    expect((await server.api('GET', '/api/metrics', undefined, { token: null })).status).toBe(401);
+    const scraped = await server.api('GET', '/api/metrics');
+    expect(scraped.status).toBe(200);
+    expect(scraped.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const value = (series: string): number => {
+      const line = scraped.text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? Number.NaN : Number(line.slice(series.length + 1));
+    };
+    expect(value('mesh_runs_queued')).toBe(0);
+    expect(value('mesh_run_queue_wait_seconds_count{kind="turn"}')).toBeGreaterThan(0);
+    expect(
+      value('mesh_run_duration_seconds_count{kind="turn",status="succeeded"}'),
+    ).toBeGreaterThan(0);
+    expect(
+      value(
+        'mesh_tool_call_duration_seconds_count{tool="remember",class="query",outcome="result"}',
+      ),
+    ).toBeGreaterThan(0);
+    expect(value('nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
+    // The pool's gauges exist where there is a pool (PostgreSQL), from its first scrape on.
+    if (server.mesh.db.kind === 'postgres') {
+      expect(value('mesh_db_pool_waiting')).toBeGreaterThanOrEqual(0);
+      expect(value('mesh_db_pool_connections{state="idle"}')).toBeGreaterThanOrEqual(0);
+    }
+    // Identifiers and counts only: no message text reaches a label.
+    expect(scraped.text).not.toContain('zebra');
+  });
+
   it('never offers a tool an agent opted out of, in any recorded model request', async () => {
     expect(
       (await server.api('PUT', '/api/agents/ada/tools/recall', { enabled: false })).status,
