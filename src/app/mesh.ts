@@ -28,7 +28,8 @@ import { createRedactor, type Redactor } from '../tool/redaction.ts';
 import { createQueryProviderRuntime, type QueryProviderRuntimeOptions } from './web-service.ts';
 import { createWorkspaceRuntime, type WorkspaceRuntime } from './workspaces.ts';
 import { TurnSlots, turnConcurrency } from './turn-slots.ts';
-import { RunQueue } from '../run/run-queue.ts';
+import { RunQueue, SETTLE_POLL_MS } from '../run/run-queue.ts';
+import { RUN_ENDED_CHANNEL } from '../store/runs.ts';
 
 /** A running Mesh: the database, the verified first-party catalog, and the services handlers get. */
 export interface Mesh {
@@ -144,7 +145,12 @@ export function assembleMesh(
       await workspaces.releaseRun(runId, 'its run ended');
     },
   });
-  const runs = new RunQueue((runId) => ledger.run(runId));
+  const { listen } = db;
+  const runs = new RunQueue(
+    (runId) => ledger.run(runId),
+    SETTLE_POLL_MS,
+    listen && ((ended, lost) => listen(RUN_ENDED_CHANNEL, ended, lost)),
+  );
   return {
     secrets,
     clock,

@@ -38,6 +38,16 @@ export interface Db extends Queryable {
   readonly leases?: Queryable;
   /** The connection pool's state now, where there is one (a server; not the embedded database). */
   readonly poolStats?: () => PoolStats;
+  /**
+   * Listens on a notification channel (LISTEN, on a connection of its own), calling `onPayload`
+   * with each payload; `onLost` when the connection drops (notifications may then be missed).
+   * Resolves with the way to stop. Absent where one process holds the database (embedded).
+   */
+  readonly listen?: (
+    channel: string,
+    onPayload: (payload: string) => void,
+    onLost: () => void,
+  ) => Promise<() => Promise<void>>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -105,6 +105,36 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     exec: async (sql) => {
       await run(pool, sql);
     },
+    async listen(channel, onPayload, onLost) {
+      if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel))
+        throw new StoreError('store_misuse', 'a channel is a lowercase identifier');
+      const client = new pg.Client({
+        connectionString: options.url,
+        connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      });
+      let stopping = false;
+      const lost = () => {
+        if (!stopping) onLost();
+      };
+      client.on('error', lost);
+      client.on('end', lost);
+      client.on('notification', (message) => {
+        if (message.channel === channel && message.payload !== undefined)
+          onPayload(message.payload);
+      });
+      try {
+        await client.connect();
+        await client.query(`listen ${channel}`);
+      } catch (error) {
+        stopping = true;
+        await client.end().catch(() => undefined);
+        throw wrap(error, options.url);
+      }
+      return async () => {
+        stopping = true;
+        await client.end().catch(() => undefined);
+      };
+    },
     leases: {
       query: (sql, params) => run(leasePool, sql, params),
       exec: async (sql) => {

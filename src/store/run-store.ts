@@ -9,6 +9,7 @@ import {
   appendStep,
   appendStepPair,
   claimRunnable,
+  announceRunEnded,
   finishRun,
   getRun,
   insertRun,
@@ -49,7 +50,12 @@ export function runStore(db: Db): RunStore {
       return found && found.runId === runId ? found : undefined;
     },
     updateProgress: (lease, progress) => updateProgress(db, lease, progress),
-    finishRun: (lease, status, reason) => finishRun(db, lease, status, reason),
+    async finishRun(lease, status, reason) {
+      await finishRun(db, lease, status, reason);
+      // On the lease lane, and not awaited: the end is recorded; the announcement is a courtesy.
+      if (db.kind === 'postgres')
+        void announceRunEnded(db.leases ?? db, lease.runId).catch(() => undefined);
+    },
     receiveInbound: (input) =>
       db.transaction(async (tx) => {
         let conversation: ConversationRecord;

@@ -129,7 +129,11 @@ export async function startTestServer(
       }
       return { status: res.status, headers: res.headers, text, json };
     },
-    close: () => server.close(),
+    // The worker a sent message started, and what it listens to, end with the server.
+    async close() {
+      await server.close();
+      await mesh.runs.close();
+    },
   };
 }
 
