@@ -12,7 +12,8 @@
  * and context built, the next request sent), so the fake's delay is not in it; errors (non-200
  * answers and turns that did not succeed); the server's peak RSS (VmHWM).
  *
- * BENCH_AGENTS (500), BENCH_MESSAGES per agent (3), BENCH_DELAY_MS (200). Needs DATABASE_URL
+ * BENCH_AGENTS (500), BENCH_MESSAGES per agent (3), BENCH_DELAY_MS (200), BENCH_PROFILE_DIR (the
+ * server's CPU profile, see bench/profile-summary.ts). Needs DATABASE_URL
  * pointing at a PostgreSQL server: the bench creates its own database there and drops it.
  */
 import { spawn } from 'node:child_process';
@@ -30,6 +31,7 @@ const AGENTS = Number(process.env['BENCH_AGENTS'] ?? '500');
 const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? '3');
 const DELAY_MS = Number(process.env['BENCH_DELAY_MS'] ?? '200');
 const SLUG = 'lookup';
+const PROFILE_DIR = process.env['BENCH_PROFILE_DIR'];
 
 if (!process.env['DATABASE_URL']) {
   console.log('bench:tenants needs DATABASE_URL pointing at a PostgreSQL server');
@@ -126,7 +128,15 @@ const dir = mkdtempSync(join(tmpdir(), 'mesh-bench-tenants-'));
 writeFileSync(join(dir, 'instance.key'), randomBytes(32), { mode: 0o600 });
 const server = spawn(
   process.execPath,
-  [join(process.cwd(), 'bin', 'mesh.js'), 'serve', '--port', '0'],
+  [
+    // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it stops (read it with
+    // `npm run bench:profile -- DIR`).
+    ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+    join(process.cwd(), 'bin', 'mesh.js'),
+    'serve',
+    '--port',
+    '0',
+  ],
   {
     env: {
       ...process.env,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../model/json.ts';
-import { createRedactor, noRedaction, REDACTED } from './redaction.ts';
+import { createRedactor, noRedaction, REDACTED, trieSource } from './redaction.ts';
 
 const secret = 'mcp-tok_9f8e7d6c5b4a3921';
 
@@ -149,5 +149,48 @@ describe('the encoded forms servers and tools print', () => {
     for (let i = 9_999; i >= 0; i--)
       out = i % 2 ? (out as { k: JsonValue }).k : (out as JsonValue[])[0]!;
     expect(out).toBe(REDACTED);
+  });
+});
+
+describe('trieSource', () => {
+  const flat = (words: readonly string[]) =>
+    new RegExp(
+      [...new Set(words)]
+        .sort((a, b) => b.length - a.length)
+        .map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'))
+        .join('|'),
+      'g',
+    );
+
+  it('matches exactly what the longest-first alternation of the same words matches', () => {
+    const seed = Date.now() % 2 ** 31;
+    console.log(`trieSource property: seed ${seed}`);
+    // A small alphabet, so words share prefixes and contain each other.
+    const word = fc.string({
+      unit: fc.constantFrom('a', 'b', '.', '(', '-', '\\'),
+      minLength: 1,
+      maxLength: 8,
+    });
+    fc.assert(
+      fc.property(
+        fc.array(word, { minLength: 1, maxLength: 12 }),
+        fc.string({ unit: fc.constantFrom('a', 'b', '.', '(', '-', '\\', ' '), maxLength: 60 }),
+        (words, text) => {
+          const trie = new RegExp(trieSource(words), 'g');
+          expect(text.replace(trie, '#')).toBe(text.replace(flat(words), '#'));
+        },
+      ),
+      { seed, numRuns: 500 },
+    );
+  });
+
+  it('keeps a thousand secrets to one branch per distinct next character', () => {
+    const words = Array.from({ length: 1000 }, (_, i) => `token-agent-${1000 + i}`);
+    const source = trieSource(words);
+    // The shared prefix is written once, not a thousand times.
+    expect(source.split('token').length - 1).toBe(1);
+    expect('ask token-agent-1999 and token-agent-19990'.replace(new RegExp(source, 'g'), '#')).toBe(
+      'ask # and #0',
+    );
   });
 });

@@ -68,16 +68,16 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
     passes = FAMILIES.flatMap(({ family, trigger }) => {
       const set = by.get(family);
       if (!set || set.size === 0) return [];
-      // Longest first, so a form is never cut short by a shorter one it starts with. Built on
-      // first use: an encoded family's pattern is large, and most texts never trigger it.
-      const sources = [...set].sort((a, b) => b.length - a.length);
+      // Built on first use: an encoded family's pattern is large, and most texts never trigger it.
       let pattern: RegExp | undefined;
-      return [
-        {
-          trigger,
-          pattern: () => (pattern ??= new RegExp(sources.join('|'), 'g')),
-        },
-      ];
+      const source = (): string =>
+        family === 'literal'
+          ? // Exact strings, as a trie: at each position one branch per distinct next character
+            // is tried, not every form of every secret (9 ms for 2 KB at 1,000 held secrets).
+            trieSource([...set])
+          : // Longest first, so a form is never cut short by a shorter one it starts with.
+            [...set].sort((a, b) => b.length - a.length).join('|');
+      return [{ trigger, pattern: () => (pattern ??= new RegExp(source(), 'g')) }];
     });
     return passes;
   };
@@ -177,13 +177,17 @@ function redactJson(value: JsonValue, text: (s: string) => string): JsonValue {
 }
 
 /**
- * The families of forms, each compiled into one pattern. Literal forms run on every text (V8 scans
- * for literal alternatives fast); the encoded families begin with a character class, which V8
+ * The families of forms, each compiled into one pattern. Literal forms run on every text, as one
+ * trie (see {@link trieSource}); the encoded families begin with a character class, which V8
  * tries at every position, so each runs only on a text holding what it could match.
  */
-type FormFamily = 'literal' | 'escaped' | 'hex' | 'wrapped';
+type FormFamily = 'literal' | 'folded' | 'masked' | 'escaped' | 'hex' | 'wrapped';
 const FAMILIES: readonly { family: FormFamily; trigger: RegExp | undefined }[] = [
+  // Exact strings (their sources are the strings themselves, made into a trie when compiled).
   { family: 'literal', trigger: undefined },
+  // A quoted secret with its whitespace folded: only secrets that hold whitespace have one.
+  { family: 'folded', trigger: undefined },
+  { family: 'masked', trigger: /[*•]{3}/ },
   { family: 'escaped', trigger: /%[0-9a-f]{2}|\\u[0-9a-f]{4}/i },
   { family: 'hex', trigger: /[0-9a-f]{2}[ :][0-9a-f]{2}[ :]?[0-9a-f]{2}|[0-9a-f]{4} [0-9a-f]{4}/i },
   { family: 'wrapped', trigger: /[A-Za-z0-9+/_-]{16}\r?\n[A-Za-z0-9+/_-]/ },
@@ -201,11 +205,11 @@ export function formPatterns(secret: string): { family: FormFamily; source: stri
     source,
   });
   const literals = new Set<string>(secretForms(secret));
-  const sources = [...literals]
-    .filter((f) => f.length >= MIN_FORM_LENGTH)
-    .map((f) => literal(escapeRegExp(f)));
+  // The literal family's sources are the exact strings: compiled into one trie pattern.
+  const sources = [...literals].filter((f) => f.length >= MIN_FORM_LENGTH).map(literal);
   // A quoted secret's whitespace may come back folded (one line, runs of spaces).
-  if (/\s/.test(secret)) sources.push(literal(secret.split(/\s+/).map(escapeRegExp).join('\\s+')));
+  if (/\s/.test(secret))
+    sources.push({ family: 'folded', source: secret.split(/\s+/).map(escapeRegExp).join('\\s+') });
   // Character by character: each as itself, percent-encoded or `\u`-escaped, in any mix (a
   // serializer that escapes some characters, a URL encoder that encodes all of them).
   sources.push({ family: 'escaped', source: Array.from(secret, charPattern).join('') });
@@ -224,7 +228,7 @@ export function formPatterns(secret: string): { family: FormFamily; source: stri
   if (secret.length >= 3 * MASK_ENDS) {
     const head = escapeRegExp(secret.slice(0, MASK_ENDS));
     const tail = escapeRegExp(secret.slice(-MASK_ENDS));
-    sources.push(literal(`${head}[*•]{3,}(?:${tail})?`));
+    sources.push({ family: 'masked', source: `${head}[*•]{3,}(?:${tail})?` });
   }
   return sources;
 }
@@ -296,6 +300,49 @@ function base64Fragments(bytes: Buffer): string[] {
     if (fragment.length >= MIN_FORM_LENGTH) out.push(fragment);
   }
   return out;
+}
+
+/**
+ * One pattern source matching any of `words`, longest match first, shaped as a trie: shared
+ * prefixes are written once, so at each text position only the branches of the characters seen
+ * so far are tried. A word that is a prefix of another is an optional tail (greedy, so the longer
+ * word wins where both match).
+ */
+export function trieSource(words: readonly string[]): string {
+  interface Node {
+    end: boolean;
+    readonly next: Map<string, Node>;
+  }
+  const root: Node = { end: false, next: new Map() };
+  for (const word of words) {
+    let node = root;
+    for (const char of word) {
+      let child = node.next.get(char);
+      if (!child) node.next.set(char, (child = { end: false, next: new Map() }));
+      node = child;
+    }
+    node.end = true;
+  }
+  // Iterative, children before parents: a long form nests as deep as it is long.
+  const order: Node[] = [];
+  const stack: Node[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop() as Node;
+    order.push(node);
+    for (const child of node.next.values()) stack.push(child);
+  }
+  const tail = new Map<Node, string>();
+  for (let i = order.length - 1; i >= 0; i--) {
+    const node = order[i] as Node;
+    const branches = [...node.next].map(
+      ([char, child]) => escapeRegExp(char) + (tail.get(child) ?? ''),
+    );
+    let source = '';
+    if (branches.length === 1 && !node.end) source = branches[0] ?? '';
+    else if (branches.length > 0) source = `(?:${branches.join('|')})${node.end ? '?' : ''}`;
+    tail.set(node, source);
+  }
+  return tail.get(root) ?? '';
 }
 
 function escapeRegExp(text: string): string {
