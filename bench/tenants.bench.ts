@@ -13,10 +13,12 @@
  * answers and turns that did not succeed); the server's peak RSS (VmHWM).
  *
  * BENCH_AGENTS (500), BENCH_MESSAGES per agent (3), BENCH_DELAY_MS (200), BENCH_PROFILE_DIR (the
- * server's CPU profile, see bench/profile-summary.ts). Needs DATABASE_URL
+ * server's CPU profile, see bench/profile-summary.ts), BENCH_REPLICAS (1: with 2, the messages are
+ * sent again once a second `mesh serve` on the same database has joined, and the two rates are
+ * compared). Needs DATABASE_URL
  * pointing at a PostgreSQL server: the bench creates its own database there and drops it.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -32,6 +34,7 @@ const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? '3');
 const DELAY_MS = Number(process.env['BENCH_DELAY_MS'] ?? '200');
 const SLUG = 'lookup';
 const PROFILE_DIR = process.env['BENCH_PROFILE_DIR'];
+const REPLICAS = Number(process.env['BENCH_REPLICAS'] ?? '1');
 
 if (!process.env['DATABASE_URL']) {
   console.log('bench:tenants needs DATABASE_URL pointing at a PostgreSQL server');
@@ -126,50 +129,65 @@ const mcp = await startFakeMcpServer({ tools: [textTool('find', 'Find a record b
 const fresh = await freshPostgresUrl();
 const dir = mkdtempSync(join(tmpdir(), 'mesh-bench-tenants-'));
 writeFileSync(join(dir, 'instance.key'), randomBytes(32), { mode: 0o600 });
-const server = spawn(
-  process.execPath,
-  [
-    // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it stops (read it with
-    // `npm run bench:profile -- DIR`).
-    ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
-    join(process.cwd(), 'bin', 'mesh.js'),
-    'serve',
-    '--port',
-    '0',
-  ],
-  {
-    env: {
-      ...process.env,
-      MESH_HOME: join(dir, 'home'),
-      DATABASE_URL: fresh.url,
-      MESH_INSTANCE_KEY_FILE: join(dir, 'instance.key'),
+interface Replica {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly token: string | undefined;
+}
+
+/** Starts one `mesh serve` on the bench's database (each replica with a home of its own). */
+async function startReplica(n: number): Promise<Replica> {
+  const child = spawn(
+    process.execPath,
+    [
+      // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it stops (read it with
+      // `npm run bench:profile -- DIR`).
+      ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+      join(process.cwd(), 'bin', 'mesh.js'),
+      'serve',
+      '--port',
+      '0',
+    ],
+    {
+      env: {
+        ...process.env,
+        MESH_HOME: join(dir, `home-${n}`),
+        DATABASE_URL: fresh.url,
+        MESH_INSTANCE_KEY_FILE: join(dir, 'instance.key'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  },
-);
-const lines: string[] = [];
-const seen = (pattern: RegExp) =>
-  new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const line = lines.find((l) => pattern.test(l));
-      if (line !== undefined) resolve(line);
-    };
-    const onData = (chunk: Buffer) => {
-      lines.push(...chunk.toString('utf8').split('\n'));
+  );
+  const lines: string[] = [];
+  const seen = (pattern: RegExp) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const line = lines.find((l) => pattern.test(l));
+        if (line !== undefined) resolve(line);
+      };
+      const onData = (chunk: Buffer) => {
+        lines.push(...chunk.toString('utf8').split('\n'));
+        check();
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.once('exit', (code) =>
+        reject(new Error(`mesh serve exited (${code}):\n${lines.join('\n')}`)),
+      );
       check();
-    };
-    server.stdout.on('data', onData);
-    server.stderr.on('data', onData);
-    server.once('exit', (code) =>
-      reject(new Error(`mesh serve exited (${code}):\n${lines.join('\n')}`)),
-    );
-    check();
-  });
+    });
+  const url = (await seen(/^URL: /)).slice('URL: '.length).trim();
+  // The first replica on a database mints the first token and prints it; later ones do not.
+  const token =
+    n === 0 ? (await seen(/^Operator token: /)).slice('Operator token: '.length).trim() : undefined;
+  return { child, url, token };
+}
+
+const replicas: Replica[] = [await startReplica(0)];
 
 try {
-  const base = (await seen(/^URL: /)).slice('URL: '.length).trim();
-  const token = (await seen(/^Operator token: /)).slice('Operator token: '.length).trim();
-  const api = async (method: string, path: string, body?: unknown) => {
+  const token = replicas[0]?.token ?? '';
+  const api = async (method: string, path: string, body?: unknown, base = replicas[0]?.url) => {
     const response = await fetch(`${base}${path.slice(1)}`, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -210,44 +228,70 @@ try {
     `${AGENTS} agents, each with the memory verbs and the ${SLUG} MCP server, set up in ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`,
   );
 
-  let errors = 0;
-  let sent = 0;
-  const failures = new Map<string, number>();
-  const started = performance.now();
-  await Promise.all(
-    names.map(async (name) => {
-      for (let m = 0; m < MESSAGES; m++) {
-        const r = await api('POST', `/api/agents/${name}/messages?wait=120`, {
-          body: `find deploy ${m}`,
-        });
-        sent++;
-        if (r.status !== 200 || r.json['status'] !== 'succeeded') {
-          errors++;
-          const code = (r.json['error'] as { code?: string } | undefined)?.code;
-          const what = `${r.status} ${code ?? String(r.json['status'])}`;
-          failures.set(what, (failures.get(what) ?? 0) + 1);
+  /** Every agent sends its messages, agent i to replica i mod the replicas running. */
+  async function phase(label: string, round: number): Promise<number> {
+    let errors = 0;
+    let sent = 0;
+    const failures = new Map<string, number>();
+    const firstRound = model.overheads.length;
+    const started = performance.now();
+    await Promise.all(
+      names.map(async (name, i) => {
+        const base = replicas[i % replicas.length]?.url;
+        for (let m = 0; m < MESSAGES; m++) {
+          const r = await api(
+            'POST',
+            `/api/agents/${name}/messages?wait=120`,
+            { body: `find deploy ${round}.${m}` },
+            base,
+          );
+          sent++;
+          if (r.status !== 200 || r.json['status'] !== 'succeeded') {
+            errors++;
+            const code = (r.json['error'] as { code?: string } | undefined)?.code;
+            const what = `${r.status} ${code ?? String(r.json['status'])}`;
+            failures.set(what, (failures.get(what) ?? 0) + 1);
+          }
         }
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  const rss = peakRssMb(server.pid ?? 0);
-  const rounds = [...model.overheads];
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const rounds = model.overheads.slice(firstRound);
+    const rate = sent / seconds;
+    console.log(
+      `${label}: ${sent} messages from ${AGENTS} concurrent agents in ${seconds.toFixed(1)} s: ${rate.toFixed(1)} messages/s (model delay ${DELAY_MS} ms a request, two requests a message)`,
+    );
+    console.log(
+      `control-plane overhead per tool round: p50 ${percentile(rounds, 50).toFixed(1)} ms  p99 ${percentile(rounds, 99).toFixed(1)} ms  (${rounds.length} rounds; target p99 <= 100 ms)`,
+    );
+    console.log(`errors: ${errors} (target 0)`);
+    for (const [what, n] of [...failures].slice(0, 5)) console.log(`  ${n}× ${what}`);
+    for (const [n, r] of replicas.entries())
+      console.log(
+        `replica ${n} peak RSS: ${peakRssMb(r.child.pid ?? 0).toFixed(0)} MB (target <= 512 MB)`,
+      );
+    return rate;
+  }
+
+  const one = await phase('1 replica', 0);
+  if (REPLICAS > 1) {
+    // The same agents and database, with more processes serving and driving turns.
+    for (let n = 1; n < REPLICAS; n++) replicas.push(await startReplica(n));
+    const more = await phase(`${REPLICAS} replicas`, 1);
+    console.log(
+      `throughput with ${REPLICAS} replicas: ${(more / one).toFixed(2)}x one replica's (same run)`,
+    );
+  }
   console.log(
-    `${sent} messages from ${AGENTS} concurrent agents in ${seconds.toFixed(1)} s: ${(sent / seconds).toFixed(1)} messages/s (model delay ${DELAY_MS} ms a request, two requests a message)`,
-  );
-  console.log(
-    `control-plane overhead per tool round: p50 ${percentile(rounds, 50).toFixed(1)} ms  p99 ${percentile(rounds, 99).toFixed(1)} ms  (${rounds.length} rounds; target p99 <= 100 ms)`,
-  );
-  console.log(`errors: ${errors} (target 0)`);
-  for (const [what, n] of [...failures].slice(0, 5)) console.log(`  ${n}× ${what}`);
-  console.log(`server peak RSS: ${rss.toFixed(0)} MB (target <= 512 MB)`);
-  console.log(
-    `MCP calls received by the server: ${mcp.received.filter((r) => r.rpc === 'tools/call').length}`,
+    `MCP calls received by the servers: ${mcp.received.filter((r) => r.rpc === 'tools/call').length}`,
   );
 } finally {
-  server.kill('SIGTERM');
-  await new Promise((resolve) => server.once('exit', resolve));
+  await Promise.all(
+    replicas.map(async (r) => {
+      r.child.kill('SIGTERM');
+      await new Promise((resolve) => r.child.once('exit', resolve));
+    }),
+  );
   model.close();
   await mcp.close();
   await fresh.drop();
