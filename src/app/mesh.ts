@@ -144,6 +144,7 @@ export function assembleMesh(
       runs.ended(runId);
       await workspaces.releaseRun(runId, 'its run ended');
     },
+    onRunChanged: (runId) => runs.touched(runId),
   });
   const { listen } = db;
   const runs = new RunQueue(

@@ -37,6 +37,31 @@ export interface LedgerOptions {
    * A failure here never changes the run's end; whatever it left is the reaper's.
    */
   readonly onRunEnded?: (runId: string) => Promise<void>;
+  /**
+   * Called after each write to a run (a step, progress, a reply, its end) has committed, in this
+   * process: live views of the run look again at once instead of at their next poll.
+   */
+  readonly onRunChanged?: (runId: string) => void;
+}
+
+/** `store` with every write to a run announced to `changed` once it has committed. */
+function announcingWrites(store: RunStore, changed: (runId: string) => void): RunStore {
+  const after =
+    <A extends [Lease, ...unknown[]], R>(write: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const result = await write(...args);
+      changed(args[0].runId);
+      return result;
+    };
+  return {
+    ...store,
+    appendStep: after(store.appendStep.bind(store)),
+    appendStepPair: after(store.appendStepPair.bind(store)),
+    appendObservation: after(store.appendObservation.bind(store)),
+    updateProgress: after(store.updateProgress.bind(store)),
+    recordReply: after(store.recordReply.bind(store)),
+    finishRun: after(store.finishRun.bind(store)),
+  };
 }
 
 export const DEFAULT_OBSERVATION_LIMIT = 16 * 1024;
@@ -52,7 +77,7 @@ export class RunLedger {
   private readonly onRunEnded: ((runId: string) => Promise<void>) | undefined;
 
   constructor(store: RunStore, options: LedgerOptions = {}) {
-    this.store = store;
+    this.store = options.onRunChanged ? announcingWrites(store, options.onRunChanged) : store;
     this.observationLimitBytes = options.observationLimitBytes ?? DEFAULT_OBSERVATION_LIMIT;
     this.redactor = options.redactor ?? noRedaction;
     this.onRunEnded = options.onRunEnded;

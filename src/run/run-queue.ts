@@ -37,6 +37,7 @@ export function isSettled(run: RunRecord): boolean {
 export class RunQueue {
   #worker: Worker | undefined;
   readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #watchers = new Map<string, Set<() => void>>();
 
   /** Whether ends elsewhere are heard now (or cannot happen): how long a waiter may sleep. */
   #announced: boolean;
@@ -91,6 +92,22 @@ export class RunQueue {
     this.#worker?.wake();
   }
 
+  /** A run changed in this process (the ledger's `onRunChanged`): its watchers look now. */
+  touched(runId: string): void {
+    const watching = this.#watchers.get(runId);
+    if (!watching) return;
+    this.#watchers.delete(runId);
+    for (const wake of watching) wake();
+  }
+
+  /**
+   * Resolves at the next change this process makes to the run, or after `ms`, or when `signal`
+   * aborts: a live view's wait between two reads (a change made elsewhere is seen at its read).
+   */
+  nextChange(runId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return wait(this.#watchers, runId, ms, signal);
+  }
+
   /** A run ended in this process (the ledger's `onRunEnded`): its waiters read it now. */
   ended(runId: string): void {
     const waiting = this.#waiters.get(runId);
@@ -125,21 +142,7 @@ export class RunQueue {
 
   /** Waits `ms`, or less when the run ends here or `signal` aborts. */
   #pause(runId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise((resolve) => {
-      let waiting = this.#waiters.get(runId);
-      if (!waiting) this.#waiters.set(runId, (waiting = new Set()));
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        const set = this.#waiters.get(runId);
-        set?.delete(done);
-        if (set?.size === 0) this.#waiters.delete(runId);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
-      waiting.add(done);
-    });
+    return wait(this.#waiters, runId, ms, signal);
   }
 
   /** Whether other processes' run ends are heard, once the first waiter has asked to hear them. */
@@ -156,4 +159,29 @@ export class RunQueue {
     this.#subscription = undefined;
     await stop?.();
   }
+}
+
+/** Waits `ms`, or less when `runId`'s entry in `table` is woken or `signal` aborts. */
+function wait(
+  table: Map<string, Set<() => void>>,
+  runId: string,
+  ms: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    let waiting = table.get(runId);
+    if (!waiting) table.set(runId, (waiting = new Set()));
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      const set = table.get(runId);
+      set?.delete(done);
+      if (set?.size === 0) table.delete(runId);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    waiting.add(done);
+  });
 }

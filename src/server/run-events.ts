@@ -152,6 +152,8 @@ function eventStream(
   slot: { readonly slots: StreamSlots; readonly holder: string },
   pollMs: number,
   pump: (out: EventOut) => Promise<void>,
+  /** Waits for the stream's subject to change here, at most `ms` (else the poll is a sleep). */
+  change?: (ms: number, signal: AbortSignal) => Promise<void>,
 ): Response {
   const release = slot.slots.take(slot.holder);
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -182,6 +184,12 @@ function eventStream(
       if (now() - lastWrite >= HEARTBEAT_MS) {
         await stream.write(': keep-alive\n\n');
         lastWrite = now();
+      }
+      if (change) {
+        // A write this process makes to the run wakes the stream at once; one made by another
+        // replica is seen at the next read, `pollMs` later.
+        await change(pollMs, left.signal);
+        return !left.signal.aborted;
       }
       try {
         await sleep(pollMs, undefined, { signal: left.signal });
@@ -224,36 +232,42 @@ function isLiveStatus(status: RunStatus): boolean {
  * is no longer queued or running, after which the stream ends.
  */
 export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOptions): Response {
-  return eventStream(mesh, options, options.pollMs ?? POLL_MS, async (out) => {
-    let last = options.after;
-    let current = run;
-    let usage = JSON.stringify(run.usage);
-    await out.send('state', stateJson(run, false));
-    do {
-      // The run is read before its steps: a run seen ended has written every step it will.
-      const fresh = await mesh.ledger.run(run.id);
-      if (!fresh || out.left) return;
-      for (const step of await listStepsAfter(mesh, run.id, last)) {
-        const json = stepJson(step);
-        await out.send(
-          'step',
-          options.render ? { ...json, html: options.render(step) } : json,
-          String(step.seq),
-        );
-        if (step.kind === 'reply') await out.send('reply', replyJson(step), String(step.seq));
-        last = step.seq;
-      }
-      if (JSON.stringify(fresh.usage) !== usage) {
-        usage = JSON.stringify(fresh.usage);
-        await out.send('progress', { run_id: run.id, usage: fresh.usage });
-      }
-      const ended = !isLiveStatus(fresh.status);
-      if (ended || fresh.status !== current.status || fresh.reason !== current.reason)
-        await out.send('state', stateJson(fresh, ended));
-      current = fresh;
-      if (ended) return;
-    } while (await out.idle());
-  });
+  return eventStream(
+    mesh,
+    options,
+    options.pollMs ?? POLL_MS,
+    async (out) => {
+      let last = options.after;
+      let current = run;
+      let usage = JSON.stringify(run.usage);
+      await out.send('state', stateJson(run, false));
+      do {
+        // The run is read before its steps: a run seen ended has written every step it will.
+        const fresh = await mesh.ledger.run(run.id);
+        if (!fresh || out.left) return;
+        for (const step of await listStepsAfter(mesh, run.id, last)) {
+          const json = stepJson(step);
+          await out.send(
+            'step',
+            options.render ? { ...json, html: options.render(step) } : json,
+            String(step.seq),
+          );
+          if (step.kind === 'reply') await out.send('reply', replyJson(step), String(step.seq));
+          last = step.seq;
+        }
+        if (JSON.stringify(fresh.usage) !== usage) {
+          usage = JSON.stringify(fresh.usage);
+          await out.send('progress', { run_id: run.id, usage: fresh.usage });
+        }
+        const ended = !isLiveStatus(fresh.status);
+        if (ended || fresh.status !== current.status || fresh.reason !== current.reason)
+          await out.send('state', stateJson(fresh, ended));
+        current = fresh;
+        if (ended) return;
+      } while (await out.idle());
+    },
+    (ms, signal) => mesh.runs.nextChange(run.id, ms, signal),
+  );
 }
 
 function replyJson(step: Extract<StepRecord, { kind: 'reply' }>): Record<string, unknown> {

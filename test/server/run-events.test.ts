@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/run/records.ts';
 import { createOperatorToken } from '../../src/app/operator-auth.ts';
 import { meshApp } from '../../src/server/server.ts';
+import { runEventStream, StreamSlots } from '../../src/server/run-events.ts';
 import { testDatabases } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { sseEvents, type SseEvent } from '../support/sse.ts';
@@ -124,6 +125,27 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     const tail: SseEvent[] = [];
     for await (const e of sseEvents(byQuery.body as ReadableStream<Uint8Array>)) tail.push(e);
     expect(tail.map((e) => e.event)).toEqual(['state', 'state']);
+  });
+
+  it('wakes on a write this process makes to the run, not at its next poll', async () => {
+    const { lease } = await heldRun();
+    const run = await server.mesh.ledger.run(lease.runId);
+    if (!run) throw new Error('no run');
+    // Reads an hour apart: only the ledger's own announcement can bring the step in time.
+    const res = runEventStream(server.mesh, run, {
+      slots: new StreamSlots(),
+      holder: 'test',
+      after: 0,
+      pollMs: 3_600_000,
+    });
+    const events = sseEvents(res.body as ReadableStream<Uint8Array>);
+    expect((await next(events)).event).toBe('state');
+    await server.mesh.ledger.appendStep(lease, { kind: 'note', data: { n: 1 } });
+    const step = await next(events);
+    expect([step.event, step.id]).toEqual(['step', '1']);
+    await server.mesh.ledger.finish(lease, 'succeeded', null);
+    const final = await next(events);
+    expect(JSON.parse(final.data)).toMatchObject({ status: 'succeeded', final: true });
   });
 
   it('refuses an unknown run 404, a bad Last-Event-ID or after 400 naming it, no token 401', async () => {
