@@ -190,6 +190,9 @@ export function invoke(
   step?: number,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   const observer = observedCalls();
+  // Neither measured nor traced: straight to the handler (bench:executor).
+  if (observer === undefined && !tracingEnabled())
+    return invokeHandler(definition, args, call, runtime, step);
   if (observer)
     return timed(observer, definition, () => traced(definition, args, call, runtime, step));
   return traced(definition, args, call, runtime, step);
