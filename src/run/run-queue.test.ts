@@ -1,29 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, RunStatus } from './records.ts';
+import { runRecord } from '../../test/support/records.ts';
 import { RunQueue } from './run-queue.ts';
 
-function row(status: RunStatus): RunRecord {
-  return {
-    id: 'r1',
-    agentId: 'a',
-    conversationId: 'c',
-    inboundMessageId: 'm',
-    kind: 'turn',
-    status,
-    reason: null,
-    provenance: {},
-    budget: {},
-    usage: {},
-    checkpoint: {},
-    leaseOwner: null,
-    leaseEpoch: 0,
-    leaseExpiresAt: null,
-    committedAt: null,
-    createdAt: new Date(0),
-    startedAt: null,
-    finishedAt: null,
-  };
-}
+const row = (status: RunStatus): RunRecord => runRecord({ id: 'r1', status });
 
 /** A run whose status the test sets, and a count of how often it was read. */
 function fakeRun(status: RunStatus) {

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
 import { callToolAsOperator } from '../../src/app/operator-call.ts';
 import { findAgent } from '../../src/app/queries.ts';
 import type { Lease } from '../../src/run/records.ts';
@@ -11,11 +10,10 @@ import type { Db } from '../../src/store/db.ts';
 import { launchBrowser, login, screenshot } from '../support/browser.ts';
 import { freshPglite } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { scriptedAgent } from '../support/turn.ts';
+import { heldRun as heldRunOf } from '../support/held-run.ts';
+import { fakeModelAgent, scriptedAgent } from '../support/turn.ts';
 import { startFakeMcpServer, textTool } from '../support/mcp-server.ts';
 import { startFakeChatCompletions } from '../support/fake-chat-completions.ts';
-import { insertAgent } from '../../src/store/agents.ts';
-import { insertModelProvider } from '../../src/store/model-providers.ts';
 
 const DEMO_SCRIPT = new URL('../../examples/demo-script.json', import.meta.url);
 /** A 1×1 PNG. */
@@ -441,51 +439,14 @@ describe('web UI in a browser (pglite)', () => {
   async function heldRun(): Promise<{ lease: Lease; conversationId: string }> {
     const agent = await findAgent(server.mesh, 'demo');
     if (!agent) throw new Error('no demo agent');
-    const written = await server.mesh.ledger.receiveInbound({
-      agentId: agent.id,
-      conversation: { kind: 'new', id: randomUUID(), audience: 'direct' },
-      message: { id: randomUUID(), actor: 'operator:test', body: 'follow me' },
-      run: (conversation, message) => ({
-        id: randomUUID(),
-        agentId: agent.id,
-        conversationId: conversation.id,
-        inboundMessageId: message.id,
-        kind: 'turn',
-        provenance: { kind: 'operator', operator: 'test' },
-        budget: {},
-        lease: { owner: 'browser-test', leaseMs: 60_000 },
-      }),
-    });
-    if (!written) throw new Error('the inbound message was not written');
-    return {
-      lease: { runId: written.run.id, owner: 'browser-test', epoch: written.run.leaseEpoch },
-      conversationId: written.conversation.id,
-    };
+    return heldRunOf(server.mesh.ledger, agent.id, { owner: 'browser-test', body: 'follow me' });
   }
 
   it("shows the sender's message at once and follows its own run: Send waits, the reply lands", async () => {
     // An agent whose model answers when the test says: the turn is still going after the post.
     const fake = await startFakeChatCompletions();
     try {
-      const provider = await insertModelProvider(server.mesh.db, {
-        id: randomUUID(),
-        name: 'paced',
-        kind: 'openai_compatible',
-        baseUrl: fake.baseUrl,
-        script: null,
-      });
-      await server.mesh.secrets.capture({
-        ownerType: 'model_provider',
-        ownerId: provider.id,
-        kind: 'api_key',
-        value: 'sk-paced-0123456789',
-      });
-      await insertAgent(server.mesh.db, {
-        id: randomUUID(),
-        name: 'paced',
-        modelProviderId: provider.id,
-        model: 'fake-model',
-      });
+      await fakeModelAgent(server.mesh, fake.baseUrl, 'paced');
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       fake.enqueue({

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunQueue } from '../../src/run/run-queue.ts';
 import { RunLedger } from '../../src/run/ledger.ts';
@@ -7,6 +6,7 @@ import { openPostgres } from '../../src/store/postgres.ts';
 import { RUN_ENDED_CHANNEL } from '../../src/store/runs.ts';
 import type { Db } from '../../src/store/db.ts';
 import { testDatabases } from '../support/db.ts';
+import { heldRun } from '../support/held-run.ts';
 import { scriptedAgent } from '../support/turn.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { testInstanceKey } from '../support/turn.ts';
@@ -40,23 +40,7 @@ describe.skipIf(postgres.length === 0)('run ends announced across connections', 
     const agentId = await scriptedAgent(mesh, { rules: [], fallback: { content: 'Hi.' } }, 'ada');
     // The "other replica": its own connection and ledger, holding the run's lease.
     const ledger = new RunLedger(runStore(other));
-    const written = await ledger.receiveInbound({
-      agentId,
-      conversation: { kind: 'new', id: randomUUID(), audience: 'direct' },
-      message: { id: randomUUID(), actor: 'operator:test', body: 'hello' },
-      run: (conversation, message) => ({
-        id: randomUUID(),
-        agentId,
-        conversationId: conversation.id,
-        inboundMessageId: message.id,
-        kind: 'turn',
-        provenance: { kind: 'operator', operator: 'test' },
-        budget: {},
-        lease: { owner: 'replica-b', leaseMs: 60_000 },
-      }),
-    });
-    if (!written) throw new Error('no run');
-    const lease = { runId: written.run.id, owner: 'replica-b', epoch: written.run.leaseEpoch };
+    const { lease } = await heldRun(ledger, agentId, { owner: 'replica-b' });
 
     // A waiter whose reads are an hour apart: only the announcement can wake it in time.
     const { listen } = mesh.db;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Lease } from '../../src/run/records.ts';
 import { createOperatorToken } from '../../src/app/operator-auth.ts';
 import { meshApp } from '../../src/server/server.ts';
 import { runEventStream, StreamSlots } from '../../src/server/run-events.ts';
 import { testDatabases } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { heldRun as heldRunOf } from '../support/held-run.ts';
 import { sseEvents, type SseEvent } from '../support/sse.ts';
 import { scriptedAgent } from '../support/turn.ts';
 
@@ -31,33 +31,11 @@ describe.each(testDatabases())('live run events on $name', (database) => {
   });
 
   /** A run in a new conversation (or the one named), leased to the test: the test is its worker. */
-  async function heldRun(
-    inConversation?: string,
-  ): Promise<{ lease: Lease; conversationId: string }> {
-    const written = await server.mesh.ledger.receiveInbound({
-      agentId,
-      conversation: inConversation
-        ? { kind: 'existing', id: inConversation }
-        : { kind: 'new', id: randomUUID(), audience: 'direct' },
-      message: { id: randomUUID(), actor: 'operator:test', body: 'hello' },
-      run: (conversation, message) => ({
-        id: randomUUID(),
-        agentId,
-        conversationId: conversation.id,
-        inboundMessageId: message.id,
-        kind: 'turn',
-        provenance: { kind: 'operator', operator: 'test' },
-        budget: {},
-        lease: { owner: 'test-worker', leaseMs: 60_000 },
-      }),
+  const heldRun = (inConversation?: string) =>
+    heldRunOf(server.mesh.ledger, agentId, {
+      owner: 'test-worker',
+      ...(inConversation ? { conversationId: inConversation } : {}),
     });
-    if (!written) throw new Error('the inbound message was not written');
-    const { run, conversation } = written;
-    return {
-      lease: { runId: run.id, owner: 'test-worker', epoch: run.leaseEpoch },
-      conversationId: conversation.id,
-    };
-  }
 
   function open(runId: string, headers: Record<string, string> = {}, search = '') {
     return fetch(`${server.url}api/runs/${runId}/events${search}`, {

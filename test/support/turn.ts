@@ -23,6 +23,34 @@ export async function scriptedAgent(
   return id;
 }
 
+/**
+ * Creates an OpenAI-compatible provider at `baseUrl` (a loopback fake), captures its API key, and
+ * an agent using it; returns the agent's id.
+ */
+export async function fakeModelAgent(
+  mesh: Mesh,
+  baseUrl: string,
+  name: string,
+  apiKey = `sk-${name}-0123456789`,
+): Promise<string> {
+  const provider = await insertModelProvider(mesh.db, {
+    id: randomUUID(),
+    name,
+    kind: 'openai_compatible',
+    baseUrl,
+    script: null,
+  });
+  await mesh.secrets.capture({
+    ownerType: 'model_provider',
+    ownerId: provider.id,
+    kind: 'api_key',
+    value: apiKey,
+  });
+  const id = randomUUID();
+  await insertAgent(mesh.db, { id, name, modelProviderId: provider.id, model: 'fake-model' });
+  return id;
+}
+
 /** A fresh, random instance key for a test's Mesh. */
 export function testInstanceKey(): InstanceKey {
   return new InstanceKey(randomBytes(32));

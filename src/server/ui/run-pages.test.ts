@@ -1,28 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboundEventRecord, RunRecord, StepRecord } from '../../app/records.ts';
+import { runRecord } from '../../../test/support/records.ts';
 import { runPage } from './run-pages.ts';
 
 const at = new Date('2026-01-01T00:00:00Z');
-const run: RunRecord = {
-  id: '00000000-0000-4000-8000-000000000001',
-  agentId: '00000000-0000-4000-8000-000000000002',
-  conversationId: null,
-  inboundMessageId: null,
-  kind: 'turn',
-  status: 'succeeded',
-  reason: null,
-  provenance: {},
-  budget: {},
-  usage: {},
-  checkpoint: {},
-  leaseOwner: null,
-  leaseEpoch: 1,
-  leaseExpiresAt: null,
-  committedAt: at,
-  createdAt: at,
-  startedAt: at,
-  finishedAt: at,
-};
+const run: RunRecord = runRecord();
 
 const request = (loading: Record<string, unknown>): StepRecord => ({
   runId: run.id,
