@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { RunRecord } from '../run/records.ts';
 import type { WorkerObserver } from '../run/worker.ts';
-import { observeCalls } from '../tool/tracing.ts';
+import { observeCalls } from '../tool/call-observer.ts';
 import type { Mesh } from './mesh.ts';
 
 /*

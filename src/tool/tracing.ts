@@ -71,31 +71,6 @@ export function setTracingEnabled(enabled: boolean): void {
   tracing = enabled;
 }
 
-/** What a call observer is told when a handler's call ends: for metrics, never arguments. */
-export interface CallObservation {
-  readonly tool: string;
-  readonly toolClass: string;
-  /** The observation's kind (`result`, `tool_error`, …), or `fatal` when the handler failed. */
-  readonly outcome: string;
-  readonly seconds: number;
-}
-
-let callObserver: ((call: CallObservation) => void) | undefined;
-
-/** The observer of every handler call (the metrics set-up's), or undefined: then nothing is timed. */
-export function observedCalls(): ((call: CallObservation) => void) | undefined {
-  return callObserver;
-}
-
-/** Sets (or clears) the call observer; returns the way back to the previous one. */
-export function observeCalls(observer: ((call: CallObservation) => void) | undefined): () => void {
-  const previous = callObserver;
-  callObserver = observer;
-  return () => {
-    callObserver = previous;
-  };
-}
-
 /** The span work runs with while tracing is off: the API's non-recording span, made once. */
 const NOT_TRACED: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
