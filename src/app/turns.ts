@@ -3,7 +3,6 @@ import type { ModelClient } from '../model/client.ts';
 import { ModelCallError } from '../providers/errors.ts';
 import type { AttemptListener } from '../providers/openai-compatible.ts';
 import { parseScript, scriptedClient } from '../providers/scripted.ts';
-import type { Audience } from '../policy/audience.ts';
 import { driveHeldRun } from '../run/held-run.ts';
 import { isSettled } from '../run/run-queue.ts';
 import { Worker } from '../run/worker.ts';
@@ -15,7 +14,7 @@ import { recentActiveMemories } from '../store/memories.ts';
 import { getModelProvider, type ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
 import { turnDriver, type TurnEnvironment, type TurnModel } from '../turn/engine.ts';
-import { receiveMessage } from '../turn/intake.ts';
+import { receiveMessage, type InboundMessage } from '../turn/intake.ts';
 import type { Mesh } from './mesh.ts';
 import { workerMetrics } from './metrics.ts';
 import { operatorCallDriver, runtimeFor } from './operator-call.ts';
@@ -121,14 +120,8 @@ export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
   });
 }
 
-/** A message as it arrives for an agent. */
-export interface MessageInput {
-  readonly agentId: string;
-  readonly conversationId?: string;
-  readonly audience?: Audience;
-  readonly actor: string;
-  readonly body: string;
-}
+/** A message as it arrives for an agent (its run's budget and lease are this module's to set). */
+export type MessageInput = Omit<InboundMessage, 'budget' | 'lease'>;
 
 /** A recorded message and the run that answers it, queued. */
 export interface SentMessage {
@@ -143,13 +136,7 @@ export interface SentMessage {
  * waits for a process that is not coming.
  */
 export async function sendMessage(mesh: Mesh, input: MessageInput): Promise<SentMessage> {
-  const { conversation, message, run } = await receiveMessage(mesh.ledger, {
-    agentId: input.agentId,
-    ...(input.conversationId ? { conversationId: input.conversationId } : {}),
-    ...(input.audience ? { audience: input.audience } : {}),
-    actor: input.actor,
-    body: input.body,
-  });
+  const { conversation, message, run } = await receiveMessage(mesh.ledger, input);
   if (mesh.runs.worker) mesh.runs.queued();
   else mesh.runs.attach(meshWorker(mesh, () => undefined));
   return { runId: run.id, conversationId: conversation.id, messageId: message.id };
@@ -208,11 +195,7 @@ export async function chat(mesh: Mesh, input: MessageInput): Promise<ChatResult>
 async function chatNow(mesh: Mesh, input: MessageInput): Promise<ChatResult> {
   const owner = `chat:${process.pid}:${randomUUID().slice(0, 8)}`;
   const { conversation, run } = await receiveMessage(mesh.ledger, {
-    agentId: input.agentId,
-    ...(input.conversationId ? { conversationId: input.conversationId } : {}),
-    ...(input.audience ? { audience: input.audience } : {}),
-    actor: input.actor,
-    body: input.body,
+    ...input,
     lease: { owner, leaseMs: RUN_LEASE_MS },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
