@@ -16,7 +16,8 @@ import { artifactResponse } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
 import { runEffects } from '../../app/outbound-view.ts';
 import { resumeAfter, runEventStream } from '../run-events.ts';
-import { chatPage, runPage, runsPage, stepItem } from './run-pages.ts';
+import { chatPage } from './chat-page.ts';
+import { runPage, runsPage, stepItem } from './run-pages.ts';
 import { agentPath, field, post, type UiRoute } from './ui-route.ts';
 
 /** The Chat and Runs tabs, and a run's page. */

@@ -1,0 +1,106 @@
+import type {
+  AgentRecord,
+  ConversationRecord,
+  MessageRecord,
+  RunRecord,
+} from '../../app/records.ts';
+import { html } from './html.ts';
+import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
+import { isLive } from './run-pages.ts';
+
+/** The Chat tab: the agent's conversations, the open one's messages with their runs, the send form. */
+export function chatPage(
+  session: PageSession,
+  agent: AgentRecord,
+  conversations: readonly (ConversationRecord & { messages: number })[],
+  current:
+    | {
+        conversation: ConversationRecord;
+        messages: readonly MessageRecord[];
+        runs: readonly RunRecord[];
+      }
+    | undefined,
+): string {
+  const base = `/agents/${encodeURIComponent(agent.name)}/chat`;
+  const runFor = new Map(current?.runs.map((r) => [r.inboundMessageId, r]) ?? []);
+  const following = current?.runs.filter(isLive).at(-1);
+  return layout(
+    `${agent.name} · Chat`,
+    session,
+    html`${agentHeader(agent, 'chat')}
+      <div class="chat">
+        <aside>
+          <a href="${base}" class="${current ? '' : 'active'}">New conversation</a>
+          ${conversations.map(
+            (c) =>
+              html`<a
+                href="${base}?conversation=${c.id}"
+                class="${current?.conversation.id === c.id ? 'active' : ''}"
+                >${time(c.createdAt)}
+                <span class="muted">${c.audience}, ${c.messages} messages</span></a
+              >`,
+          )}
+        </aside>
+        <section class="conversation">
+          ${
+            current
+              ? html`<ol
+                  class="messages"
+                  ${following ? html`data-reply-events="/runs/${following.id}/events" data-agent="${agent.name}"` : ''}
+                >
+                  ${current.messages.map((m) => {
+                    const run = m.direction === 'inbound' ? runFor.get(m.id) : undefined;
+                    return html`<li class="message ${m.direction}" data-message="${m.id}">
+                      <div class="meta">
+                        ${m.direction === 'inbound' ? m.actor : agent.name} ·
+                        ${time(m.createdAt)}${
+                          run
+                            ? html` ·
+                                <a
+                                  href="/runs/${run.id}"
+                                  class="run-link"
+                                  data-run-status="${run.id}"
+                                  data-prefix="run "
+                                  >run ${run.status}</a
+                                >`
+                            : ''
+                        }
+                      </div>
+                      <div class="body">${m.body}</div>
+                    </li>`;
+                  })}
+                </ol>`
+              : html`<p class="muted">Start a conversation with ${agent.name}.</p>`
+          }
+          <form method="post" action="${base}" class="send">
+            ${csrfField(session)}
+            ${
+              current
+                ? html`<input
+                    type="hidden"
+                    name="conversation"
+                    value="${current.conversation.id}"
+                  />`
+                : html`<label
+                    >Audience
+                    <select name="audience">
+                      <option value="direct">direct</option>
+                      <option value="shared">shared</option>
+                    </select></label
+                  >`
+            }
+            <textarea name="body" rows="3" required placeholder="Message ${agent.name}"></textarea>
+            ${
+              following
+                ? html`<button disabled data-busy-while="${following.id}">Send</button>
+                    <span class="muted" data-busy-note="${following.id}"
+                      >${agent.name} is working on the last message…</span
+                    >`
+                : html`<button>Send</button>`
+            }
+          </form>
+        </section>
+      </div>`,
+    following !== undefined,
+  );
+}
