@@ -3,6 +3,7 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { isMeshError, MeshError } from '../tool/errors.ts';
+import { isKnownCode } from '../tool/error-codes.ts';
 import type { JsonObject } from '../model/json.ts';
 import type { Mesh } from './mesh.ts';
 import type { UseCaseName } from './use-cases.ts';
@@ -220,7 +221,13 @@ export async function connectToServer(path: string): Promise<CliSocketClient> {
         waiter.resolve(reply.output);
         return;
       case 'mesh_error':
-        waiter.reject(new MeshError(reply.code, reply.message, reply.data));
+        waiter.reject(
+          new MeshError(
+            isKnownCode(reply.code) ? reply.code : 'internal_error',
+            reply.message,
+            reply.data,
+          ),
+        );
         return;
       case 'failure':
         waiter.reject(new Error(`the server failed: ${reply.message}`));

@@ -1,4 +1,5 @@
 import { meshVersion } from '../app/version.ts';
+import { isRetryableCode } from '../tool/error-codes.ts';
 import { isMeshError } from '../tool/errors.ts';
 import { quietSdkLogs } from '../app/sdk-logs.ts';
 import { startTelemetry } from '../app/telemetry.ts';
@@ -64,7 +65,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     }
     // Mesh's own errors are written for operators: print the message, not a stack.
     if (isMeshError(error)) {
-      io.err(`mesh ${command.name}: ${error.message}`);
+      const later = isRetryableCode(error.code) ? ' (this may pass: try again shortly)' : '';
+      io.err(`mesh ${command.name}: ${error.message}${later}`);
       return 1;
     }
     throw error;

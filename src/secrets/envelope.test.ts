@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../tool/error-codes.ts';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { hasCode, serializeError } from '../tool/errors.ts';
@@ -21,7 +22,7 @@ function flipped(bytes: Uint8Array, at = 0): Buffer {
 }
 
 /** Runs `fn`, expecting a refusal with `code` that says nothing of the plaintext. */
-function refusal(fn: () => unknown, code: string): string {
+function refusal(fn: () => unknown, code: ErrorCode): string {
   try {
     fn();
   } catch (error) {

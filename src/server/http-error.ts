@@ -1,19 +1,19 @@
 import type { JsonObject } from '../model/json.ts';
+import type { ErrorCode } from '../tool/error-codes.ts';
 import { MeshError } from '../tool/errors.ts';
 
 const HEADERS = Symbol.for('mesh.http-error.headers');
 
 /**
  * A refusal by the HTTP face itself (before any use case ran): a Mesh error with a stable code,
- * a value-free message and the headers the answer carries. The status it is thrown with is the
- * one the error-code table gives its code (`error-codes.test.ts` holds the two together); the
- * answer's status always comes from the table.
+ * a value-free message and the headers the answer carries. Its status is its code's, from the
+ * table (`error-status.ts`): a refusal names what went wrong, and the table says how that is
+ * answered.
  */
 export class HttpError extends MeshError {
   readonly [HEADERS]: Readonly<Record<string, string>>;
   constructor(
-    readonly status: number,
-    code: string,
+    code: ErrorCode,
     message: string,
     headers: Readonly<Record<string, string>> = {},
     data?: JsonObject,

@@ -1,6 +1,7 @@
 import type { Context, Env } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { httpStatusOf } from '../tool/error-codes.ts';
+import { httpStatusOf, retryAfterSeconds } from './error-status.ts';
+import { isRetryableCode } from '../tool/error-codes.ts';
 import { hasCode, isMeshError } from '../tool/errors.ts';
 import { headersOf, HttpError } from './http-error.ts';
 import { refuseUnstorableJson, refuseUnstorablePairs } from './input-text.ts';
@@ -11,9 +12,7 @@ export const MAX_JSON_BODY = 256 * 1024;
 export const MAX_FORM_BODY = 256 * 1024;
 
 function tooLarge(limit: number): HttpError {
-  return new HttpError(
-    413,
-    'body_too_large',
+  return new HttpError('body_too_large',
     `the request body is larger than ${limit} bytes`,
     { connection: 'close' },
     { field: 'body' },
@@ -32,9 +31,7 @@ async function readText<E extends Env>(
 ) {
   const given = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
   if (given !== type)
-    throw new HttpError(
-      415,
-      'unsupported_media_type',
+    throw new HttpError('unsupported_media_type',
       refusal,
       {},
       {
@@ -66,9 +63,7 @@ export async function readJson<E extends Env>(
   try {
     body = JSON.parse(raw) as unknown;
   } catch {
-    throw new HttpError(
-      400,
-      'invalid_json',
+    throw new HttpError('invalid_json',
       'the request body is not valid JSON',
       {},
       {
@@ -99,12 +94,25 @@ export async function readForm<E extends Env>(
 /** How an error is answered: its status, the JSON refusal and the headers it asks for. */
 export interface ErrorAnswer {
   readonly status: number;
-  readonly body: { error: { code: string; message: string; field?: string; request_id?: string } };
+  readonly body: {
+    error: {
+      code: string;
+      message: string;
+      /** Whether the same request may succeed later (the cause is transient). */
+      retryable: boolean;
+      field?: string;
+      /** The run a handed-over request goes on in: follow it rather than asking twice. */
+      run_id?: string;
+      request_id?: string;
+    };
+  };
   readonly headers: Readonly<Record<string, string>>;
 }
 
 /**
- * An error as the API answers it: `{error: {code, message, field?}}`, with the status of its code.
+ * An error as the API answers it: `{error: {code, message, retryable, field?}}`, with the status
+ * of its code; a failure that may pass (503, 502 from a flaky vendor) says when to ask again in
+ * `Retry-After`.
  * A failure of the server itself (status 500: a bug, a database error) is answered alike for
  * every cause, `internal_error` with the request's id and nothing of the error's own text, which
  * may quote the database or a value; the log line carries the id and the cause.
@@ -119,6 +127,7 @@ export function errorResponse(error: unknown, requestId?: string): ErrorAnswer {
         error: {
           code: 'internal_error',
           message: `the server failed; see its log${ref}`,
+          retryable: false,
           ...(requestId ? { request_id: requestId } : {}),
         },
       },
@@ -129,16 +138,23 @@ export function errorResponse(error: unknown, requestId?: string): ErrorAnswer {
   // A field is a name the caller sent (a config key from the path): shown printable and short.
   const field =
     typeof named === 'string' ? named.replace(/[^\x20-\x7e]/g, '?').slice(0, 200) : undefined;
+  const runId = error.data?.['run_id'];
+  const retryAfter = retryAfterSeconds(error.code);
   return {
     status,
     body: {
       error: {
         code: error.code,
         message: error.message,
+        retryable: isRetryableCode(error.code),
         ...(typeof field === 'string' ? { field } : {}),
+        ...(typeof runId === 'string' ? { run_id: runId } : {}),
       },
     },
-    headers: headersOf(error),
+    headers: {
+      ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
+      ...headersOf(error),
+    },
   };
 }
 

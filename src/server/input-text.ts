@@ -8,7 +8,7 @@ import { HttpError } from './http-error.ts';
 
 /** The refusal: names the field (`body.persona`, `path.agent`, `query.limit`), never its value. */
 export function unstorableText(field: string, inName = false): HttpError {
-  return new HttpError(400, 'invalid_text', unstorableMessage(field, inName), {}, { field });
+  return new HttpError('invalid_text', unstorableMessage(field, inName), {}, { field });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../model/json.ts';
+import { ERROR_CODES } from '../tool/error-codes.ts';
 import { MAX_PARAM, type ApiRoute } from './router.ts';
 
 const ERROR_SCHEMA: JsonSchema = {
@@ -7,11 +8,20 @@ const ERROR_SCHEMA: JsonSchema = {
   properties: {
     error: {
       type: 'object',
-      required: ['code', 'message'],
+      required: ['code', 'message', 'retryable'],
       properties: {
-        code: { type: 'string' },
+        code: { type: 'string', enum: Object.keys(ERROR_CODES).sort() },
         message: { type: 'string' },
+        retryable: {
+          type: 'boolean',
+          description: 'Whether the same request may succeed later (see Retry-After)',
+        },
         field: { type: 'string' },
+        run_id: {
+          type: 'string',
+          description: 'The run a handed-over request goes on in: follow it, do not ask twice',
+        },
+        request_id: { type: 'string' },
       },
     },
   },

@@ -203,7 +203,7 @@ export class RouteTable<R extends RoutePattern> {
       app.all(honoPath(path), (c) => {
         paramsOrRefuse(path, c);
         const allow = allowed.join(', ');
-        throw new HttpError(405, 'method_not_allowed', `this path accepts ${allow}`, { allow });
+        throw new HttpError('method_not_allowed', `this path accepts ${allow}`, { allow });
       });
     }
   }
@@ -213,9 +213,7 @@ export class RouteTable<R extends RoutePattern> {
     const validate = this.validators.get(route);
     if (!validate || validate(body)) return;
     const first = validate.errors?.[0];
-    throw new HttpError(
-      400,
-      'invalid_body',
+    throw new HttpError('invalid_body',
       first ? describeSchemaError(first) : 'the body is not valid',
       {},
       { field: first ? schemaErrorField(first) : 'body' },
@@ -225,7 +223,7 @@ export class RouteTable<R extends RoutePattern> {
 
 /** The refusal for a path nothing is served at. */
 export function routeNotFound(): HttpError {
-  return new HttpError(404, 'route_not_found', 'nothing is served at this path');
+  return new HttpError('route_not_found', 'nothing is served at this path');
 }
 
 /**

@@ -104,10 +104,10 @@ const sameOriginPosts: MiddlewareHandler<ServerEnv> = async (c, next) => {
   if (c.req.method === 'POST') {
     const origin = c.req.header('origin');
     if (c.req.header('sec-fetch-site') === 'cross-site')
-      throw new HttpError(403, 'csrf_refused', 'cross-site form posts are refused');
+      throw new HttpError('csrf_refused', 'cross-site form posts are refused');
     const host = c.req.header('host') ?? '';
     if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`)
-      throw new HttpError(403, 'csrf_refused', 'cross-origin form posts are refused');
+      throw new HttpError('csrf_refused', 'cross-origin form posts are refused');
   }
   await next();
 };
@@ -122,15 +122,13 @@ function signedIn(mesh: Mesh): MiddlewareHandler<ServerEnv> {
     const session = sessionId ? await findSession(mesh.db, sessionId) : undefined;
     if (!sessionId || !session) {
       if (c.req.method === 'GET') return c.redirect('/login', 303);
-      throw new HttpError(401, 'unauthorized', 'log in first');
+      throw new HttpError('unauthorized', 'log in first');
     }
     let form = new URLSearchParams();
     if (c.req.method === 'POST') {
       form = await readForm(c);
       if (!sameText(form.get('csrf') ?? '', session.csrfToken))
-        throw new HttpError(
-          403,
-          'csrf_refused',
+        throw new HttpError('csrf_refused',
           'the form is stale or did not come from this UI; reload the page',
         );
     }
@@ -224,7 +222,7 @@ export function mountUi(
     return c.redirect('/agents', 303);
   });
   app.all('/login', () => {
-    throw new HttpError(405, 'method_not_allowed', 'use GET or POST');
+    throw new HttpError('method_not_allowed', 'use GET or POST');
   });
 
   app.use('*', signedIn(mesh));

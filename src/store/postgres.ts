@@ -9,9 +9,19 @@ import {
   type QueryResult,
 } from './db.ts';
 
-// Return timestamps as Date, bigint counts as numbers (sizes and counters fit in 2^53), and
-// leave jsonb to the driver's JSON parsing.
-pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+/**
+ * How this pool reads column values: timestamps as Date, bigint counts as numbers (sizes and
+ * counters fit in 2^53), jsonb by the driver's JSON parsing. Set per pool, not on the driver's
+ * global table, so another library's pool in the same process reads its own way.
+ */
+const INT8_OID: number = pg.types.builtins.INT8;
+const readCount = (v: string): number => Number(v);
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+    oid === INT8_OID && format !== 'binary'
+      ? readCount
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
 
 const statementNames = new Map<string, string>();
 
@@ -31,9 +41,34 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
 }
 
+/**
+ * Whether a failure says the server could not be reached or went away, rather than refused the
+ * statement: a socket error, a connect timeout, a dropped connection, SQLSTATE class 08
+ * (connection exception), a shutdown (57P01-57P03) or no connection slot left (53300).
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (/^E[A-Z]+$/.test(code)) return true; // ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPIPE…
+    if (code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300') return true;
+  }
+  const message = error instanceof Error ? error.message : '';
+  return /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(
+    message,
+  );
+}
+
 function wrap(error: unknown, url: string): StoreError {
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
+  if (isConnectionFailure(error)) {
+    return new StoreError(
+      'database_unreachable',
+      `lost PostgreSQL at ${describeDatabaseUrl(url)}: ${redact(message, url)}`,
+      undefined,
+      { cause: error },
+    );
+  }
   return new StoreError(
     'database_error',
     redact(message, url),
@@ -50,12 +85,14 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     connectionString: options.url,
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    types: TYPES,
   });
   // The lease lane: two connections that only renew and release leases (see Db.leases).
   const leasePool = new pg.Pool({
     connectionString: options.url,
     max: 2,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    types: TYPES,
   });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);

@@ -1,161 +1,187 @@
 /**
- * Every stable error code Mesh raises, with the HTTP status a face answers it with and whether
- * the same request, sent again unchanged, may succeed. One table instead of statuses derived
- * from a code's suffix: a new code is a deliberate row here, and `error-codes.test.ts` fails
- * when a thrown code is missing.
+ * Every stable error code Mesh raises, with its family: what kind of failure it is, said without
+ * any transport. The faces map families to what they answer (`src/server/error-status.ts` to HTTP
+ * statuses); a family also says whether the same request, sent again unchanged, may succeed. One
+ * table instead of meanings derived from a code's suffix: a new code is a deliberate row here,
+ * `MeshError` takes only codes of this table (the compiler checks every `new MeshError('…')`), and
+ * `error-codes.test.ts` fails when a code raised some other way is missing.
  */
 
-/** How one code is answered. */
-export interface ErrorCodeInfo {
-  /** The HTTP status the API and UI answer with. */
-  readonly status: number;
-  /** Whether repeating the unchanged request later may succeed (the cause is transient). */
-  readonly retryable: boolean;
-}
+/** What kind of failure a code is. */
+export type ErrorFamily =
+  /** The request is wrong (a field, a name, a value); fix it and send it again. */
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  /** The operation does not exist in that form (an HTTP method a path does not serve). */
+  | 'not_supported'
+  /** The request contradicts the state of things (a name taken, a run unfinished). */
+  | 'conflict'
+  | 'too_large'
+  | 'unsupported_media'
+  | 'rate_limited'
+  /** Something Mesh depends on is down or busy right now (its database, a backend, its home). */
+  | 'unavailable'
+  /** This process stopped driving a run and left it to its next holder, which finishes it. */
+  | 'handed_over'
+  /** A vendor or remote server refused or failed in a way that repeating will not change. */
+  | 'upstream'
+  /** A vendor or remote server failed in a way that may pass (a timeout, a dropped connection). */
+  | 'upstream_transient'
+  /** A bug or a broken contract; the caller can do nothing about it. */
+  | 'internal';
 
-const BAD_REQUEST: ErrorCodeInfo = Object.freeze({ status: 400, retryable: false });
-const UNAUTHORIZED: ErrorCodeInfo = Object.freeze({ status: 401, retryable: false });
-const FORBIDDEN: ErrorCodeInfo = Object.freeze({ status: 403, retryable: false });
-const NOT_FOUND: ErrorCodeInfo = Object.freeze({ status: 404, retryable: false });
-const METHOD_NOT_ALLOWED: ErrorCodeInfo = Object.freeze({ status: 405, retryable: false });
-const CONFLICT: ErrorCodeInfo = Object.freeze({ status: 409, retryable: false });
-const TOO_LARGE: ErrorCodeInfo = Object.freeze({ status: 413, retryable: false });
-const UNSUPPORTED_MEDIA: ErrorCodeInfo = Object.freeze({ status: 415, retryable: false });
-const TOO_MANY: ErrorCodeInfo = Object.freeze({ status: 429, retryable: true });
-const INTERNAL: ErrorCodeInfo = Object.freeze({ status: 500, retryable: false });
-const UNAVAILABLE: ErrorCodeInfo = Object.freeze({ status: 500, retryable: true });
-/** This process stopped driving a run and left it for another holder: asking again would repeat it. */
-const HANDED_OVER: ErrorCodeInfo = Object.freeze({ status: 503, retryable: false });
-const UPSTREAM: ErrorCodeInfo = Object.freeze({ status: 502, retryable: false });
-const UPSTREAM_TRANSIENT: ErrorCodeInfo = Object.freeze({ status: 502, retryable: true });
+/**
+ * Whether a failure of each family may pass when the same request is made again later. For
+ * `handed_over` the work itself goes on: the caller follows the run it names rather than asking
+ * for it twice.
+ */
+export const RETRYABLE: Readonly<Record<ErrorFamily, boolean>> = Object.freeze({
+  invalid: false,
+  unauthenticated: false,
+  forbidden: false,
+  not_found: false,
+  not_supported: false,
+  conflict: false,
+  too_large: false,
+  unsupported_media: false,
+  rate_limited: true,
+  unavailable: true,
+  handed_over: true,
+  upstream: false,
+  upstream_transient: true,
+  internal: false,
+});
+
 
 /** The table. Grouped by who raises the code; kept in alphabetical order inside a group. */
 export const ERROR_CODES = Object.freeze({
   // The tool contract (src/tool) and its serialization of foreign errors.
-  internal_error: INTERNAL,
-  invalid_definition: BAD_REQUEST,
-  invalid_schema: BAD_REQUEST,
-  invalid_tool_input: BAD_REQUEST,
-  tool_failed: INTERNAL,
-  tool_not_found: NOT_FOUND,
+  internal_error: 'internal',
+  invalid_definition: 'invalid',
+  invalid_schema: 'invalid',
+  invalid_tool_input: 'invalid',
+  tool_failed: 'internal',
+  tool_not_found: 'not_found',
   // The handler's view of a workspace (src/tool/workspace.ts) and the backends (src/exec).
-  workspace_backend_unavailable: UPSTREAM_TRANSIENT,
-  workspace_file: BAD_REQUEST,
-  workspace_unavailable: UNAVAILABLE,
+  workspace_backend_unavailable: 'upstream_transient',
+  workspace_file: 'invalid',
+  workspace_unavailable: 'unavailable',
   // Effects through the outbound machinery (src/tool/outbound.ts, src/outbound).
-  delivery_failed: INTERNAL,
-  effect_unrecorded: INTERNAL,
-  outbound_event_missing: INTERNAL,
+  delivery_failed: 'internal',
+  effect_unrecorded: 'internal',
+  outbound_event_missing: 'internal',
   // Workspace backends and grants (src/app/workspace-*.ts, src/store/workspaces.ts).
-  backend_exists: CONFLICT,
-  backend_kind_unsupported: INTERNAL,
-  backend_not_found: NOT_FOUND,
-  development_only: BAD_REQUEST,
-  invalid_backend: BAD_REQUEST,
-  invalid_egress: BAD_REQUEST,
-  tool_unavailable: UNAVAILABLE,
+  backend_exists: 'conflict',
+  backend_kind_unsupported: 'internal',
+  backend_not_found: 'not_found',
+  development_only: 'invalid',
+  invalid_backend: 'invalid',
+  invalid_egress: 'invalid',
+  tool_unavailable: 'unavailable',
   // Query providers (src/web, src/app/web-*.ts) and the web verbs (tools/web).
-  invalid_web_provider: BAD_REQUEST,
-  query_provider: UPSTREAM_TRANSIENT,
-  read_target_refused: BAD_REQUEST,
-  web_provider: UPSTREAM_TRANSIENT,
-  web_provider_not_found: NOT_FOUND,
+  invalid_web_provider: 'invalid',
+  query_provider: 'upstream_transient',
+  read_target_refused: 'invalid',
+  web_provider: 'upstream_transient',
+  web_provider_not_found: 'not_found',
 
   // Manifests, configuration values and the model providers.
-  config_invalid: BAD_REQUEST,
-  manifest_invalid: INTERNAL,
-  model_call_failed: UPSTREAM,
-  service_unprovided: INTERNAL,
+  config_invalid: 'invalid',
+  manifest_invalid: 'internal',
+  model_call_failed: 'upstream',
+  service_unprovided: 'internal',
 
   // Secrets and the instance key.
-  instance_key_exposed: INTERNAL,
-  instance_key_malformed: INTERNAL,
-  instance_key_mismatch: INTERNAL,
-  instance_key_missing: INTERNAL,
-  instance_key_rotation_refused: CONFLICT,
-  instance_key_unreadable: INTERNAL,
-  secret_field_unknown: BAD_REQUEST,
-  secret_key_mismatch: INTERNAL,
-  secret_kind_invalid: BAD_REQUEST,
-  secret_missing: BAD_REQUEST,
-  secret_not_granted: BAD_REQUEST,
-  secret_owner_invalid: BAD_REQUEST,
-  secret_undecryptable: INTERNAL,
-  secret_value_invalid: BAD_REQUEST,
+  instance_key_exposed: 'internal',
+  instance_key_malformed: 'internal',
+  instance_key_mismatch: 'internal',
+  instance_key_missing: 'internal',
+  instance_key_rotation_refused: 'conflict',
+  instance_key_unreadable: 'internal',
+  secret_field_unknown: 'invalid',
+  secret_key_mismatch: 'internal',
+  secret_kind_invalid: 'invalid',
+  secret_missing: 'invalid',
+  secret_not_granted: 'invalid',
+  secret_owner_invalid: 'invalid',
+  secret_undecryptable: 'internal',
+  secret_value_invalid: 'invalid',
 
   // Remote MCP.
-  egress_refused: BAD_REQUEST,
+  egress_refused: 'invalid',
   // A runtime that sends no HTTP (a test, a benchmark) was asked to: a wiring bug.
-  egress_unavailable: INTERNAL,
-  mcp_error: UPSTREAM,
-  mcp_oauth_failed: INTERNAL,
-  mcp_transport_failed: UPSTREAM_TRANSIENT,
+  egress_unavailable: 'internal',
+  mcp_error: 'upstream',
+  mcp_oauth_failed: 'internal',
+  mcp_transport_failed: 'upstream_transient',
 
   // The store.
-  agent_exists: CONFLICT,
-  database_error: INTERNAL,
-  database_unreachable: UNAVAILABLE,
-  home_locked: UNAVAILABLE,
-  invalid_agent_name: BAD_REQUEST,
-  lease_lost: INTERNAL,
-  run_interrupted: HANDED_OVER,
-  memory_not_active: INTERNAL,
-  message_too_long: BAD_REQUEST,
-  migration_changed: INTERNAL,
-  migration_failed: INTERNAL,
-  migration_invalid: INTERNAL,
-  migration_unknown: INTERNAL,
-  provider_exists: CONFLICT,
-  provider_in_use: CONFLICT,
-  store_misuse: INTERNAL,
-  tool_provider_exists: CONFLICT,
-  tool_provider_in_use: CONFLICT,
+  agent_exists: 'conflict',
+  database_error: 'internal',
+  database_unreachable: 'unavailable',
+  home_locked: 'unavailable',
+  invalid_agent_name: 'invalid',
+  lease_lost: 'internal',
+  run_interrupted: 'handed_over',
+  memory_not_active: 'internal',
+  message_too_long: 'invalid',
+  migration_changed: 'internal',
+  migration_failed: 'internal',
+  migration_invalid: 'internal',
+  migration_unknown: 'internal',
+  provider_exists: 'conflict',
+  provider_in_use: 'conflict',
+  store_misuse: 'internal',
+  tool_provider_exists: 'conflict',
+  tool_provider_in_use: 'conflict',
 
   // Use cases (src/app, src/turn, src/run) and the records they look up.
-  agent_busy: CONFLICT,
-  agent_has_no_model: CONFLICT,
-  agent_not_found: NOT_FOUND,
-  artifact_not_found: NOT_FOUND,
-  binding_not_found: NOT_FOUND,
-  conversation_not_found: NOT_FOUND,
-  empty_message: BAD_REQUEST,
-  invalid_agent: BAD_REQUEST,
-  invalid_audience: BAD_REQUEST,
-  invalid_provider: BAD_REQUEST,
-  invalid_retry_policy: BAD_REQUEST,
-  invalid_script: BAD_REQUEST,
-  invalid_search: BAD_REQUEST,
-  invalid_token: BAD_REQUEST,
-  invalid_tool_provider: BAD_REQUEST,
-  missing_actor: BAD_REQUEST,
-  package_not_found: NOT_FOUND,
-  provider_key_missing: CONFLICT,
-  provider_not_found: NOT_FOUND,
-  provider_unsupported: CONFLICT,
-  run_not_found: NOT_FOUND,
-  tool_provider_not_found: NOT_FOUND,
-  tool_withheld: CONFLICT,
-  turn_incomplete: INTERNAL,
+  agent_busy: 'conflict',
+  agent_has_no_model: 'conflict',
+  agent_not_found: 'not_found',
+  artifact_not_found: 'not_found',
+  binding_not_found: 'not_found',
+  conversation_not_found: 'not_found',
+  empty_message: 'invalid',
+  invalid_agent: 'invalid',
+  invalid_audience: 'invalid',
+  invalid_provider: 'invalid',
+  invalid_retry_policy: 'invalid',
+  invalid_script: 'invalid',
+  invalid_search: 'invalid',
+  invalid_token: 'invalid',
+  invalid_tool_provider: 'invalid',
+  missing_actor: 'invalid',
+  package_not_found: 'not_found',
+  provider_key_missing: 'conflict',
+  provider_not_found: 'not_found',
+  provider_unsupported: 'conflict',
+  run_not_found: 'not_found',
+  tool_provider_not_found: 'not_found',
+  tool_withheld: 'conflict',
+  turn_incomplete: 'internal',
 
   // The CLI's socket to a running server.
-  cli_socket_closed: UNAVAILABLE,
-  cli_socket_unsafe: INTERNAL,
+  cli_socket_closed: 'unavailable',
+  cli_socket_unsafe: 'internal',
 
   // The HTTP faces' own refusals (requests that never reached a use case).
-  body_too_large: TOO_LARGE,
-  csrf_refused: FORBIDDEN,
-  invalid_body: BAD_REQUEST,
-  invalid_header: BAD_REQUEST,
-  invalid_json: BAD_REQUEST,
-  invalid_query: BAD_REQUEST,
-  invalid_text: BAD_REQUEST,
-  method_not_allowed: METHOD_NOT_ALLOWED,
-  rate_limited: TOO_MANY,
-  route_not_found: NOT_FOUND,
-  too_many_streams: TOO_MANY,
-  unauthorized: UNAUTHORIZED,
-  unsupported_media_type: UNSUPPORTED_MEDIA,
-} satisfies Record<string, ErrorCodeInfo>);
+  body_too_large: 'too_large',
+  csrf_refused: 'forbidden',
+  invalid_body: 'invalid',
+  invalid_header: 'invalid',
+  invalid_json: 'invalid',
+  invalid_query: 'invalid',
+  invalid_text: 'invalid',
+  method_not_allowed: 'not_supported',
+  rate_limited: 'rate_limited',
+  route_not_found: 'not_found',
+  too_many_streams: 'rate_limited',
+  unauthorized: 'unauthenticated',
+  unsupported_media_type: 'unsupported_media',
+} as const satisfies Record<string, ErrorFamily>);
 
 /** One code of {@link ERROR_CODES}. */
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -165,12 +191,12 @@ export function isKnownCode(code: string): code is ErrorCode {
   return Object.hasOwn(ERROR_CODES, code);
 }
 
-/** The HTTP status for `code`; 500 for a code the table does not know (a bug, not a refusal). */
-export function httpStatusOf(code: string): number {
-  return isKnownCode(code) ? ERROR_CODES[code].status : 500;
+/** The family of `code`; `internal` for a code the table does not know (a bug, not a refusal). */
+export function familyOf(code: string): ErrorFamily {
+  return isKnownCode(code) ? ERROR_CODES[code] : 'internal';
 }
 
-/** Whether an error with `code` may succeed when retried unchanged; false for unknown codes. */
+/** Whether an error with `code` may succeed when retried later; false for unknown codes. */
 export function isRetryableCode(code: string): boolean {
-  return isKnownCode(code) && ERROR_CODES[code].retryable;
+  return RETRYABLE[familyOf(code)];
 }

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../model/json.ts';
+import type { ErrorCode } from './error-codes.ts';
 
 const BRAND = Symbol.for('mesh.error');
 
@@ -8,10 +9,10 @@ const BRAND = Symbol.for('mesh.error');
  */
 export class MeshError extends Error {
   readonly [BRAND] = true;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly data: JsonObject | undefined;
 
-  constructor(code: string, message: string, data?: JsonObject, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, data?: JsonObject, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.data = data;
@@ -73,7 +74,7 @@ export function isMeshError(error: unknown): error is MeshError {
 }
 
 /** True when `error` is a Mesh error with this stable code. */
-export function hasCode(error: unknown, code: string): error is MeshError {
+export function hasCode(error: unknown, code: ErrorCode): error is MeshError {
   return isMeshError(error) && error.code === code;
 }
 

@@ -21,8 +21,8 @@ export type {
   ToolHandler,
   ToolOutput,
 } from './definition.ts';
-export { ERROR_CODES, httpStatusOf, isKnownCode, isRetryableCode } from './error-codes.ts';
-export type { ErrorCode, ErrorCodeInfo } from './error-codes.ts';
+export { ERROR_CODES, familyOf, isKnownCode, isRetryableCode, RETRYABLE } from './error-codes.ts';
+export type { ErrorCode, ErrorFamily } from './error-codes.ts';
 export { toolEffect } from './effect.ts';
 export type { ToolEffect } from './effect.ts';
 export {

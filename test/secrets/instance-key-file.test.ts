@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../src/tool/error-codes.ts';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
@@ -35,7 +36,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Loads expecting a refusal with `code` whose message names `path` and not the file's bytes. */
-async function refusal(load: Promise<unknown>, code: string, path: string, content?: Buffer) {
+async function refusal(load: Promise<unknown>, code: ErrorCode, path: string, content?: Buffer) {
   const error = await load.then(
     () => {
       throw new Error('expected the key to be refused');

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../src/tool/error-codes.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ function renderings(value: string): string[] {
   return [value, raw.toString('hex'), raw.toString('base64'), value.slice(0, 16)];
 }
 
-async function expectRefusal(promise: Promise<unknown>, code: string, plaintext: string) {
+async function expectRefusal(promise: Promise<unknown>, code: ErrorCode, plaintext: string) {
   const error = await promise.then(
     () => {
       throw new Error('expected a refusal');
@@ -276,7 +277,7 @@ describe.each(testDatabases())('the secret store on $name', (database) => {
   it('refuses bad input naming the field, writing nothing and echoing no value', async () => {
     const owner = agentOwner();
     const value = canary();
-    const cases: [Promise<unknown>, string][] = [
+    const cases: [Promise<unknown>, ErrorCode][] = [
       [store.capture({ ...owner, kind: 'Bad-Kind', value }), SECRET_ERROR_CODES.kindInvalid],
       [store.capture({ ...owner, kind: KIND, value: '' }), SECRET_ERROR_CODES.valueInvalid],
       [

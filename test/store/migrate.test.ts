@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../src/tool/error-codes.ts';
 import { appendFileSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ function copyMigrations(): string {
   return dir;
 }
 
-async function refusal(promise: Promise<unknown>, code: string): Promise<Error> {
+async function refusal(promise: Promise<unknown>, code: ErrorCode): Promise<Error> {
   try {
     await promise;
   } catch (error) {
