@@ -19,7 +19,7 @@ import {
   listConversationRuns as listConversationRunRows,
   listRuns as listRunRows,
   listStepsAfter as listStepRowsAfter,
-} from '../store/runs.ts';
+} from '../store/run-reads.ts';
 import type {
   AgentRecord,
   ArtifactRecord,

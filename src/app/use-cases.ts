@@ -77,10 +77,24 @@ export const useCases = {
     });
   },
 
-  /** A run and its steps, or undefined when no run has that id. */
+  /**
+   * An operation of the catalog, by name: its input is validated there exactly as the HTTP API
+   * validates it. The actor is the process's own user unless given.
+   */
+  'operations.invoke': async (
+    mesh: Mesh,
+    input: { name: string; input: unknown; actor?: string },
+  ): Promise<unknown> => {
+    const { operationNamed } = await import('./operations/catalog.ts');
+    const op = operationNamed(input.name);
+    if (!op) throw new MeshError('route_not_found', `no operation is named ${input.name}`);
+    const { invokeOperation } = await import('./operations/operation.ts');
+    return invokeOperation(mesh, op, input.input, { actor: await operatorOr(input.actor) });
+  },
+
+  /** A run (by its id or a unique prefix of 8 or more characters) and its steps. */
   'runs.show': async (mesh: Mesh, input: { id: string }) => {
-    const run = /^[0-9a-f-]{36}$/i.test(input.id) ? await mesh.ledger.run(input.id) : undefined;
-    if (!run) return undefined;
+    const run = await (await import('./runs/run-ref.ts')).resolveRun(mesh, input.id, 'ID');
     const [steps, effects] = await Promise.all([
       mesh.ledger.steps(run.id),
       runEffects(mesh, run.id),

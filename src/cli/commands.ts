@@ -1,4 +1,6 @@
+import { listRunsOperation } from '../app/runs/operations.ts';
 import type { Command } from './command.ts';
+import { operationUsage } from './operation-command.ts';
 
 /*
  * Every `mesh` subcommand's name, summary and usage, and how to load its body. This module imports
@@ -74,7 +76,9 @@ this process, or in the \`mesh serve\` that holds this home when one does. With 
 run_id, status, reply and steps.`;
 
 const RUNS_USAGE = `Usage:
-  mesh runs show ID [--json]    a run and every step in it, in order`;
+  mesh runs show ID [--json]    a run and every step in it, in order (ID: the whole id, or its
+                                first 8 or more characters when only one run's id starts so)
+${operationUsage(listRunsOperation)}`;
 
 const TOOLS_USAGE = `Usage:
   mesh tools list [--json]                       every first-party tool: name, class, replay, needs, package
@@ -178,7 +182,7 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'runs',
-    summary: 'Show a run and its steps',
+    summary: 'List runs, and show a run and its steps',
     usage: RUNS_USAGE,
     load: async () => (await import('./runs.ts')).runsCommand,
   },

@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { OutboundEventRecord, StepRecord } from '../app/records.ts';
 import { withUseCases } from '../app/use-case-client.ts';
+import { listRunsOperation } from '../app/runs/operations.ts';
 import { runJson } from '../app/views.ts';
+import { operationSubcommand } from './operation-command.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 
 function clip(text: string, max = 160): string {
@@ -112,12 +114,7 @@ async function show(args: readonly string[], io: CliIo): Promise<number> {
   });
   const id = positionals[0];
   if (!id || positionals.length > 1) throw new UsageError('name exactly one run id');
-  const shown = await withUseCases((call) => call('runs.show', { id }));
-  if (!shown) {
-    io.err(`mesh runs show: no run with id ${JSON.stringify(id)}`);
-    return 1;
-  }
-  const { run, steps, effects } = shown;
+  const { run, steps, effects } = await withUseCases((call) => call('runs.show', { id }));
   if (values.json) {
     io.out(JSON.stringify(runJson(run, steps, effects), null, 2));
     return 0;
@@ -130,5 +127,8 @@ async function show(args: readonly string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-/** `mesh runs show ID`: read a run step by step. */
-export const runsCommand: CommandBody = commandGroup({ show });
+/** `mesh runs show ID`: read a run step by step; `mesh runs list`: find it. */
+export const runsCommand: CommandBody = commandGroup({
+  show,
+  list: operationSubcommand(listRunsOperation),
+});

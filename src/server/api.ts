@@ -2,6 +2,7 @@ import { agentRoutes } from './api/agents.ts';
 import type { Route } from './api/context.ts';
 import { conversationRoutes } from './api/conversations.ts';
 import { mcpRoutes } from './api/mcp.ts';
+import { operationRoutes } from './api/operations.ts';
 import { metricsRoute, openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
 import { providerRoutes } from './api/providers.ts';
@@ -17,6 +18,7 @@ export const apiRoutes: readonly Route[] = [
   ...policyRoutes,
   ...toolSearchRoutes,
   ...conversationRoutes,
+  ...operationRoutes,
   ...providerRoutes,
   ...packageRoutes,
   ...mcpRoutes,

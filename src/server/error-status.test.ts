@@ -57,7 +57,9 @@ describe('how each family of error codes is answered over HTTP', () => {
   }
 
   it('names the run a handed-over request goes on in, so the caller follows it', () => {
-    const answer = errorResponse(new MeshError('run_interrupted', 'handed over', { run_id: 'r-9' }));
+    const answer = errorResponse(
+      new MeshError('run_interrupted', 'handed over', { run_id: 'r-9' }),
+    );
     expect(answer.body.error.run_id).toBe('r-9');
   });
 

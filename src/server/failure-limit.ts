@@ -54,7 +54,8 @@ export class FailureLimiter {
     const { tokens } = this.bucket(address, now);
     if (tokens >= 1) return;
     const seconds = Math.max(1, Math.ceil((1 - tokens) / this.perMsRate / 1000));
-    throw new HttpError('rate_limited',
+    throw new HttpError(
+      'rate_limited',
       `too many failed sign-ins from this address; try again in ${seconds} s`,
       { 'retry-after': String(seconds) },
     );

@@ -12,7 +12,8 @@ export const MAX_JSON_BODY = 256 * 1024;
 export const MAX_FORM_BODY = 256 * 1024;
 
 function tooLarge(limit: number): HttpError {
-  return new HttpError('body_too_large',
+  return new HttpError(
+    'body_too_large',
     `the request body is larger than ${limit} bytes`,
     { connection: 'close' },
     { field: 'body' },
@@ -31,7 +32,8 @@ async function readText<E extends Env>(
 ) {
   const given = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
   if (given !== type)
-    throw new HttpError('unsupported_media_type',
+    throw new HttpError(
+      'unsupported_media_type',
       refusal,
       {},
       {
@@ -63,7 +65,8 @@ export async function readJson<E extends Env>(
   try {
     body = JSON.parse(raw) as unknown;
   } catch {
-    throw new HttpError('invalid_json',
+    throw new HttpError(
+      'invalid_json',
       'the request body is not valid JSON',
       {},
       {

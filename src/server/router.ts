@@ -1,11 +1,12 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { Context, Env, Hono } from 'hono';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { JsonSchema } from '../model/json.ts';
 import { HttpError } from './http-error.ts';
+import { describeSchemaError, schemaErrorField } from '../tool/schema-errors.ts';
 import { refuseUnstorablePairs } from './input-text.ts';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** What a route is served at: a method and a path template (`/api/agents/{agent}`). */
 export interface RoutePattern {
@@ -78,52 +79,6 @@ export function closedObject<
 
 /** A path parameter is an id, a name or a slug: short, and never a slash. */
 export const MAX_PARAM = 200;
-
-/** The dotted path (`rules.0.match`) of the value a schema error is about; '' for the body. */
-function instancePathOf(e: ErrorObject): string {
-  return e.instancePath
-    .split('/')
-    .slice(1)
-    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .join('.');
-}
-
-/**
- * The field a schema error names, as refusals name it: `body`, `body.persona`; for a missing or
- * unknown field, that field.
- */
-export function schemaErrorField(e: ErrorObject): string {
-  const at = instancePathOf(e);
-  const params = e.params as { additionalProperty?: unknown; missingProperty?: unknown };
-  const named =
-    e.keyword === 'additionalProperties'
-      ? params.additionalProperty
-      : e.keyword === 'required'
-        ? params.missingProperty
-        : undefined;
-  const field = ['body', at, typeof named === 'string' ? named : '']
-    .filter(Boolean)
-    .join('.')
-    .replace(/[^\x20-\x7e]/g, '?');
-  return field.length > 200 ? `${field.slice(0, 200)}…` : field;
-}
-
-/** Says what was wrong with a body without quoting any value from it. */
-export function describeSchemaError(e: ErrorObject): string {
-  const at = instancePathOf(e);
-  const where = at === '' ? 'the body' : `field \`${at}\``;
-  const clip = (s: unknown) => String(s).slice(0, 64);
-  switch (e.keyword) {
-    case 'additionalProperties':
-      return `unknown field \`${clip((e.params as { additionalProperty: string }).additionalProperty)}\`${at ? ` in ${at}` : ''}`;
-    case 'required':
-      return `missing field \`${[at, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}\``;
-    case 'type':
-      return `${where} must be ${(e.params as { type: string }).type}`;
-    default:
-      return `${where} ${e.message ?? 'is not valid'}`;
-  }
-}
 
 /**
  * The parameters of a request path under a template, decoded strictly: a segment that is not
@@ -213,7 +168,8 @@ export class RouteTable<R extends RoutePattern> {
     const validate = this.validators.get(route);
     if (!validate || validate(body)) return;
     const first = validate.errors?.[0];
-    throw new HttpError('invalid_body',
+    throw new HttpError(
+      'invalid_body',
       first ? describeSchemaError(first) : 'the body is not valid',
       {},
       { field: first ? schemaErrorField(first) : 'body' },

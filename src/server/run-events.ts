@@ -53,7 +53,8 @@ export class StreamSlots {
   take(holder: string): () => void {
     const mine = this.byHolder.get(holder) ?? 0;
     if (this.held >= this.limit || mine >= this.perHolder)
-      throw new HttpError('too_many_streams',
+      throw new HttpError(
+        'too_many_streams',
         this.held >= this.limit
           ? `this server already holds ${this.limit} live event streams; try again shortly`
           : `this operator token already holds ${this.perHolder} live event streams on this server; close one or try again shortly`,
@@ -83,7 +84,8 @@ const SEQ = /^\d{1,9}$/;
 export function resumeAfter(query: URLSearchParams, lastEventId: string | undefined): number {
   if (lastEventId !== undefined && lastEventId.trim() !== '') {
     if (!SEQ.test(lastEventId.trim()))
-      throw new HttpError('invalid_header',
+      throw new HttpError(
+        'invalid_header',
         'Last-Event-ID must be the seq of a step this stream sent (a whole number)',
         {},
         { field: 'header.last-event-id' },
@@ -93,7 +95,8 @@ export function resumeAfter(query: URLSearchParams, lastEventId: string | undefi
   const after = query.get('after');
   if (after === null) return 0;
   if (!SEQ.test(after))
-    throw new HttpError('invalid_query',
+    throw new HttpError(
+      'invalid_query',
       'after must be a whole number (the seq of the last step seen)',
       {},
       { field: 'query.after' },
@@ -293,7 +296,8 @@ export function conversationResume(
   const read = (text: string, field: string, code: 'invalid_header' | 'invalid_query') => {
     const m = CONVERSATION_ID.exec(text.trim());
     if (!m)
-      throw new HttpError(code,
+      throw new HttpError(
+        code,
         `${field === 'header.last-event-id' ? 'Last-Event-ID' : 'after'} must be <run id>:<seq>, an id this stream sent`,
         {},
         { field },

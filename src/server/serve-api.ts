@@ -26,7 +26,8 @@ function operatorToken(mesh: Mesh, failures: FailureLimiter): MiddlewareHandler<
     const operator = presented ? await verifyOperatorToken(mesh.db, presented) : undefined;
     if (!operator) {
       if (header !== undefined) failures.fail(address);
-      throw new HttpError('unauthorized',
+      throw new HttpError(
+        'unauthorized',
         presented
           ? 'the operator token is not valid'
           : 'an operator token is required: Authorization: Bearer <token>',

@@ -128,7 +128,8 @@ function signedIn(mesh: Mesh): MiddlewareHandler<ServerEnv> {
     if (c.req.method === 'POST') {
       form = await readForm(c);
       if (!sameText(form.get('csrf') ?? '', session.csrfToken))
-        throw new HttpError('csrf_refused',
+        throw new HttpError(
+          'csrf_refused',
           'the form is stale or did not come from this UI; reload the page',
         );
     }

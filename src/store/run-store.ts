@@ -13,12 +13,12 @@ import {
   finishRun,
   getRun,
   insertRun,
-  listSteps,
   releaseLease,
   renewLease,
   updateProgress,
 } from './runs.ts';
 import { getArtifact } from './artifacts.ts';
+import { listSteps } from './run-reads.ts';
 import { recordDeliveredReply } from './outbound-events.ts';
 
 /** The run layer's {@link RunStore}, on a database. */

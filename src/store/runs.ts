@@ -33,7 +33,7 @@ export class LeaseLostError extends StoreError {
   }
 }
 
-const RUN_COLUMNS = `id, agent_id as "agentId", conversation_id as "conversationId",
+export const RUN_COLUMNS = `id, agent_id as "agentId", conversation_id as "conversationId",
   inbound_message_id as "inboundMessageId", kind, status, reason, provenance, budget, usage, checkpoint,
   lease_owner as "leaseOwner", lease_epoch as "leaseEpoch", lease_expires_at as "leaseExpiresAt",
   committed_at as "committedAt", created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt"`;
@@ -68,17 +68,6 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
 export async function getRun(q: Queryable, id: string): Promise<RunRecord | undefined> {
   const { rows } = await q.query<RunRecord>(`select ${RUN_COLUMNS} from runs where id = $1`, [id]);
   return rows[0];
-}
-
-export async function listRuns(
-  q: Queryable,
-  filter: { agentId?: string; limit?: number } = {},
-): Promise<RunRecord[]> {
-  const { rows } = await q.query<RunRecord>(
-    `select ${RUN_COLUMNS} from runs where ($1::uuid is null or agent_id = $1) order by created_at desc limit $2`,
-    [filter.agentId ?? null, filter.limit ?? 50],
-  );
-  return rows;
 }
 
 /**
@@ -307,27 +296,6 @@ export async function markCommitted(q: Queryable, runId: string): Promise<void> 
   ]);
 }
 
-export async function listSteps(q: Queryable, runId: string): Promise<StepRecord[]> {
-  const { rows } = await q.query<StepRow>(
-    `select ${STEP_COLUMNS} from run_steps where run_id = $1 order by seq`,
-    [runId],
-  );
-  return rows.map(stepFrom);
-}
-
-/** A run's steps numbered after `afterSeq`, in order: what a live reader has not seen yet. */
-export async function listStepsAfter(
-  q: Queryable,
-  runId: string,
-  afterSeq: number,
-): Promise<StepRecord[]> {
-  const { rows } = await q.query<StepRow>(
-    `select ${STEP_COLUMNS} from run_steps where run_id = $1 and seq > $2::int order by seq`,
-    [runId, afterSeq],
-  );
-  return rows.map(stepFrom);
-}
-
 /**
  * Appends an observation with its artifacts (the whole of an observation too large for its step,
  * the bytes a call returned), numbered with the step, and finishes the call step, in one
@@ -423,15 +391,3 @@ export async function announceRunEnded(q: Queryable, runId: string): Promise<voi
 
 /** The channel a run's id is sent on (NOTIFY) when its end commits. */
 export const RUN_ENDED_CHANNEL = 'mesh_run_ended';
-
-/** A conversation's runs, oldest first (each turn's run, by its inbound message). */
-export async function listConversationRuns(
-  q: Queryable,
-  conversationId: string,
-): Promise<RunRecord[]> {
-  const { rows } = await q.query<RunRecord>(
-    `select ${RUN_COLUMNS} from runs where conversation_id = $1 order by created_at`,
-    [conversationId],
-  );
-  return rows;
-}

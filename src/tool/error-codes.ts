@@ -54,7 +54,6 @@ export const RETRYABLE: Readonly<Record<ErrorFamily, boolean>> = Object.freeze({
   internal: false,
 });
 
-
 /** The table. Grouped by who raises the code; kept in alphabetical order inside a group. */
 export const ERROR_CODES = Object.freeze({
   // The tool contract (src/tool) and its serialization of foreign errors.
@@ -146,6 +145,7 @@ export const ERROR_CODES = Object.freeze({
   conversation_not_found: 'not_found',
   empty_message: 'invalid',
   invalid_agent: 'invalid',
+  invalid_input: 'invalid',
   invalid_audience: 'invalid',
   invalid_provider: 'invalid',
   invalid_retry_policy: 'invalid',
@@ -158,6 +158,7 @@ export const ERROR_CODES = Object.freeze({
   provider_key_missing: 'conflict',
   provider_not_found: 'not_found',
   provider_unsupported: 'conflict',
+  run_id_ambiguous: 'invalid',
   run_not_found: 'not_found',
   tool_provider_not_found: 'not_found',
   tool_withheld: 'conflict',

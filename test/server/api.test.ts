@@ -359,7 +359,10 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       conversation_id: result.conversation_id,
     });
     expect(other.status).toBe(404);
-    expect((await server.api('GET', '/api/runs/not-a-uuid')).status).toBe(404);
+    const notARun = await server.api('GET', '/api/runs/not-a-uuid');
+    expect(notARun.status).toBe(400);
+    expect(notARun.json).toMatchObject({ error: { code: 'invalid_input', field: 'path.run' } });
+    expect((await server.api('GET', '/api/runs/00000000')).status).toBe(404);
   });
 
   it('waits for the reply only when asked (?wait= or Prefer: wait=), within a bound it names', async () => {

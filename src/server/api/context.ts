@@ -44,7 +44,8 @@ export function limitOf(query: URLSearchParams): number {
   if (raw === null) return 50;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > 200)
-    throw new HttpError('invalid_query',
+    throw new HttpError(
+      'invalid_query',
       'limit must be an integer from 1 to 200',
       {},
       {

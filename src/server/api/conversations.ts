@@ -10,6 +10,7 @@ import {
 import { sendMessage, turnOutcome } from '../../app/turns.ts';
 import { runEffects } from '../../app/outbound-view.ts';
 import { conversationJson, messageJson, runJson, runSummaryJson } from '../../app/views.ts';
+import { resolveRun } from '../../app/runs/run-ref.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid, UUID_SOURCE } from '../ids.ts';
@@ -23,10 +24,9 @@ import {
 import { actorOf, LIMIT, limitOf, route, type Route } from './context.ts';
 import { MAX_WAIT_S, waitOf } from './wait.ts';
 
-async function runOr404(mesh: Mesh, id: string) {
-  const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
-  if (!run) throw new MeshError('run_not_found', 'no run with that id');
-  return run;
+/** The run the path names, by its id or a unique prefix of 8 or more characters. */
+function runOr404(mesh: Mesh, id: string) {
+  return resolveRun(mesh, id, 'path.run');
 }
 
 /** The artifact the path names, in the run it names. */

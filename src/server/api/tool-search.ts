@@ -22,7 +22,8 @@ function searchLimit(query: URLSearchParams): number {
   if (raw === null) return 5;
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || n < 1 || n > MAX_LIMIT)
-    throw new HttpError('invalid_query',
+    throw new HttpError(
+      'invalid_query',
       `limit must be an integer from 1 to ${MAX_LIMIT}`,
       {},
       { field: 'query.limit' },
@@ -57,7 +58,8 @@ export const toolSearchRoutes: readonly Route[] = [
     handle: async ({ context, params, query }) => {
       const q = query.get('q');
       if (q === null || q.trim() === '')
-        throw new HttpError('invalid_query',
+        throw new HttpError(
+          'invalid_query',
           'q is required: what to search for',
           {},
           {
@@ -65,7 +67,8 @@ export const toolSearchRoutes: readonly Route[] = [
           },
         );
       if (q.length > MAX_QUERY_CHARS)
-        throw new HttpError('invalid_query',
+        throw new HttpError(
+          'invalid_query',
           `q must have at most ${MAX_QUERY_CHARS} characters`,
           {},
           { field: 'query.q' },

@@ -20,7 +20,8 @@ export function waitOf(query: URLSearchParams, prefer: string | undefined): Wait
   if (raw !== null) {
     const n = /^[0-9]{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
     if (!(n <= MAX_WAIT_S))
-      throw new HttpError('invalid_query',
+      throw new HttpError(
+        'invalid_query',
         `wait must be a whole number of seconds from 0 to ${MAX_WAIT_S}`,
         {},
         { field: 'query.wait' },

@@ -11,6 +11,7 @@ import {
 } from '../../app/queries.ts';
 import type { Audience } from '../../app/records.ts';
 import { sendMessage } from '../../app/turns.ts';
+import { resolveRun } from '../../app/runs/run-ref.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
@@ -89,9 +90,7 @@ export const chatRoutes: readonly UiRoute[] = [
     method: 'GET',
     path: '/runs/{run}',
     handle: async ({ mesh, session, params }) => {
-      const id = params['run'] ?? '';
-      const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
-      if (!run) throw new MeshError('run_not_found', 'no run with that id');
+      const run = await resolveRun(mesh, params['run'] ?? '', 'path.run');
       const [agent, steps, mapped, effects] = await Promise.all([
         getAgent(mesh, run.agentId),
         mesh.ledger.steps(run.id),
@@ -107,9 +106,7 @@ export const chatRoutes: readonly UiRoute[] = [
     method: 'GET',
     path: '/runs/{run}/events',
     handle: async ({ mesh, params, query, streams, lastEventId, session }) => {
-      const id = params['run'] ?? '';
-      const run = isUuid(id) ? await mesh.ledger.run(id) : undefined;
-      if (!run) throw new MeshError('run_not_found', 'no run with that id');
+      const run = await resolveRun(mesh, params['run'] ?? '', 'path.run');
       const after = resumeAfter(query, lastEventId);
       const mapped = await mappedRemoteNames(mesh, run.agentId);
       return {

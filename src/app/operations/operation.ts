@@ -1,0 +1,115 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { JsonSchema } from '../../model/json.ts';
+import type { ErrorCode } from '../../tool/error-codes.ts';
+import { MeshError } from '../../tool/errors.ts';
+import type { Mesh } from '../mesh.ts';
+
+/*
+ * The operation catalog's unit: one thing an operator can do, declared once — its name, input and
+ * output schemas, the errors it answers, how the HTTP API and the CLI reach it, and the use case it
+ * runs. The faces are generated from the declaration (src/server/api/operations.ts for the route
+ * and its OpenAPI entry, src/cli/operation-command.ts for the subcommand and its help), and every
+ * face validates the input the same way, here, before the use case runs.
+ *
+ * A declaration module imports only types and schemas: the CLI reads declarations to print help,
+ * so the work behind `run` is imported when it runs.
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Who asks: the acting operator, as messages and audit records name them. */
+export interface Caller {
+  readonly actor: string;
+}
+
+/** An input object's schema: closed, each field described (the descriptions become help). */
+export interface InputSchema {
+  readonly type: 'object';
+  readonly additionalProperties: false;
+  readonly required: readonly string[];
+  readonly properties: Readonly<Record<string, JsonSchema & { readonly description: string }>>;
+}
+
+/** How the HTTP API serves an operation. Path parameters are input fields of the same name. */
+export interface HttpFace {
+  readonly method: HttpMethod;
+  readonly path: string;
+  /** The success status (200 unless said). */
+  readonly status?: 200 | 201 | 204;
+}
+
+/** How the CLI offers an operation: `mesh <group> <verb>`. */
+export interface CliFace<O> {
+  readonly command: readonly [group: string, verb: string];
+  /** Input fields given as positional arguments, in order (the rest are `--flags`). */
+  readonly positionals?: readonly string[];
+  /** Input fields read from the file a flag names: `{persona: 'persona-file'}`. */
+  readonly files?: Readonly<Record<string, string>>;
+  /** The output as lines for a person; `--json` prints the output itself. */
+  print(output: O): readonly string[];
+}
+
+/** A face an operation is deliberately not on, with the reason. */
+export interface NotOnFace {
+  readonly notOnCli: string;
+}
+
+export interface Operation<I = never, O = unknown> {
+  /** `group.verb`, unique: `runs.list`. */
+  readonly name: string;
+  readonly summary: string;
+  /** A longer account (CommonMark) for the API document and help. */
+  readonly description?: string;
+  /** The OpenAPI tag. */
+  readonly tag: string;
+  readonly input: InputSchema;
+  /** The output's schema, for the document. */
+  readonly output?: JsonSchema;
+  /** The codes it refuses with, beside `invalid_input` (which every operation may answer). */
+  readonly errors: readonly ErrorCode[];
+  readonly http: HttpFace;
+  readonly cli: CliFace<O> | NotOnFace;
+  run(mesh: Mesh, input: I, caller: Caller): Promise<O>;
+}
+
+/** An operation with its input type forgotten, as faces and the catalog hold it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOperation = Operation<any, any>;
+
+/**
+ * Declares an operation whose `run` input is typed from its input schema (inferred as a literal),
+ * so the check and the type cannot drift apart.
+ */
+export function defineOperation<const S extends InputSchema, O>(
+  op: Omit<Operation<InputOf<S>, O>, 'input'> & { readonly input: S },
+): Operation<InputOf<S>, O> {
+  return op;
+}
+
+/** The type of an input that passed schema `S`. */
+export type InputOf<S> = S extends JSONSchema ? FromSchema<S> : never;
+
+/**
+ * The input refused: names the field (dotted, under `input`) and what was wrong, never a value.
+ * Faces rename the root to where the field came from (`body.model`, `query.status`, `--model`).
+ */
+export class InvalidInputError extends MeshError {
+  static readonly code = 'invalid_input';
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(InvalidInputError.code, message, { field });
+  }
+}
+
+/** Runs an operation for a caller, after validating its input: the one way every face runs it. */
+export async function invokeOperation<O>(
+  mesh: Mesh,
+  op: Operation<never, O> | AnyOperation,
+  input: unknown,
+  caller: Caller,
+): Promise<O> {
+  (await import('./validate-input.ts')).validateInput(op, input);
+  return (op as AnyOperation).run(mesh, input, caller) as Promise<O>;
+}

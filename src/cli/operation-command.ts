@@ -1,0 +1,167 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { AnyOperation, CliFace, InputSchema } from '../app/operations/operation.ts';
+import type { JsonSchema } from '../model/json.ts';
+import { isMeshError, MeshError } from '../tool/errors.ts';
+import { UsageError, type Subcommand } from './command.ts';
+
+/*
+ * The CLI face of the operation catalog: each operation's subcommand and its help, generated from
+ * its declaration. Positional arguments and `--flags` (an input field `image_input` is the flag
+ * `--image-input`) are read into the input as the schema types them; the operation validates it,
+ * in this process or in the server beside it, exactly as the HTTP API does. `--json` prints the
+ * output as the API's body is.
+ */
+
+function flagOf(field: string): string {
+  return field.replaceAll('_', '-');
+}
+
+/** The CLI face of an operation that has one. */
+export function cliFace(op: AnyOperation): CliFace<unknown> | undefined {
+  return 'command' in op.cli ? (op.cli as CliFace<unknown>) : undefined;
+}
+
+/** What a flag's value is called in help: N for numbers, on|off, the choices, or the field. */
+function placeholder(field: string, schema: JsonSchema): string {
+  if (schema['type'] === 'integer' || schema['type'] === 'number') return 'N';
+  if (schema['type'] === 'boolean') return 'on|off';
+  if (Array.isArray(schema['enum']) && schema['enum'].length <= 4) return schema['enum'].join('|');
+  return field.toUpperCase();
+}
+
+/** The usage lines of an operation's subcommand: its synopsis, then a line per argument. */
+export function operationUsage(op: AnyOperation): string {
+  const cli = cliFace(op);
+  if (!cli) return '';
+  const { properties, required } = op.input;
+  const positionals = cli.positionals ?? [];
+  const files = cli.files ?? {};
+  const flags = Object.keys(properties).filter((k) => !positionals.includes(k));
+  const synopsis = [
+    `mesh ${cli.command.join(' ')}`,
+    ...positionals.map((k) => (required.includes(k) ? k.toUpperCase() : `[${k.toUpperCase()}]`)),
+    ...flags.map((k) => {
+      const flag = files[k]
+        ? `--${files[k]} FILE`
+        : `--${flagOf(k)} ${placeholder(k, properties[k] ?? {})}`;
+      return required.includes(k) ? flag : `[${flag}]`;
+    }),
+    '[--json]',
+  ].join(' ');
+  const rows: [string, string][] = [
+    ...positionals.map((k): [string, string] => [
+      k.toUpperCase(),
+      properties[k]?.description ?? '',
+    ]),
+    ...flags.map((k): [string, string] => [
+      files[k] ? `--${files[k]} FILE` : `--${flagOf(k)}`,
+      files[k]
+        ? `a file holding ${properties[k]?.description ?? k}`
+        : (properties[k]?.description ?? ''),
+    ]),
+    ['--json', 'print the result as the API answers it'],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return [
+    `  ${synopsis}`,
+    `      ${op.summary}`,
+    ...rows.map(([name, text]) => `      ${name.padEnd(width)}  ${text}`),
+  ].join('\n');
+}
+
+/** A flag's or argument's text as the schema types the field (left as text when it does not read). */
+function typed(text: string, schema: JsonSchema, name: string): unknown {
+  if (schema['type'] === 'integer' || schema['type'] === 'number') {
+    if (!/^-?\d+(\.\d+)?$/.test(text)) throw new UsageError(`${name} takes a number`);
+    return Number(text);
+  }
+  if (schema['type'] === 'boolean') {
+    if (text === 'on' || text === 'true') return true;
+    if (text === 'off' || text === 'false') return false;
+    throw new UsageError(`${name} takes on or off`);
+  }
+  return text;
+}
+
+/** Reads the input of an operation from its subcommand's arguments. */
+export function readInput(
+  op: AnyOperation,
+  args: readonly string[],
+): { input: Record<string, unknown>; json: boolean } {
+  const cli = cliFace(op);
+  if (!cli) throw new UsageError(`${op.name} is not on the command line`);
+  const schema: InputSchema = op.input;
+  const positionals = cli.positionals ?? [];
+  const files = cli.files ?? {};
+  const options: NonNullable<ParseArgsConfig['options']> = { json: { type: 'boolean' } };
+  for (const k of Object.keys(schema.properties)) {
+    if (positionals.includes(k)) continue;
+    options[files[k] ?? flagOf(k)] = { type: 'string' };
+  }
+  const parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
+  const input: Record<string, unknown> = {};
+  if (parsed.positionals.length > positionals.length)
+    throw new UsageError(
+      `unexpected argument ${JSON.stringify(parsed.positionals[positionals.length]?.slice(0, 64))}`,
+    );
+  for (const [i, k] of positionals.entries()) {
+    const text = parsed.positionals[i];
+    if (text === undefined) {
+      if (schema.required.includes(k)) throw new UsageError(`name the ${k}`);
+      continue;
+    }
+    input[k] = typed(text, schema.properties[k] ?? {}, k.toUpperCase());
+  }
+  for (const k of Object.keys(schema.properties)) {
+    if (positionals.includes(k)) continue;
+    const flag = files[k] ?? flagOf(k);
+    const text = parsed.values[flag];
+    if (typeof text !== 'string') continue;
+    if (files[k]) {
+      try {
+        input[k] = readFileSync(text, 'utf8');
+      } catch {
+        throw new UsageError(`cannot read the file --${flag} names`);
+      }
+    } else input[k] = typed(text, schema.properties[k] ?? {}, `--${flag}`);
+  }
+  return { input, json: parsed.values['json'] === true };
+}
+
+/** A refusal of an input field, said with the flag or argument the operator typed. */
+function asCliRefusal(op: AnyOperation, error: unknown): unknown {
+  const field =
+    isMeshError(error) && error.code === 'invalid_input' ? error.data?.['field'] : undefined;
+  if (!isMeshError(error) || typeof field !== 'string' || !field.startsWith('input.')) return error;
+  const name = field.slice('input.'.length).split('.')[0] ?? '';
+  const cli = cliFace(op);
+  const said = cli?.positionals?.includes(name)
+    ? name.toUpperCase()
+    : `--${cli?.files?.[name] ?? flagOf(name)}`;
+  return new MeshError(
+    'invalid_input',
+    error.message.replace(`field \`${name}\``, said).replace(`\`${name}\``, said),
+    { field: said },
+  );
+}
+
+/**
+ * The subcommand that runs an operation: its arguments read into the input, the operation run
+ * (here or in the server holding this home), its output printed for a person or, with `--json`,
+ * as the API's body.
+ */
+export function operationSubcommand(op: AnyOperation): Subcommand {
+  return async (args, io) => {
+    const { input, json } = readInput(op, args);
+    const { withUseCases } = await import('../app/use-case-client.ts');
+    const output = await withUseCases((call) =>
+      call('operations.invoke', { name: op.name, input }),
+    ).catch((error: unknown) => {
+      throw asCliRefusal(op, error);
+    });
+    if (json) io.out(JSON.stringify(output, null, 2));
+    else for (const line of cliFace(op)?.print(output) ?? []) io.out(line);
+    return 0;
+  };
+}

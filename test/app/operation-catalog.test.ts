@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { operations } from '../../src/app/operations/catalog.ts';
+import { commands } from '../../src/cli/commands.ts';
+import { cliFace } from '../../src/cli/operation-command.ts';
+import { apiRoutes } from '../../src/server/api.ts';
+import { openApiDocument } from '../../src/server/openapi.ts';
+
+/*
+ * The catalog walked face by face: every operation is served by a route, described in the
+ * OpenAPI document, and offered as a CLI subcommand whose help the declaration wrote — or says
+ * why it is not on the command line.
+ */
+describe('the operation catalog', () => {
+  const document = openApiDocument(apiRoutes, { title: 'mesh', version: 'test' }) as {
+    paths: Record<string, Record<string, { operationId: string; parameters?: { name: string }[] }>>;
+  };
+
+  it('declares each operation once, under a unique name', () => {
+    const names = operations.map((op) => op.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.length).toBeGreaterThan(0);
+  });
+
+  for (const op of operations) {
+    describe(op.name, () => {
+      it('is served at its path, and described in the API document', () => {
+        const served = apiRoutes.find(
+          (r) => r.method === op.http.method && r.path === op.http.path,
+        );
+        expect(served, `${op.http.method} ${op.http.path}`).toBeDefined();
+        const entry = document.paths[op.http.path]?.[op.http.method.toLowerCase()];
+        expect(entry?.operationId).toBe(served?.operationId);
+        if (op.http.method === 'GET') {
+          const params = (entry?.parameters ?? []).map((p) => p.name).sort();
+          expect(params).toEqual(Object.keys(op.input.properties).sort());
+        }
+      });
+
+      it('is a CLI subcommand whose usage lists every field, or says why it is not', async () => {
+        const cli = cliFace(op);
+        if (!cli) {
+          expect('notOnCli' in op.cli && op.cli.notOnCli.length > 10).toBe(true);
+          return;
+        }
+        const command = commands.find((c) => c.name === cli.command[0]);
+        expect(command, cli.command[0]).toBeDefined();
+        expect(command?.usage).toContain(`mesh ${cli.command.join(' ')}`);
+        for (const field of Object.keys(op.input.properties)) {
+          const said = cli.positionals?.includes(field)
+            ? field.toUpperCase()
+            : `--${cli.files?.[field] ?? field.replaceAll('_', '-')}`;
+          expect(command?.usage, `${op.name}: ${field}`).toContain(said);
+        }
+        // The group dispatches the verb (an unknown verb would be a usage error, exit 2).
+        const body = await command?.load();
+        expect(body).toBeTypeOf('function');
+      });
+    });
+  }
+});

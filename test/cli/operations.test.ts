@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  freshMeshHome,
+  meshIn,
+  removeMeshHome,
+  serveIn,
+  type ServeProcess,
+} from '../support/cli.ts';
+
+/*
+ * Operations of the catalog on both faces of a running `mesh serve`: the CLI beside it (over the
+ * home's socket) and the JSON API print the same body, take run ids by a short prefix, and refuse
+ * bad input the same way, naming the flag or the parameter.
+ */
+describe('catalog operations beside a running server', () => {
+  const home = freshMeshHome('mesh-ops-');
+  const mesh = meshIn(home);
+  let server: ServeProcess;
+  let url: string;
+  let token: string;
+
+  const api = async (path: string) => {
+    const res = await fetch(new URL(path, url), { headers: { authorization: `Bearer ${token}` } });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    server = serveIn(home, '--port', '0', '--demo');
+    url = (await server.waitFor(/^URL: /)).slice('URL: '.length);
+    token = (await server.waitFor(/^Operator token: /)).slice('Operator token: '.length);
+    for (const text of ['hello', 'hello again']) {
+      const sent = await mesh('chat', '--agent', 'demo', text);
+      expect(sent.code, sent.stderr).toBe(0);
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeMeshHome(home);
+  });
+
+  it('lists runs: the CLI --json prints what the API answers', async () => {
+    const cli = await mesh('runs', 'list', '--agent', 'demo', '--status', 'succeeded', '--json');
+    expect(cli.code, cli.stderr).toBe(0);
+    const fromApi = await api('/api/runs?agent=demo&status=succeeded');
+    expect(fromApi.status).toBe(200);
+    expect(JSON.parse(cli.stdout)).toEqual(fromApi.body);
+    const runs = fromApi.body['runs'] as { run_id: string; short_id: string; agent: string }[];
+    expect(runs).toHaveLength(2);
+    expect(runs[0]?.short_id).toBe(runs[0]?.run_id.slice(0, 8));
+    expect(runs.every((r) => r.agent === 'demo')).toBe(true);
+  });
+
+  it('shows short ids in the listing, and takes them wherever a run is named', async () => {
+    const listed = await mesh('runs', 'list');
+    expect(listed.code, listed.stderr).toBe(0);
+    const [line] = listed.stdout.trim().split('\n');
+    const short = line?.split(/\s+/)[0] ?? '';
+    expect(short).toMatch(/^[0-9a-f]{8}$/);
+    expect(line).toMatch(/ demo +succeeded /);
+
+    const shown = await mesh('runs', 'show', short, '--json');
+    expect(shown.code, shown.stderr).toBe(0);
+    const run = JSON.parse(shown.stdout) as { run_id: string };
+    expect(run.run_id.startsWith(short)).toBe(true);
+    const byApi = await api(`/api/runs/${short}`);
+    expect(byApi.status).toBe(200);
+    expect(byApi.body['run_id']).toBe(run.run_id);
+
+    const tooShort = await api(`/api/runs/${short.slice(0, 7)}`);
+    expect(tooShort.status).toBe(400);
+    expect(tooShort.body['error']).toMatchObject({ code: 'invalid_input', field: 'path.run' });
+    const none = await mesh('runs', 'show', '00000000');
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no run id starts with 00000000');
+  });
+
+  it('refuses bad input naming the flag or the parameter, never running the operation', async () => {
+    const cli = await mesh('runs', 'list', '--status', 'done');
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain('--status must be one of queued, running, awaiting_input');
+    const fromApi = await api('/api/runs?status=done');
+    expect(fromApi.status).toBe(400);
+    expect(fromApi.body['error']).toMatchObject({
+      code: 'invalid_input',
+      field: 'query.status',
+      retryable: false,
+    });
+
+    const unknownFlag = await mesh('runs', 'list', '--colour', 'red');
+    expect(unknownFlag.code).toBe(2);
+    expect(unknownFlag.stderr).toContain("Unknown option '--colour'");
+    expect(unknownFlag.stderr).toContain('mesh runs list [--agent AGENT]');
+    const unknownParam = await api('/api/runs?colour=red');
+    expect(unknownParam.status).toBe(400);
+    expect(unknownParam.body['error']).toMatchObject({ field: 'query.colour' });
+
+    const noAgent = await api('/api/runs?agent=nobody');
+    expect(noAgent.status).toBe(404);
+    expect(noAgent.body['error']).toMatchObject({ code: 'agent_not_found' });
+  });
+});
