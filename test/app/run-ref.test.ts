@@ -25,7 +25,7 @@ describe.each(testDatabases())('run ids by prefix on $name', (database) => {
 
   beforeAll(async () => {
     const opened = await database.open();
-    dispose = opened.dispose;
+    dispose = () => opened.dispose();
     mesh = assembleMesh(opened.db, testInstanceKey());
     const agentId = 'b0000000-0000-4000-8000-000000000000';
     await insertAgent(mesh.db, { id: agentId, name: 'ada' });

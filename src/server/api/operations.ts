@@ -82,9 +82,10 @@ export function operationRoute(op: AnyOperation): Route {
         }
       } else if (typeof body === 'object' && body !== null) Object.assign(input, body);
       try {
-        return await invokeOperation(context.mesh, op, input, {
+        const output: unknown = await invokeOperation(context.mesh, op, input, {
           actor: actorOf(context.operator),
         });
+        return output;
       } catch (error) {
         // The operation names fields under `input`; the caller sent them in a path, query or body.
         if (error instanceof InvalidInputError && error.field.startsWith('input.')) {
