@@ -6,6 +6,7 @@ import {
   findAgent,
   insertAgent,
   setModelImageInput,
+  updateAgentRow,
 } from '../store/agents.ts';
 import { findModelProvider } from '../store/model-providers.ts';
 import { MeshError, quoteName } from '../tool/errors.ts';
@@ -69,6 +70,50 @@ export async function setAgentImageInput(
   const updated = await setModelImageInput(mesh.db, agent.id, accepts);
   if (!updated)
     throw new MeshError('agent_not_found', `no agent named ${JSON.stringify(nameOrId)}`);
+  return updated;
+}
+
+/**
+ * Changes an agent: its model provider and model (together, or the model alone on the provider it
+ * has), its persona (an empty one clears it) and whether its model accepts image input. Runs
+ * already under way read the agent as it is at their next model request.
+ */
+export async function updateAgent(
+  mesh: Mesh,
+  nameOrId: string,
+  input: { provider?: string; model?: string; persona?: string | null; imageInput?: boolean },
+): Promise<AgentRecord> {
+  if (Object.values(input).every((v) => v === undefined))
+    throw new MeshError(
+      'invalid_agent',
+      'name at least one change: provider, model, persona or image input',
+    );
+  const agent = await requireAgent(mesh, nameOrId);
+  let providerId = agent.modelProviderId;
+  if (input.provider !== undefined) {
+    const provider = await findModelProvider(mesh.db, input.provider);
+    if (!provider)
+      throw new MeshError(
+        'provider_not_found',
+        `no model provider named ${quoteName(input.provider)}`,
+      );
+    providerId = provider.id;
+  }
+  const model = input.model ?? agent.model;
+  if ((providerId === null) !== (model === null))
+    throw new MeshError(
+      'invalid_agent',
+      providerId === null
+        ? 'a model needs a provider: give --provider (or provider) too'
+        : 'a provider needs a model: give --model (or model) too',
+    );
+  const updated = await updateAgentRow(mesh.db, agent.id, {
+    ...(input.provider === undefined ? {} : { modelProviderId: providerId }),
+    ...(input.model === undefined ? {} : { model }),
+    ...(input.persona === undefined ? {} : { persona: input.persona || null }),
+    ...(input.imageInput === undefined ? {} : { modelImageInput: input.imageInput }),
+  });
+  if (!updated) throw new MeshError('agent_not_found', `no agent named ${quoteName(nameOrId)}`);
   return updated;
 }
 

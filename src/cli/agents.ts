@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { updateAgentOperation } from '../app/agent-operations.ts';
 import { withUseCases } from '../app/use-case-client.ts';
+import { operationSubcommand } from './operation-command.ts';
 import { commandGroup, printList, UsageError, type CliIo, type CommandBody } from './command.ts';
 
 async function create(args: readonly string[], io: CliIo): Promise<number> {
@@ -95,4 +97,5 @@ export const agentsCommand: CommandBody = commandGroup({
   list,
   delete: remove,
   'image-input': imageInput,
+  update: operationSubcommand(updateAgentOperation),
 });

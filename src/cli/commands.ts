@@ -1,3 +1,4 @@
+import { updateAgentOperation } from '../app/agent-operations.ts';
 import { listRunsOperation } from '../app/runs/operations.ts';
 import type { Command } from './command.ts';
 import { operationUsage } from './operation-command.ts';
@@ -30,6 +31,7 @@ const AGENTS_USAGE = `Usage:
   mesh agents image-input NAME on|off
                                whether the agent's model accepts image input (images
                                tools return are then shown to it)
+${operationUsage(updateAgentOperation)}
   mesh agents list [--json]    list agents
   mesh agents delete NAME --yes
                                delete an agent with its conversations, runs, memories and

@@ -97,3 +97,40 @@ export async function deleteAgentRow(q: Queryable, agentId: string): Promise<boo
   const { rowCount } = await q.query(`delete from agents where id = $1`, [agentId]);
   return rowCount > 0;
 }
+
+/** What an update changes of an agent: a field left out stays as it is. */
+export interface AgentChanges {
+  readonly persona?: string | null;
+  readonly modelProviderId?: string | null;
+  readonly model?: string | null;
+  readonly modelImageInput?: boolean;
+}
+
+/** Changes an agent's persona, model and image input; undefined when there is no such agent. */
+export async function updateAgentRow(
+  q: Queryable,
+  id: string,
+  changes: AgentChanges,
+): Promise<AgentRecord | undefined> {
+  const has = (k: keyof AgentChanges) => Object.hasOwn(changes, k) && changes[k] !== undefined;
+  const { rows } = await q.query<AgentRecord>(
+    `update agents set
+       persona = case when $2 then $3 else persona end,
+       model_provider_id = case when $4 then $5::uuid else model_provider_id end,
+       model = case when $6 then $7 else model end,
+       model_image_input = case when $8 then $9 else model_image_input end
+     where id = $1 returning ${COLUMNS}`,
+    [
+      id,
+      has('persona'),
+      changes.persona ?? null,
+      has('modelProviderId'),
+      changes.modelProviderId ?? null,
+      has('model'),
+      changes.model ?? null,
+      has('modelImageInput'),
+      changes.modelImageInput ?? false,
+    ],
+  );
+  return rows[0];
+}

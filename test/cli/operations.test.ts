@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freshMeshHome,
@@ -73,6 +75,40 @@ describe('catalog operations beside a running server', () => {
     const none = await mesh('runs', 'show', '00000000');
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('no run id starts with 00000000');
+  });
+
+  it('updates an agent: the CLI prints what the API then shows, and refuses a bad value', async () => {
+    const persona = join(home, 'persona.txt');
+    writeFileSync(persona, 'You answer in one line.');
+    const updated = await mesh(
+      'agents',
+      'update',
+      'demo',
+      '--persona-file',
+      persona,
+      '--image-input',
+      'on',
+      '--json',
+    );
+    expect(updated.code, updated.stderr).toBe(0);
+    const fromApi = await api('/api/agents/demo');
+    expect(JSON.parse(updated.stdout)).toEqual(fromApi.body);
+    expect(fromApi.body).toMatchObject({ persona: 'You answer in one line.', image_input: true });
+
+    const said = await mesh('agents', 'update', 'demo', '--image-input', 'off');
+    expect(said.code, said.stderr).toBe(0);
+    expect(said.stdout).toContain('Updated agent demo:');
+    expect(said.stdout).toContain('image input off');
+
+    const maybe = await mesh('agents', 'update', 'demo', '--image-input', 'maybe');
+    expect(maybe.code).toBe(2);
+    expect(maybe.stderr).toContain('--image-input takes on or off');
+    const nothing = await mesh('agents', 'update', 'demo');
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toContain('name at least one change');
+    const noFile = await mesh('agents', 'update', 'demo', '--persona-file', join(home, 'none'));
+    expect(noFile.code).toBe(2);
+    expect((await api('/api/agents/demo')).body).toMatchObject({ image_input: false });
   });
 
   it('refuses bad input naming the flag or the parameter, never running the operation', async () => {

@@ -234,3 +234,51 @@ export function toolsPage(
       ${packages.map((p) => packageSection(session, agent, p))}`,
   );
 }
+
+/** The Settings tab: the agent's model provider and model, persona and image input. */
+export function settingsPage(
+  session: PageSession,
+  agent: AgentRecord,
+  providers: readonly ModelProviderRecord[],
+): string {
+  const base = `/agents/${encodeURIComponent(agent.name)}`;
+  return layout(
+    `${agent.name} · Settings`,
+    session,
+    html`${agentHeader(agent, 'settings')}
+      <form method="post" action="${base}/settings" class="stack">
+        ${csrfField(session)}
+        <label
+          >Model provider
+          <select name="provider">
+            ${agent.modelProviderId === null ? html`<option value="">none</option>` : ''}
+            ${providers.map(
+              (p) =>
+                html`<option
+                  value="${p.name}"
+                  ${p.id === agent.modelProviderId ? html` selected` : ''}
+                >
+                  ${p.name}
+                </option>`,
+            )}
+          </select></label
+        >
+        <label>Model <input name="model" value="${agent.model ?? ''}" /></label>
+        <label>Persona <textarea name="persona" rows="6">${agent.persona ?? ''}</textarea></label>
+        <label
+          ><input
+            type="checkbox"
+            name="image_input"
+            value="on"
+            ${agent.modelImageInput ? html` checked` : ''}
+          />
+          The model accepts images (images tools return are shown to it)</label
+        >
+        <button>Save settings</button>
+      </form>
+      <p class="muted">
+        The same change from a terminal: <code>mesh agents update ${agent.name} --model M</code>;
+        over the API: <code>PATCH /api/agents/${agent.name}</code>.
+      </p>`,
+  );
+}

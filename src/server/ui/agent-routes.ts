@@ -8,8 +8,10 @@ import {
   setAgentToolEnabled,
 } from '../../app/packages.ts';
 import { listAgents, listModelProviders } from '../../app/queries.ts';
+import { updateAgentOperation } from '../../app/agent-operations.ts';
+import { invokeOperation } from '../../app/operations/operation.ts';
 import { MeshError } from '../../tool/errors.ts';
-import { agentsPage, toolsPage } from './agent-pages.ts';
+import { agentsPage, settingsPage, toolsPage } from './agent-pages.ts';
 import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts';
 
 const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
@@ -65,6 +67,35 @@ export const agentRoutes: readonly UiRoute[] = [
       return { page: toolsPage(session, agent, await agentPackages(mesh, agent)) };
     },
   },
+  {
+    method: 'GET',
+    path: '/agents/{agent}/settings',
+    handle: async ({ mesh, session, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      return { page: settingsPage(session, agent, await listModelProviders(mesh)) };
+    },
+  },
+  post(
+    '/agents/{agent}/settings',
+    (call) => agentPath(call.params['agent'] ?? '', 'settings'),
+    async ({ mesh, params, form, session }) => {
+      const provider = field(form, 'provider');
+      const model = field(form, 'model').trim();
+      const updated = await invokeOperation(
+        mesh,
+        updateAgentOperation,
+        {
+          agent: params['agent'] ?? '',
+          ...(provider ? { provider } : {}),
+          ...(model ? { model } : {}),
+          persona: field(form, 'persona').trim(),
+          image_input: field(form, 'image_input') === 'on',
+        },
+        { actor: session.actor },
+      );
+      return { text: `Saved ${updated.name}'s settings.` };
+    },
+  ),
   post('/agents/{agent}/tools/{tool}', toolsBack, async ({ mesh, params, form }) => {
     const agent = await requireAgent(mesh, params['agent'] ?? '');
     const enabled = field(form, 'enabled') === 'true';
