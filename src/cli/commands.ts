@@ -1,5 +1,6 @@
 import { updateAgentOperation } from '../app/agent-operations.ts';
 import { listRunsOperation } from '../app/runs/operations.ts';
+import { agentToolsOperation, callToolOperation } from '../app/tool-operations.ts';
 import type { Command } from './command.ts';
 import { operationUsage } from './operation-command.ts';
 
@@ -85,8 +86,8 @@ ${operationUsage(listRunsOperation)}`;
 const TOOLS_USAGE = `Usage:
   mesh tools list [--json]                       every first-party tool: name, class, replay, needs, package
   mesh tools show NAME [--json]                  one tool in full, as its manifest declares it
-  mesh tools call NAME --agent AGENT --args JSON [--json]
-                                                 run one call as the operator, through the executor and ledger
+${operationUsage(agentToolsOperation)}
+${operationUsage(callToolOperation)}
   mesh tools search --agent AGENT [--limit N] [--json] "QUERY"
                                                  the operations the agent's tool_search ranks for QUERY, best first
   mesh tools disable NAME --agent AGENT          opt an agent out of a built-in tool (it is no longer offered)

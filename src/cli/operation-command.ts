@@ -13,8 +13,9 @@ import { UsageError, type Subcommand } from './command.ts';
  * output as the API's body is.
  */
 
-function flagOf(field: string): string {
-  return field.replaceAll('_', '-');
+/** The flag a field is given with: its declared name, else the field in kebab case. */
+function flagOf(field: string, cli?: CliFace<unknown>): string {
+  return cli?.flags?.[field] ?? field.replaceAll('_', '-');
 }
 
 /** The CLI face of an operation that has one. */
@@ -26,6 +27,8 @@ export function cliFace(op: AnyOperation): CliFace<unknown> | undefined {
 function placeholder(field: string, schema: JsonSchema): string {
   if (schema['type'] === 'integer' || schema['type'] === 'number') return 'N';
   if (schema['type'] === 'boolean') return 'on|off';
+  const types = Array.isArray(schema['type']) ? (schema['type'] as unknown[]) : [schema['type']];
+  if (types.includes('object')) return 'JSON';
   if (Array.isArray(schema['enum']) && schema['enum'].length <= 4) return schema['enum'].join('|');
   return field.toUpperCase();
 }
@@ -44,7 +47,7 @@ export function operationUsage(op: AnyOperation): string {
     ...flags.map((k) => {
       const flag = files[k]
         ? `--${files[k]} FILE`
-        : `--${flagOf(k)} ${placeholder(k, properties[k] ?? {})}`;
+        : `--${flagOf(k, cli)} ${placeholder(k, properties[k] ?? {})}`;
       return required.includes(k) ? flag : `[${flag}]`;
     }),
     '[--json]',
@@ -55,7 +58,7 @@ export function operationUsage(op: AnyOperation): string {
       properties[k]?.description ?? '',
     ]),
     ...flags.map((k): [string, string] => [
-      files[k] ? `--${files[k]} FILE` : `--${flagOf(k)}`,
+      files[k] ? `--${files[k]} FILE` : `--${flagOf(k, cli)}`,
       files[k]
         ? `a file holding ${properties[k]?.description ?? k}`
         : (properties[k]?.description ?? ''),
@@ -97,7 +100,7 @@ export function readInput(
   const options: NonNullable<ParseArgsConfig['options']> = { json: { type: 'boolean' } };
   for (const k of Object.keys(schema.properties)) {
     if (positionals.includes(k)) continue;
-    options[files[k] ?? flagOf(k)] = { type: 'string' };
+    options[files[k] ?? flagOf(k, cli)] = { type: 'string' };
   }
   const parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
   const input: Record<string, unknown> = {};
@@ -115,9 +118,12 @@ export function readInput(
   }
   for (const k of Object.keys(schema.properties)) {
     if (positionals.includes(k)) continue;
-    const flag = files[k] ?? flagOf(k);
+    const flag = files[k] ?? flagOf(k, cli);
     const text = parsed.values[flag];
-    if (typeof text !== 'string') continue;
+    if (typeof text !== 'string') {
+      if (schema.required.includes(k)) throw new UsageError(`--${flag} is required`);
+      continue;
+    }
     if (files[k]) {
       try {
         input[k] = readFileSync(text, 'utf8');
@@ -138,7 +144,7 @@ function asCliRefusal(op: AnyOperation, error: unknown): unknown {
   const cli = cliFace(op);
   const said = cli?.positionals?.includes(name)
     ? name.toUpperCase()
-    : `--${cli?.files?.[name] ?? flagOf(name)}`;
+    : `--${cli?.files?.[name] ?? flagOf(name, cli)}`;
   return new MeshError(
     'invalid_input',
     error.message.replace(`field \`${name}\``, said).replace(`\`${name}\``, said),
@@ -160,8 +166,13 @@ export function operationSubcommand(op: AnyOperation): Subcommand {
     ).catch((error: unknown) => {
       throw asCliRefusal(op, error);
     });
+    const cli = cliFace(op);
     if (json) io.out(JSON.stringify(output, null, 2));
-    else for (const line of cliFace(op)?.print(output) ?? []) io.out(line);
-    return 0;
+    else {
+      for (const line of cli?.print(output) ?? []) io.out(line);
+      const note = cli?.note?.(output);
+      if (note !== undefined) io.err(note);
+    }
+    return cli?.exitCode?.(output) ?? 0;
   };
 }

@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import { installedTool, installedTools, type ToolListing } from '../app/tool-catalog.ts';
 import { withUseCases } from '../app/use-case-client.ts';
+import { agentToolsOperation, callToolOperation } from '../app/tool-operations.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
+import { operationSubcommand } from './operation-command.ts';
 import { toolSwitch } from './policy.ts';
 
 function origin(t: { readonly package: string; readonly version: string }): string {
@@ -71,45 +73,6 @@ function show(args: readonly string[], io: CliIo): number {
   return 0;
 }
 
-async function callTool(args: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      agent: { type: 'string' },
-      args: { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  const name = positionals[0];
-  if (!name || positionals.length > 1) throw new UsageError('name exactly one tool');
-  const { agent, args: raw } = values;
-  if (!agent) throw new UsageError('--agent is required');
-  if (raw === undefined) throw new UsageError('--args is required (a JSON object; {} for none)');
-  const result = await withUseCases((call) =>
-    call('tools.call', { agent, tool: name, arguments: raw }),
-  );
-  const o = result.observation;
-  if (values.json) {
-    io.out(
-      JSON.stringify(
-        {
-          run_id: result.runId,
-          status: result.status,
-          reason: result.reason,
-          observation: o ?? null,
-        },
-        null,
-        2,
-      ),
-    );
-  } else {
-    io.out(o ? `${o.kind === 'result' ? '' : `[${o.kind}] `}${o.text}` : '(no observation)');
-    io.err(`run ${result.runId}: ${result.status}${result.reason ? ` (${result.reason})` : ''}`);
-  }
-  return o?.kind === 'result' ? 0 : 1;
-}
-
 async function search(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -152,9 +115,13 @@ async function search(args: readonly string[], io: CliIo): Promise<number> {
 
 /** `mesh tools …`: list, show, call, search and validate tools. */
 export const toolsCommand: CommandBody = commandGroup({
-  list,
+  // With --agent: the agent's tools as its turn sees them; without: every installed tool.
+  list: (args, io) =>
+    args.some((a) => a === '--agent' || a.startsWith('--agent='))
+      ? operationSubcommand(agentToolsOperation)(args, io)
+      : list(args, io),
   show,
-  call: callTool,
+  call: operationSubcommand(callToolOperation),
   search,
   enable: toolSwitch(true),
   disable: toolSwitch(false),

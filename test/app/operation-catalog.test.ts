@@ -48,7 +48,7 @@ describe('the operation catalog', () => {
         for (const field of Object.keys(op.input.properties)) {
           const said = cli.positionals?.includes(field)
             ? field.toUpperCase()
-            : `--${cli.files?.[field] ?? field.replaceAll('_', '-')}`;
+            : `--${cli.files?.[field] ?? cli.flags?.[field] ?? field.replaceAll('_', '-')}`;
           expect(command?.usage, `${op.name}: ${field}`).toContain(said);
         }
         // The group dispatches the verb (an unknown verb would be a usage error, exit 2).

@@ -53,6 +53,16 @@ describe('catalog operations beside a running server', () => {
     expect(runs.every((r) => r.agent === 'demo')).toBe(true);
   });
 
+  it("lists an agent's tools: the CLI --json prints what the API answers", async () => {
+    const cli = await mesh('tools', 'list', '--agent', 'demo', '--audience', 'shared', '--json');
+    expect(cli.code, cli.stderr).toBe(0);
+    const fromApi = await api('/api/agents/demo/tools?audience=shared');
+    expect(JSON.parse(cli.stdout)).toEqual(fromApi.body);
+    const lines = await mesh('tools', 'list', '--agent', 'demo');
+    expect(lines.stdout).toMatch(/^ {2}remember +query +offered$/m);
+    expect(lines.stdout).toMatch(/create_github_issue +effect +withheld: needs secret/);
+  });
+
   it('shows short ids in the listing, and takes them wherever a run is named', async () => {
     const listed = await mesh('runs', 'list');
     expect(listed.code, listed.stderr).toBe(0);

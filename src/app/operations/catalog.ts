@@ -1,12 +1,18 @@
 import { updateAgentOperation } from '../agent-operations.ts';
 import { listRunsOperation } from '../runs/operations.ts';
+import { agentToolsOperation, callToolOperation } from '../tool-operations.ts';
 import type { AnyOperation } from './operation.ts';
 
 /**
  * Every operation declared in the catalog, in the order the API document and help list them.
  * The faces are generated from this list; `test/app/operation-catalog.test.ts` walks it.
  */
-export const operations: readonly AnyOperation[] = [updateAgentOperation, listRunsOperation];
+export const operations: readonly AnyOperation[] = [
+  updateAgentOperation,
+  agentToolsOperation,
+  callToolOperation,
+  listRunsOperation,
+];
 
 /** The operation of that name, if the catalog holds one. */
 export function operationNamed(name: string): AnyOperation | undefined {

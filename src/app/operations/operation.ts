@@ -45,8 +45,14 @@ export interface CliFace<O> {
   readonly positionals?: readonly string[];
   /** Input fields read from the file a flag names: `{persona: 'persona-file'}`. */
   readonly files?: Readonly<Record<string, string>>;
-  /** The output as lines for a person; `--json` prints the output itself. */
+  /** Flags named otherwise than their field: `{arguments: 'args'}`. */
+  readonly flags?: Readonly<Record<string, string>>;
+  /** The output as lines for a person on standard output; `--json` prints the output itself. */
   print(output: O): readonly string[];
+  /** A line for standard error beside the output (what a script piping stdout does not want). */
+  note?(output: O): string | undefined;
+  /** The exit code for an output (0 unless said: a tool call that came to an error is 1). */
+  exitCode?(output: O): number;
 }
 
 /** A face an operation is deliberately not on, with the reason. */

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabases } from '../support/db.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { scriptedAgent } from '../support/turn.ts';
+
+interface ToolRow {
+  name: string;
+  offered: boolean;
+  reason: string | null;
+  class: string | null;
+  origin: string | null;
+}
+
+describe.each(testDatabases())("an agent's tools over the API on $name", (database) => {
+  let server: TestServer;
+  let dispose: () => Promise<void>;
+
+  beforeAll(async () => {
+    const opened = await database.open();
+    server = await startTestServer(opened.db);
+    dispose = () => opened.dispose();
+    await scriptedAgent(server.mesh, { rules: [], fallback: { content: 'Hello.' } }, 'ada');
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await dispose?.();
+  });
+
+  it('lists what a turn would offer, and what it would withhold with the reason', async () => {
+    const res = await server.api('GET', '/api/agents/ada/tools');
+    expect(res.status).toBe(200);
+    const body = res.json as { agent: string; audience: string; tools: ToolRow[] };
+    expect(body).toMatchObject({ agent: 'ada', audience: 'direct' });
+    const byName = new Map(body.tools.map((t) => [t.name, t]));
+    expect(byName.get('remember')).toMatchObject({
+      offered: true,
+      reason: null,
+      class: 'query',
+      origin: 'mesh.memory',
+    });
+    expect(byName.get('create_github_issue')).toMatchObject({
+      offered: false,
+      reason: expect.stringContaining('needs secret github_credential') as string,
+    });
+    // Opting out shows as withheld, with the reason the turn would give.
+    await server.api('PUT', '/api/agents/ada/tools/forget', { enabled: false });
+    const after = (await server.api('GET', '/api/agents/ada/tools?audience=shared')).json as {
+      audience: string;
+      tools: ToolRow[];
+    };
+    expect(after.audience).toBe('shared');
+    expect(after.tools.find((t) => t.name === 'forget')).toMatchObject({ offered: false });
+  });
+
+  it('calls a tool as the operator: a run of its own, through the executor and ledger', async () => {
+    const called = await server.api('POST', '/api/agents/ada/tools/remember/call', {
+      arguments: { content: 'the deploy window is Friday' },
+    });
+    expect(called.status).toBe(200);
+    const answer = called.json as {
+      run_id: string;
+      status: string;
+      observation: { kind: string; text: string };
+    };
+    expect(answer).toMatchObject({ status: 'succeeded', observation: { kind: 'result' } });
+    expect(answer.observation.text).toMatch(/^Remembered as memory /);
+    const run = (await server.api('GET', `/api/runs/${answer.run_id.slice(0, 8)}`)).json as {
+      steps: { kind: string; toolName: string | null }[];
+    };
+    expect(run.steps.map((s) => s.kind)).toEqual(['tool_call', 'observation']);
+
+    // The arguments' own text is taken too, and refused as a model's would be, naming the field.
+    const refused = await server.api('POST', '/api/agents/ada/tools/remember/call', {
+      arguments: '{"content":"x","source":"y-canary"}',
+    });
+    expect(refused.status).toBe(200);
+    expect(refused.json).toMatchObject({ observation: { kind: 'invalid_input' } });
+    expect(refused.text).toContain('unknown field `source`');
+    expect(refused.text).not.toContain('y-canary');
+  });
+
+  it('refuses a bad call naming what was wrong', async () => {
+    const cases: [string, unknown, number, Record<string, unknown>][] = [
+      ['remember', {}, 400, { code: 'invalid_body', field: 'body.arguments' }],
+      ['remember', { arguments: 7 }, 400, { code: 'invalid_body', field: 'body.arguments' }],
+    ];
+    for (const [tool, body, status, error] of cases) {
+      const res = await server.api('POST', `/api/agents/ada/tools/${tool}/call`, body);
+      expect(res.status, `${tool} ${JSON.stringify(body)}`).toBe(status);
+      expect(res.json).toMatchObject({ error });
+    }
+    expect(
+      (await server.api('POST', '/api/agents/nobody/tools/remember/call', { arguments: {} }))
+        .status,
+    ).toBe(404);
+    const badAudience = await server.api('GET', '/api/agents/ada/tools?audience=group');
+    expect(badAudience.status).toBe(400);
+    expect(badAudience.json).toMatchObject({ error: { field: 'query.audience' } });
+  });
+});
