@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/db.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { signIn, startTestServer, type TestServer } from '../support/server.ts';
 import { scriptedAgent } from '../support/turn.ts';
 
 interface ToolRow {
@@ -97,5 +97,40 @@ describe.each(testDatabases())("an agent's tools over the API on $name", (databa
     const badAudience = await server.api('GET', '/api/agents/ada/tools?audience=group');
     expect(badAudience.status).toBe(400);
     expect(badAudience.json).toMatchObject({ error: { field: 'query.audience' } });
+  });
+
+  it('offers the same in the UI: a call form with what a turn is offered, and every run on one page', async () => {
+    const { cookie, csrf } = await signIn(server);
+    const page = async (path: string) => {
+      const res = await fetch(`${server.url}${path}`, { headers: { cookie } });
+      return { status: res.status, text: await res.text() };
+    };
+    const callPage = await page('agents/ada/call');
+    expect(callPage.status).toBe(200);
+    expect(callPage.text).toContain('<option value="remember"');
+    expect(callPage.text).toContain('needs secret github_credential');
+
+    const posted = await fetch(`${server.url}agents/ada/call`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({
+        csrf,
+        tool: 'remember',
+        arguments: '{"content":"from the form"}',
+      }).toString(),
+    });
+    expect(posted.status).toBe(303);
+    const runPath = posted.headers.get('location') ?? '';
+    expect(runPath).toMatch(/^\/runs\/[0-9a-f-]{36}$/);
+    expect((await page(runPath.slice(1))).status).toBe(200);
+
+    const runs = await page('runs?agent=ada&status=succeeded');
+    expect(runs.status).toBe(200);
+    expect(runs.text).toContain(`href="${runPath}"`);
+    expect(runs.text).toContain(`>${runPath.slice('/runs/'.length, '/runs/'.length + 8)}<`);
+    const refused = await page('runs?status=bogus');
+    expect(refused.status).toBe(400);
+    expect(refused.text).not.toContain('bogus');
   });
 });

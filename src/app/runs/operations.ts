@@ -22,6 +22,7 @@ export interface RunListing {
     readonly status: string;
     readonly reason: string | null;
     readonly created_at: Date | string;
+    readonly finished_at: Date | string | null;
   })[];
 }
 

@@ -230,6 +230,9 @@ export function toolsPage(
         Every package below is rendered from its manifest. Built-in tools are on by default; a tool
         is offered to the model only when it is enabled, its needs are met and the conversation's
         audience is allowed.
+        <a href="/agents/${encodeURIComponent(agent.name)}/call"
+          >Call a tool as the operator, and see every tool a turn is offered or withheld</a
+        >.
       </p>
       ${packages.map((p) => packageSection(session, agent, p))}`,
   );

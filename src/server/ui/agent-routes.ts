@@ -9,9 +9,11 @@ import {
 } from '../../app/packages.ts';
 import { listAgents, listModelProviders } from '../../app/queries.ts';
 import { updateAgentOperation } from '../../app/agent-operations.ts';
+import { agentToolsOperation, callToolOperation } from '../../app/tool-operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { agentsPage, settingsPage, toolsPage } from './agent-pages.ts';
+import { callPage } from './call-page.ts';
 import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts';
 
 const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
@@ -69,6 +71,41 @@ export const agentRoutes: readonly UiRoute[] = [
   },
   {
     method: 'GET',
+    path: '/agents/{agent}/call',
+    handle: async ({ mesh, session, params, query }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const tools = await invokeOperation(
+        mesh,
+        agentToolsOperation,
+        { agent: agent.name },
+        session,
+      );
+      return { page: callPage(session, agent, tools, query.get('tool') ?? '') };
+    },
+  },
+  post(
+    '/agents/{agent}/call',
+    (call) => agentPath(call.params['agent'] ?? '', 'call'),
+    async ({ mesh, params, form, session }) => {
+      const answer = await invokeOperation(
+        mesh,
+        callToolOperation,
+        {
+          agent: params['agent'] ?? '',
+          tool: field(form, 'tool'),
+          arguments: field(form, 'arguments') || '{}',
+        },
+        session,
+      );
+      const o = answer.observation;
+      return {
+        text: `${field(form, 'tool')}: ${answer.status}${o ? ` — ${o.kind}` : ''}`,
+        to: `/runs/${answer.run_id}`,
+      };
+    },
+  ),
+  {
+    method: 'GET',
     path: '/agents/{agent}/settings',
     handle: async ({ mesh, session, params }) => {
       const agent = await requireAgent(mesh, params['agent'] ?? '');
@@ -91,7 +128,7 @@ export const agentRoutes: readonly UiRoute[] = [
           persona: field(form, 'persona').trim(),
           image_input: field(form, 'image_input') === 'on',
         },
-        { actor: session.actor },
+        session,
       );
       return { text: `Saved ${updated.name}'s settings.` };
     },

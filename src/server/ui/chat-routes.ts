@@ -4,6 +4,7 @@ import {
   getAgent,
   getArtifact,
   getConversation,
+  listAgents,
   listConversationRuns,
   listConversations,
   listMessages,
@@ -11,7 +12,10 @@ import {
 } from '../../app/queries.ts';
 import type { Audience } from '../../app/records.ts';
 import { sendMessage } from '../../app/turns.ts';
+import { invokeOperation } from '../../app/operations/operation.ts';
+import { listRunsOperation } from '../../app/runs/operations.ts';
 import { resolveRun } from '../../app/runs/run-ref.ts';
+import { allRunsPage } from './all-runs-page.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
@@ -83,6 +87,28 @@ export const chatRoutes: readonly UiRoute[] = [
       const agent = await requireAgent(mesh, params['agent'] ?? '');
       return {
         page: runsPage(session, agent, await listRuns(mesh, { agentId: agent.id, limit: 100 })),
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs',
+    handle: async ({ mesh, session, query }) => {
+      const filter = {
+        ...(query.get('agent') ? { agent: query.get('agent') ?? '' } : {}),
+        ...(query.get('status') ? { status: query.get('status') ?? '' } : {}),
+      };
+      const [listing, agents] = await Promise.all([
+        invokeOperation(mesh, listRunsOperation, { ...filter, limit: 200 }, session),
+        listAgents(mesh),
+      ]);
+      return {
+        page: allRunsPage(
+          session,
+          listing,
+          agents.map((a) => a.name),
+          filter,
+        ),
       };
     },
   },

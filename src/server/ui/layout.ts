@@ -32,6 +32,7 @@ export function layout(
   const nav = session
     ? html`<nav>
         <a href="/agents">Agents</a>
+        <a href="/runs">Runs</a>
         <a href="/providers">Model providers</a>
         <a href="/packages">Packages</a>
         <a href="/workspaces">Workspaces</a>
