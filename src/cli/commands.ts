@@ -1,4 +1,9 @@
 import { updateAgentOperation } from '../app/agent-operations.ts';
+import {
+  providerKeyOperation,
+  webProviderKeyOperation,
+  workspaceBackendKeyOperation,
+} from '../app/backends/operations.ts';
 import { listRunsOperation } from '../app/runs/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../app/tool-operations.ts';
 import type { Command } from './command.ts';
@@ -47,7 +52,8 @@ const WORKSPACES_USAGE = `Usage:
       the agent's workspaces run there and may reach only the allowed hosts
   mesh workspaces revoke --agent A
   mesh workspaces remove NAME
-  mesh workspaces list [--json]   backends, grants, and live workspaces with run, age and compute`;
+  mesh workspaces list [--json]   backends, grants, and live workspaces with run, age and compute
+${operationUsage(workspaceBackendKeyOperation)}`;
 
 const WEB_USAGE = `Usage:
   mesh web add --kind exa|brave|tavily|cloudflare --name N --api-key-file F
@@ -59,7 +65,8 @@ const WEB_USAGE = `Usage:
   mesh web grant --agent A --provider N     the agent gets web_search / web_read through it
   mesh web revoke --agent A --provider N
   mesh web remove NAME
-  mesh web list [--json]                    providers (what each serves, ceiling) and grants`;
+  mesh web list [--json]                    providers (what each serves, ceiling) and grants
+${operationUsage(webProviderKeyOperation)}`;
 
 const PROVIDERS_USAGE = `Usage:
   mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
@@ -68,7 +75,8 @@ const PROVIDERS_USAGE = `Usage:
   mesh providers add --name N --scripted FILE
       a scripted provider: replies from a JSON file (tests and demos)
   mesh providers list [--json]
-  mesh providers delete NAME   delete a provider no agent uses, and revoke its API key`;
+  mesh providers delete NAME   delete a provider no agent uses, and revoke its API key
+${operationUsage(providerKeyOperation)}`;
 
 const CHAT_USAGE = `Usage:
   mesh chat --agent NAME [--conversation ID] [--as ACTOR] [--json] "text"

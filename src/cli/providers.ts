@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { providerKeyOperation } from '../app/backends/operations.ts';
+import { operationSubcommand } from './operation-command.ts';
 import { parseArgs } from 'node:util';
 import { withUseCases } from '../app/use-case-client.ts';
 import { commandGroup, printList, UsageError, type CliIo, type CommandBody } from './command.ts';
@@ -104,4 +106,9 @@ async function remove(args: readonly string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-export const providersCommand: CommandBody = commandGroup({ add, list, delete: remove });
+export const providersCommand: CommandBody = commandGroup({
+  add,
+  list,
+  delete: remove,
+  key: operationSubcommand(providerKeyOperation),
+});

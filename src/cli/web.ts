@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { webProviderKeyOperation } from '../app/backends/operations.ts';
+import { operationSubcommand } from './operation-command.ts';
 import { parseArgs } from 'node:util';
 import { withUseCases } from '../app/use-case-client.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
@@ -130,4 +132,12 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `mesh web …`: the hosted search and reading APIs behind web_search and web_read. */
-export const webCommand: CommandBody = commandGroup({ add, set, grant, revoke, remove, list });
+export const webCommand: CommandBody = commandGroup({
+  add,
+  set,
+  grant,
+  revoke,
+  remove,
+  list,
+  key: operationSubcommand(webProviderKeyOperation),
+});

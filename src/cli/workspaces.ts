@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { workspaceBackendKeyOperation } from '../app/backends/operations.ts';
+import { operationSubcommand } from './operation-command.ts';
 import { parseArgs } from 'node:util';
 import { withUseCases } from '../app/use-case-client.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
@@ -117,4 +119,11 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `mesh workspaces …`: where agents' code runs, who may use it, and what is running now. */
-export const workspacesCommand: CommandBody = commandGroup({ add, grant, revoke, remove, list });
+export const workspacesCommand: CommandBody = commandGroup({
+  add,
+  grant,
+  revoke,
+  remove,
+  list,
+  key: operationSubcommand(workspaceBackendKeyOperation),
+});

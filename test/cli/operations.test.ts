@@ -121,6 +121,21 @@ describe('catalog operations beside a running server', () => {
     expect((await api('/api/agents/demo')).body).toMatchObject({ image_input: false });
   });
 
+  it('replaces keys through the same operation for every kind of backend', async () => {
+    const keyFile = join(home, 'key.txt');
+    writeFileSync(keyFile, 'sk-new-key-0123456789\n');
+    const scripted = await mesh('providers', 'key', 'demo', '--api-key-file', keyFile);
+    expect(scripted.code).toBe(1);
+    expect(scripted.stderr).toContain('is scripted and takes no API key');
+    const none = await mesh('workspaces', 'key', 'nope', '--api-key-file', keyFile);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no workspace backend named "nope"');
+    const missing = await mesh('web', 'key', 'exa');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--api-key-file is required');
+    expect(scripted.stderr + none.stderr).not.toContain('sk-new-key');
+  });
+
   it('refuses bad input naming the flag or the parameter, never running the operation', async () => {
     const cli = await mesh('runs', 'list', '--status', 'done');
     expect(cli.code).toBe(1);

@@ -1,4 +1,9 @@
 import { updateAgentOperation } from '../agent-operations.ts';
+import {
+  providerKeyOperation,
+  webProviderKeyOperation,
+  workspaceBackendKeyOperation,
+} from '../backends/operations.ts';
 import { listRunsOperation } from '../runs/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../tool-operations.ts';
 import type { AnyOperation } from './operation.ts';
@@ -12,6 +17,9 @@ export const operations: readonly AnyOperation[] = [
   agentToolsOperation,
   callToolOperation,
   listRunsOperation,
+  providerKeyOperation,
+  webProviderKeyOperation,
+  workspaceBackendKeyOperation,
 ];
 
 /** The operation of that name, if the catalog holds one. */

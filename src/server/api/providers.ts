@@ -2,7 +2,6 @@ import {
   addModelProvider,
   deleteModelProvider,
   describeProviders,
-  setProviderKey,
   type NewProvider,
 } from '../../app/model-providers.ts';
 import { providerJson } from '../../app/views.ts';
@@ -70,18 +69,6 @@ export const providerRoutes: readonly Route[] = [
       });
       const described = (await describeProviders(context.mesh)).find((p) => p.id === added.id);
       return providerJson(described ?? { ...added, apiKey: null });
-    },
-  }),
-  route({
-    method: 'PUT',
-    path: '/api/providers/{provider}/api-key',
-    operationId: 'setProviderKey',
-    summary: "Rotate a provider's API key (write-only)",
-    tag: 'providers',
-    body: closedObject({ value: SECRET_VALUE }, ['value']),
-    handle: async ({ context, params, body }) => {
-      const meta = await setProviderKey(context.mesh, params['provider'] ?? '', body.value);
-      return { present: true, version: meta.version, created_at: meta.createdAt };
     },
   }),
   route({

@@ -61,3 +61,18 @@ export function audienceForm(
     <button>${button}</button>
   </form>`;
 }
+
+/** A write-only form that replaces a registered backend's API key. */
+export function keyForm(session: PageSession, action: string): Html {
+  return html`<form method="post" action="${action}" class="inline">
+    ${csrfField(session)}<input
+      type="password"
+      name="value"
+      required
+      autocomplete="off"
+      aria-label="new API key"
+      placeholder="new key"
+      size="12"
+    /><button>Replace key</button>
+  </form>`;
+}

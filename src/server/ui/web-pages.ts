@@ -1,4 +1,5 @@
 import type { describeWeb } from '../../app/web-admin.ts';
+import { keyForm } from './controls.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, type PageSession } from './layout.ts';
 
@@ -47,7 +48,10 @@ export function webPage(session: PageSession, state: WebState): string {
                 <button>Set</button>
               </form>
             </td>
-            <td>${p.apiKey ? 'present' : 'absent'}</td>
+            <td>
+              ${p.apiKey ? 'present' : 'absent'}
+              ${keyForm(session, `/web/providers/${encodeURIComponent(p.name)}/key`)}
+            </td>
             <td>
               <form
                 method="post"

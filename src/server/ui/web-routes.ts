@@ -1,3 +1,5 @@
+import { webProviderKeyOperation } from '../../app/backends/operations.ts';
+import { invokeOperation } from '../../app/operations/operation.ts';
 import {
   addWebProvider,
   describeWeb,
@@ -45,7 +47,7 @@ export const webRoutes: readonly UiRoute[] = [
     },
   ),
   post(
-    '/web/providers/:provider/ceiling',
+    '/web/providers/{provider}/ceiling',
     () => '/web',
     async ({ mesh, params, form }) => {
       const maxCallsPerRun = ceilingField(field(form, 'max_calls_per_run'));
@@ -59,7 +61,20 @@ export const webRoutes: readonly UiRoute[] = [
     },
   ),
   post(
-    '/web/providers/:provider/delete',
+    '/web/providers/{provider}/key',
+    () => '/web',
+    async ({ mesh, params, form, session }) => {
+      const out = await invokeOperation(
+        mesh,
+        webProviderKeyOperation,
+        { provider: params['provider'] ?? '', value: field(form, 'value') },
+        session,
+      );
+      return { text: `Replaced the API key of ${out.name} (now version ${out.version}).` };
+    },
+  ),
+  post(
+    '/web/providers/{provider}/delete',
     () => '/web',
     async ({ mesh, params }) => {
       await removeWebProvider(mesh, params['provider'] ?? '');

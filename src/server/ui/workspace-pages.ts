@@ -1,4 +1,5 @@
 import type { describeWorkspaces } from '../../app/workspace-admin.ts';
+import { keyForm } from './controls.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, type PageSession } from './layout.ts';
 
@@ -30,9 +31,8 @@ export function workspacesPage(session: PageSession, state: WorkspacesState): st
               ${
                 b.apiKey === null
                   ? html`<span class="muted">—</span>`
-                  : b.apiKey
-                    ? 'present'
-                    : 'absent'
+                  : html`${b.apiKey ? 'present' : 'absent'}
+                    ${keyForm(session, `/workspaces/backends/${encodeURIComponent(b.name)}/key`)}`
               }
             </td>
             <td>

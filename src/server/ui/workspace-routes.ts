@@ -1,3 +1,5 @@
+import { workspaceBackendKeyOperation } from '../../app/backends/operations.ts';
+import { invokeOperation } from '../../app/operations/operation.ts';
 import {
   addBackend,
   describeWorkspaces,
@@ -33,7 +35,20 @@ export const workspaceRoutes: readonly UiRoute[] = [
     },
   ),
   post(
-    '/workspaces/backends/:backend/delete',
+    '/workspaces/backends/{backend}/key',
+    () => '/workspaces',
+    async ({ mesh, params, form, session }) => {
+      const out = await invokeOperation(
+        mesh,
+        workspaceBackendKeyOperation,
+        { backend: params['backend'] ?? '', value: field(form, 'value') },
+        session,
+      );
+      return { text: `Replaced the API key of ${out.name} (now version ${out.version}).` };
+    },
+  ),
+  post(
+    '/workspaces/backends/{backend}/delete',
     () => '/workspaces',
     async ({ mesh, params }) => {
       await removeBackend(mesh, params['backend'] ?? '');
