@@ -6,7 +6,6 @@ import { openMcpSession, type McpSession } from '../mcp/session.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';
 import type { ToolProviderRecord } from '../store/mcp.ts';
 import { MeshError } from '../tool/errors.ts';
-import { catalogChanged } from './mcp-catalog.ts';
 import type { Mesh } from './mesh.ts';
 
 /**
@@ -165,7 +164,7 @@ async function openSessionFor(
     credential: bearer !== undefined ? 'bearer' : oauth ? 'oauth' : 'none',
   });
   // A list-changed notification makes the catalog stale and has it read again, off any call.
-  session.onToolsChanged(() => catalogChanged(mesh, agentId, provider));
+  session.onToolsChanged(() => mesh.mcp.toolsChanged(agentId, provider));
   return session;
 }
 

@@ -1,5 +1,6 @@
 import type { OAuthStateStore } from '../mcp/oauth-state.ts';
 import { SessionPool } from '../mcp/session-pool.ts';
+import type { ToolProviderRecord } from '../store/mcp.ts';
 import type { Clock } from '../tool/clock.ts';
 import type { CheckedDefinition } from './mcp-remote-definition.ts';
 
@@ -42,6 +43,13 @@ export interface McpRuntime {
   readonly closing: AbortController;
   /** Resolves when no background check is running (tests await it instead of sleeping). */
   checksSettled(): Promise<void>;
+  /**
+   * A server said its tool list changed (a list-changed notification on a binding's session): the
+   * catalog is marked stale and read again, off any call. What runs is set once, when the Mesh is
+   * assembled (`onToolsChanged`), so the sessions need not know the catalog.
+   */
+  toolsChanged(agentId: string, provider: ToolProviderRecord): void;
+  onToolsChanged(listener: (agentId: string, provider: ToolProviderRecord) => void): void;
   /** Stops background checks and ends every session with `DELETE`. */
   close(): Promise<void>;
 }
@@ -56,6 +64,8 @@ export function createMcpRuntime(clock: Clock, options: McpRuntimeOptions = {}):
       ? {}
       : { sweepEveryMs: options.sessionSweepEveryMs }),
   });
+  let toolsChangedListener: (agentId: string, provider: ToolProviderRecord) => void = () =>
+    undefined;
   const checksSettled = async () => {
     while (checks.size > 0) await Promise.allSettled([...checks.values()]);
   };
@@ -69,6 +79,10 @@ export function createMcpRuntime(clock: Clock, options: McpRuntimeOptions = {}):
     catalogCheckDeadlineMs: options.catalogCheckDeadlineMs ?? DEFAULT_CATALOG_CHECK_DEADLINE_MS,
     closing,
     checksSettled,
+    toolsChanged: (agentId, provider) => toolsChangedListener(agentId, provider),
+    onToolsChanged(listener) {
+      toolsChangedListener = listener;
+    },
     async close() {
       closing.abort();
       await checksSettled();

@@ -152,7 +152,7 @@ export function assembleMesh(
     SETTLE_POLL_MS,
     listen && ((ended, lost) => listen(RUN_ENDED_CHANNEL, ended, lost)),
   );
-  return {
+  const mesh: Mesh = {
     secrets,
     clock,
     db,
@@ -209,6 +209,11 @@ export function assembleMesh(
       await db.close();
     },
   };
+  // Imported when a notice first comes: only a process with an MCP session open gets one.
+  mcp.onToolsChanged((agentId, provider) => {
+    void import('./mcp-catalog.ts').then((m) => m.catalogChanged(mesh, agentId, provider));
+  });
+  return mesh;
 }
 
 /**

@@ -1,123 +1,22 @@
-import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hasCode } from '../tool/errors.ts';
 import { createGuardedFetch, EgressRefusedError, type ResolvedAddress } from './guarded-fetch.ts';
+import {
+  closeServers,
+  ok,
+  PLAIN_HTTP,
+  redirect,
+  refusal,
+  resolver,
+  serve,
+  servers,
+  TEST_TLS,
+} from '../../test/support/egress-servers.ts';
 
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: string;
-}
-
-interface TestServer {
-  readonly port: number;
-  readonly origin: string;
-  readonly seen: Seen[];
-  connections: number;
-}
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
-
-const servers: (http.Server | https.Server)[] = [];
-
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
-});
-
-/** A server on 127.0.0.1 that records every request it is sent and every connection it takes. */
-async function serve(handler: Handler): Promise<TestServer> {
-  const state = { port: 0, origin: '', seen: [] as Seen[], connections: 0 };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      state.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      handler(req, res, body);
-    });
-  });
-  server.on('connection', () => {
-    state.connections += 1;
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.port = (server.address() as AddressInfo).port;
-  state.origin = `http://127.0.0.1:${state.port}`;
-  return state;
-}
-
-function ok(text = 'ok'): Handler {
-  return (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
-  };
-}
-
-function redirect(status: number, location: string): Handler {
-  return (_req, res) => {
-    res.writeHead(status, { location }).end('moved');
-  };
-}
-
-/** An injected resolver: each name maps to its addresses; unknown names have none. */
-function resolver(table: Record<string, readonly string[]>) {
-  return vi.fn(async (hostname: string): Promise<ResolvedAddress[]> =>
-    (table[hostname] ?? []).map((address) => ({
-      address,
-      family: address.includes(':') ? 6 : 4,
-    })),
-  );
-}
-
-async function refusal(promise: Promise<unknown>): Promise<EgressRefusedError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(hasCode(error, EgressRefusedError.code)).toBe(true);
-    expect(error).toBeInstanceOf(EgressRefusedError);
-    return error as EgressRefusedError;
-  }
-  throw new Error('expected a refusal');
-}
-
-/** A self-signed certificate for mcp.test, for tests only: no client trusts it. */
-const TEST_TLS = {
-  key: `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgVYjRJPVYa0pfZ1Xw
-mzwoMOcztTr+4Jwp5oezizEoKkChRANCAASrKFZYav+0bCNkrA7LYxsKcXOIXXdt
-BbwFgNW8ksnCDyKVezoBW+g41GkVQuVZb0MqZ2RGycPZnagChkKPBG/T
------END PRIVATE KEY-----`,
-  cert: `-----BEGIN CERTIFICATE-----
-MIIBkzCCATigAwIBAgIULDwpA1TZh5dPGpKm/KmpC69sIrYwCgYIKoZIzj0EAwIw
-EzERMA8GA1UEAwwIbWNwLnRlc3QwIBcNMjYxMjAyMTQyMjI2WhgPMjEyNjExMDgx
-NDIyMjZaMBMxETAPBgNVBAMMCG1jcC50ZXN0MFkwEwYHKoZIzj0CAQYIKoZIzj0D
-AQcDQgAEqyhWWGr/tGwjZKwOy2MbCnFziF13bQW8BYDVvJLJwg8ilXs6AVvoONRp
-FULlWW9DKmdkRsnD2Z2oAoZCjwRv06NoMGYwHQYDVR0OBBYEFB8pQqoW/KO7pwBO
-H3JzG8LwlH8iMB8GA1UdIwQYMBaAFB8pQqoW/KO7pwBOH3JzG8LwlH8iMA8GA1Ud
-EwEB/wQFMAMBAf8wEwYDVR0RBAwwCoIIbWNwLnRlc3QwCgYIKoZIzj0EAwIDSQAw
-RgIhAImc/GElyPetydzVgpc2eM1dbz3H8HTfW9//IZZO8tOxAiEAtwGmLWaNmg0r
-JtbBN5GnkkFmXtTezPLBlwT50t+30vw=
------END CERTIFICATE-----`,
-};
-
-function readerOf(res: Response): ReadableStreamDefaultReader<Uint8Array> {
-  const body = res.body as ReadableStream<Uint8Array> | null;
-  if (!body) throw new Error('expected a body');
-  return body.getReader();
-}
-
-const PLAIN_HTTP = 'plain http is allowed only to loopback with the development setting on';
+afterEach(closeServers);
 
 describe('scheme and credentials', () => {
   it('refuses plain http to a public host, other schemes and credentials, before resolving', async () => {
@@ -387,139 +286,5 @@ describe('redirects', () => {
     const fetch = createGuardedFetch({ allowLoopbackHttp: true });
     await expect(fetch(`${server.origin}/`)).rejects.toThrow(/too many redirects/);
     expect(server.seen).toHaveLength(6);
-  });
-});
-
-describe('requests and responses', () => {
-  it('sends method, headers in every form and every body kind', async () => {
-    const server = await serve(ok());
-    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
-    const url = `${server.origin}/`;
-    await fetch(url, { method: 'put', headers: [['x-a', '1']], body: new Uint8Array([104, 105]) });
-    await fetch(url, { method: 'POST', headers: { 'x-b': '2' }, body: Buffer.from('buf') });
-    await fetch(url, {
-      method: 'POST',
-      headers: new Headers({ accept: 'application/json' }),
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'a b' }),
-    });
-    await fetch(url, { method: 'POST', body: 'text' });
-    await fetch(url, { method: 'POST' });
-    const seen = server.seen;
-    expect(seen.map((s) => [s.method, s.body])).toEqual([
-      ['PUT', 'hi'],
-      ['POST', 'buf'],
-      ['POST', 'grant_type=authorization_code&code=a+b'],
-      ['POST', 'text'],
-      ['POST', ''],
-    ]);
-    expect(seen[0]?.headers['x-a']).toBe('1');
-    expect(seen[1]?.headers['x-b']).toBe('2');
-    expect(seen[2]?.headers.accept).toBe('application/json');
-    expect(seen[2]?.headers['content-type']).toBe(
-      'application/x-www-form-urlencoded;charset=UTF-8',
-    );
-    expect(seen[3]?.headers['content-type']).toBe('text/plain;charset=UTF-8');
-    expect(seen[4]?.headers['content-length']).toBe('0');
-    await expect(fetch(url, { body: 'x' })).rejects.toThrow(TypeError);
-  });
-
-  it('returns status, status text, headers and a null body where there is none', async () => {
-    const server = await serve((req, res) => {
-      if (req.url === '/empty') {
-        res.writeHead(204).end();
-        return;
-      }
-      res.statusMessage = 'Made It';
-      res.setHeader('set-cookie', ['a=1; Path=/', 'b=2; Path=/']);
-      res.setHeader('x-multi', ['one', 'two']);
-      res.writeHead(201, { 'content-type': 'application/json' }).end('{"id":7}');
-    });
-    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
-    const res = await fetch(`${server.origin}/made`);
-    expect(res.status).toBe(201);
-    expect(res.ok).toBe(true);
-    expect(res.statusText).toBe('Made It');
-    expect(res.headers.get('content-type')).toBe('application/json');
-    expect(res.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/']);
-    expect(res.headers.get('x-multi')).toBe('one, two');
-    expect(res.url).toBe(`${server.origin}/made`);
-    expect(res.redirected).toBe(false);
-    expect(await res.json()).toEqual({ id: 7 });
-    const empty = await fetch(`${server.origin}/empty`);
-    expect(empty.status).toBe(204);
-    expect(empty.body).toBeNull();
-  });
-
-  it('streams a response body as the server writes it', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const server = await serve((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('data: one\n\n');
-      void released.then(() => {
-        setTimeout(() => res.end('data: two\n\n'), 20);
-      });
-    });
-    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
-    const res = await fetch(`${server.origin}/sse`, { headers: { accept: 'text/event-stream' } });
-    const reader = readerOf(res);
-    const decoder = new TextDecoder();
-    const first = await reader.read();
-    // The second chunk is written only once the first was read: the body is not buffered.
-    expect(decoder.decode(first.value)).toBe('data: one\n\n');
-    release();
-    let rest = '';
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-      rest += decoder.decode(chunk.value);
-    }
-    expect(rest).toBe('data: two\n\n');
-  });
-});
-
-describe('abort and timeout', () => {
-  it('rejects when the caller aborts before the response', async () => {
-    const server = await serve(() => {
-      // never answers
-    });
-    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
-    const controller = new AbortController();
-    const pending = fetch(`${server.origin}/`, { signal: controller.signal });
-    await vi.waitFor(() => expect(server.seen).toHaveLength(1));
-    controller.abort();
-    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
-
-    const reason = new Error('stop now');
-    const second = new AbortController();
-    const again = fetch(`${server.origin}/`, { signal: second.signal });
-    second.abort(reason);
-    await expect(again).rejects.toBe(reason);
-
-    await expect(fetch(`${server.origin}/`, { signal: AbortSignal.abort() })).rejects.toMatchObject(
-      { name: 'AbortError' },
-    );
-  });
-
-  it('errors the body stream when the caller aborts while it streams', async () => {
-    const server = await serve((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('data: one\n\n');
-    });
-    const fetch = createGuardedFetch({ allowLoopbackHttp: true });
-    const controller = new AbortController();
-    const res = await fetch(`${server.origin}/`, { signal: controller.signal });
-    const reader = readerOf(res);
-    await reader.read();
-    controller.abort();
-    await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' });
-  });
-
-  it('times out when no response comes in time', async () => {
-    const server = await serve(() => {
-      // never answers
-    });
-    const fetch = createGuardedFetch({ allowLoopbackHttp: true, timeoutMs: 100 });
-    await expect(fetch(`${server.origin}/`)).rejects.toMatchObject({ name: 'TimeoutError' });
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { manualClock } from '../tool/clock.ts';
 import { startFakeOAuth, type FakeOAuth } from '../../test/support/fake-oauth.ts';
+import { memoryStore, recordingFetch } from '../../test/support/oauth-stores.ts';
 import { hasCode, isMeshError } from '../tool/errors.ts';
 import { createGuardedFetch, type GuardedFetch } from '../egress/guarded-fetch.ts';
 import { accessToken, beginAuthorization, finishAuthorization } from './oauth.ts';
@@ -25,31 +26,6 @@ async function fake(config: Parameters<typeof startFakeOAuth>[0] = {}): Promise<
   const f = await startFakeOAuth({ clock, ...config });
   fakes.push(f);
   return f;
-}
-
-/** A store that keeps the state as JSON text, as the app keeps it in a secret. */
-function memoryStore(): OAuthStateStore & { text: string } {
-  const store = {
-    text: '{}',
-    load: async (): Promise<OAuthState> => JSON.parse(store.text) as OAuthState,
-    save: async (state: OAuthState) => {
-      store.text = JSON.stringify(state);
-    },
-  };
-  return store;
-}
-
-/** The guarded fetch, recording every request it is asked to make. */
-function recordingFetch(): { fetch: GuardedFetch; seen: string[] } {
-  const guarded = createGuardedFetch({ allowLoopbackHttp: true });
-  const seen: string[] = [];
-  return {
-    seen,
-    fetch: (url, init) => {
-      seen.push(`${init?.method ?? 'GET'} ${new URL(url).pathname}`);
-      return guarded(url, init);
-    },
-  };
 }
 
 /** Plays the operator's browser: the fake approves at once and redirects with code and state. */

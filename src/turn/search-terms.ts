@@ -1,5 +1,6 @@
 import { stemmer } from 'stemmer';
-import { ABBREVIATIONS, EQUIVALENTS, PHRASES, STOP_WORDS, SYNONYMS } from './search-vocabulary.ts';
+import { SYNONYMS } from './search-synonyms.ts';
+import { ABBREVIATIONS, EQUIVALENTS, PHRASES, STOP_WORDS } from './search-vocabulary.ts';
 
 /*
  * How tool_search reads text. Operation names are identifiers (`get_pull_request_files`,
