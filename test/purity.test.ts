@@ -327,3 +327,22 @@ describe('the layers', () => {
     expect(toolViolation(github, 'node:child_process')).toBeDefined();
   });
 });
+
+describe('docs/architecture.md', () => {
+  it('states the import rules this test enforces, folder by folder', () => {
+    const doc = readFileSync(join(root, 'docs', 'architecture.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([a-z]+)` \| (.+) \|$/gm)].map((m) => [
+      m[1] ?? '',
+      (m[2] ?? '')
+        .split(',')
+        .map((s) => s.trim().replaceAll('`', ''))
+        .filter((s) => s !== '' && s !== '—')
+        .sort(),
+    ]);
+    const enforced = Object.entries(ALLOWED_FOLDERS).map(([folder, allowed]) => [
+      folder,
+      [...allowed].sort(),
+    ]);
+    expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(enforced));
+  });
+});
