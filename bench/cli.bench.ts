@@ -54,7 +54,7 @@ try {
     env: envFor(home, 'dist'),
   });
   const rows: [string, string, number, number][] = [];
-  const helpTarget = 0.4;
+  const helpTarget = 0.3;
   rows.push([
     'mesh --help',
     `≤ ${helpTarget} s`,
@@ -63,7 +63,7 @@ try {
   ]);
   rows.push([
     'mesh agents list, no server',
-    '≤ 2.5 s',
+    '≤ 1.5 s',
     time('dist', home, ['agents', 'list']),
     time('tsx', home, ['agents', 'list']),
   ]);
@@ -82,7 +82,7 @@ try {
   try {
     rows.push([
       'mesh agents list, beside mesh serve',
-      '≤ 0.5 s',
+      '≤ 0.3 s',
       time('dist', home, ['agents', 'list']),
       time('tsx', home, ['agents', 'list']),
     ]);

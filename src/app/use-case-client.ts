@@ -42,7 +42,12 @@ async function inProcess<T>(fn: (call: UseCaseCall) => Promise<T>, env: NodeJS.P
   // Opened on the first call, so work refused before it needs the database never opens it; and
   // for this one command only (a small embedded buffer pool).
   let opened: Promise<Mesh> | undefined;
-  const open = () => openMesh({ ...meshOptionsFromEnv(env), oneShot: true });
+  const open = () =>
+    openMesh({
+      ...meshOptionsFromEnv(env),
+      oneShot: true,
+      onProgress: (line) => process.stderr.write(`mesh: ${line}\n`),
+    });
   const call = (async (name: UseCaseName, input: UseCaseInput<UseCaseName>) =>
     runUseCase(await (opened ??= open()), name, input)) as UseCaseCall;
   try {

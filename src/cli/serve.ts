@@ -42,7 +42,7 @@ export const serveCommand: CommandBody = async (args, io) => {
   });
 
   const options = meshOptionsFromEnv();
-  const mesh = await openMesh(options);
+  const mesh = await openMesh({ ...options, onProgress: (line) => io.out(line) });
   const log = (line: string) => io.out(line);
   let serving: Serving;
   try {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Db } from './db.ts';
 import { acquireHomeLock } from './home-lock.ts';
@@ -16,6 +17,11 @@ export interface ConnectOptions {
    * time on a server's. No effect on PostgreSQL.
    */
   readonly oneShot?: boolean;
+  /**
+   * Told, in a line for a person, what slow first-time work is under way (creating the embedded
+   * database in a fresh home takes seconds), so a first command does not sit silent.
+   */
+  readonly onProgress?: (line: string) => void;
 }
 
 /** Reads the bootstrap settings from an environment. */
@@ -47,6 +53,11 @@ export async function connect(options: ConnectOptions = connectOptionsFromEnv())
   const home = options.meshHome ?? resolveMeshHome();
   const lock = acquireHomeLock(home);
   try {
+    const dataDir = join(home, 'pgdata');
+    if (!existsSync(dataDir))
+      options.onProgress?.(
+        `preparing the embedded database in ${dataDir} (first use of this home; a few seconds)…`,
+      );
     const { openPglite } = await import('./pglite.ts');
     return await openPglite({
       dataDir: join(home, 'pgdata'),
