@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runEnd } from '../support/sse.ts';
 import { RUN_LEASE_MS } from '../../src/run/lease-heartbeat.ts';
 import { meshEnv, serveWith, type ServeProcess } from '../support/cli.ts';
 import {
@@ -131,11 +132,9 @@ describe.skipIf(!process.env['DATABASE_URL'])('a replica killed mid-chat', () =>
         status: string;
         steps: { kind: string; data: Record<string, unknown> | null }[];
       };
-    let run = await runOnSurvivor();
-    while (run.status === 'running' || run.status === 'queued') {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      run = await runOnSurvivor();
-    }
+    // Followed on the survivor's event stream to its end, not polled.
+    await runEnd(survivor.url, token, runId, 45_000);
+    const run = await runOnSurvivor();
     console.log(
       `failover: the run finished on the surviving replica ${Date.now() - killedAt} ms after the kill`,
     );

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runEnd } from '../support/sse.ts';
 import {
   freshMeshHome,
   meshBin,
@@ -229,12 +230,10 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
       status: string;
       steps: { kind: string; callId?: string; observation?: { kind: string; text: string } }[];
     };
-    let run = (await api(`/api/runs/${runId}`)) as unknown as RunView;
-    const deadline = Date.now() + 45_000;
-    while ((run.status === 'running' || run.status === 'queued') && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      run = (await api(`/api/runs/${runId}`)) as unknown as RunView;
-    }
+    // Followed on its event stream to its end, not polled.
+    await runEnd(url, token, runId, 45_000);
+    const run = (await api(`/api/runs/${runId}`)) as unknown as RunView;
+    const deadline = Date.now() + 10_000;
     expect(run.status).toBe('succeeded');
     const observed = (id: string) =>
       run.steps.find((s) => s.kind === 'observation' && s.callId === id)?.observation;

@@ -34,3 +34,40 @@ export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerat
     }
   }
 }
+
+/**
+ * Waits for a run to end by following its event stream (`GET /api/runs/{run}/events`) to the
+ * final `state` event, instead of polling the run: resolves with the status it ended in. Rejects
+ * at `deadlineMs` naming the run and the last status seen, so a stuck run fails with why.
+ */
+export async function runEnd(
+  baseUrl: string,
+  token: string,
+  runId: string,
+  deadlineMs: number,
+): Promise<string> {
+  const signal = AbortSignal.timeout(deadlineMs);
+  let last = 'unknown';
+  try {
+    // A stream lasts at most ten minutes, then the client resumes: reconnect until the end.
+    for (;;) {
+      const res = await fetch(new URL(`/api/runs/${runId}/events`, baseUrl), {
+        headers: { authorization: `Bearer ${token}` },
+        signal,
+      });
+      if (res.status !== 200 || !res.body) throw new Error(`run ${runId} events: ${res.status}`);
+      for await (const e of sseEvents(res.body)) {
+        if (e.event !== 'state') continue;
+        const state = JSON.parse(e.data) as { status: string; final?: boolean };
+        last = state.status;
+        if (state.final) return state.status;
+      }
+    }
+  } catch (error) {
+    if (signal.aborted)
+      throw new Error(`run ${runId} did not end within ${deadlineMs} ms (last status ${last})`, {
+        cause: error,
+      });
+    throw error;
+  }
+}
