@@ -293,13 +293,6 @@ export const useCases = {
     return (await import('./mcp-connections.ts')).oauthStatus(mesh, agent, input.provider);
   },
 
-  'mcp.catalog': async (mesh: Mesh, input: BindingInput & { refresh: boolean }) => {
-    const mcp = await import('./mcp-catalog.ts');
-    const agent = await agentNamed(mesh, input.agent);
-    if (input.refresh) await mcp.recheckCatalog(mesh, agent, input.provider);
-    return mcp.catalogView(mesh, agent, input.provider);
-  },
-
   'mcp.review': async (mesh: Mesh, input: BindingInput) => {
     const agent = await agentNamed(mesh, input.agent);
     await (await import('./mcp-catalog.ts')).reviewCatalog(mesh, agent, input.provider);

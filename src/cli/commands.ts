@@ -4,6 +4,7 @@ import {
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
 } from '../app/backends/operations.ts';
+import { mcpCatalogOperation } from '../app/mcp-operations.ts';
 import { listRunsOperation } from '../app/runs/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../app/tool-operations.ts';
 import type { Command } from './command.ts';
@@ -114,8 +115,7 @@ const MCP_USAGE = `Usage:
   mesh mcp oauth --agent A --provider SLUG --server URL [--wait SECONDS]
       connect with OAuth: prints the authorization URL and waits until the authorization server
       has redirected back to the mesh serve at URL (or MESH_SERVER_URL) and the binding is made
-  mesh mcp catalog --agent A --provider SLUG [--refresh] [--json]
-      the tools the agent's account sees, with fingerprints and what changed since the last review
+${operationUsage(mcpCatalogOperation)}
   mesh mcp review --agent A --provider SLUG       mark the current catalog as reviewed
   mesh mcp exclude|include --agent A --provider SLUG TOOL
   mesh mcp legacy-query --agent A --provider SLUG TOOL [--off]

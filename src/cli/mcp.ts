@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { mcpCatalogOperation } from '../app/mcp-operations.ts';
+import { operationSubcommand } from './operation-command.ts';
 import { parseArgs } from 'node:util';
 import type { Audience } from '../app/records.ts';
 import { withUseCases, type UseCaseCall } from '../app/use-case-client.ts';
@@ -191,63 +193,6 @@ const oauth: Subcommand = async (args, io) => {
   });
 };
 
-const catalog: Subcommand = async (args, io) => {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      ...bindingOptions,
-      refresh: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  const agent = need(values.agent, '--agent');
-  const provider = need(values.provider, '--provider');
-  const view = await withUseCases((call) =>
-    call('mcp.catalog', { agent, provider, refresh: values.refresh }),
-  );
-  if (values.json) {
-    io.out(
-      JSON.stringify(
-        {
-          provider: view.provider.slug,
-          checked_at: view.binding.catalogCheckedAt,
-          error: view.binding.catalogError,
-          tools: view.tools.map((t) => ({
-            tool: t.tool,
-            name: t.name,
-            description: t.description,
-            fingerprint: t.fingerprint,
-            previous_fingerprint: t.previousFingerprint,
-            status: t.status,
-            semantics: t.semantics,
-            excluded: t.excluded,
-            read_only_hint: t.readOnlyHint,
-            usable: t.withheldReason === null && t.status !== 'removed',
-            withheld_reason: t.withheldReason,
-            input_schema: t.definition['inputSchema'] ?? null,
-            output_schema: t.definition['outputSchema'] ?? null,
-            annotations: t.definition['annotations'] ?? null,
-            changed_at: t.changedAt,
-          })),
-        },
-        null,
-        2,
-      ),
-    );
-    return 0;
-  }
-  if (view.binding.catalogError)
-    io.out(
-      `last check failed at ${isoTime(view.binding.catalogCheckedAt)}: ${view.binding.catalogError}`,
-    );
-  for (const t of view.tools)
-    io.out(
-      `${t.tool.padEnd(40)} ${t.status.padEnd(8)} ${t.semantics.padEnd(6)} ${t.fingerprint.slice(0, 16)}${t.withheldReason ? `  withheld: ${t.withheldReason}` : ''}`,
-    );
-  if (view.tools.length === 0) io.out('No tools listed.');
-  return 0;
-};
-
 /**
  * A subcommand on one binding (--agent and --provider); `fn` gets the use-case call with both
  * already checked.
@@ -306,7 +251,7 @@ export const mcpCommand: CommandBody = commandGroup({
   timeout,
   connect,
   oauth,
-  catalog,
+  catalog: operationSubcommand(mcpCatalogOperation),
   review: bindingCommand(async (call, b, _p, _v, io) => {
     const { agent } = await call('mcp.review', b);
     io.out(`Marked the ${b.provider} catalog of ${agent.name} as reviewed.`);

@@ -47,7 +47,9 @@ export function operationUsage(op: AnyOperation): string {
     ...flags.map((k) => {
       const flag = files[k]
         ? `--${files[k]} FILE`
-        : `--${flagOf(k, cli)} ${placeholder(k, properties[k] ?? {})}`;
+        : cli.switches?.includes(k)
+          ? `--${flagOf(k, cli)}`
+          : `--${flagOf(k, cli)} ${placeholder(k, properties[k] ?? {})}`;
       return required.includes(k) ? flag : `[${flag}]`;
     }),
     '[--json]',
@@ -100,7 +102,9 @@ export function readInput(
   const options: NonNullable<ParseArgsConfig['options']> = { json: { type: 'boolean' } };
   for (const k of Object.keys(schema.properties)) {
     if (positionals.includes(k)) continue;
-    options[files[k] ?? flagOf(k, cli)] = { type: 'string' };
+    options[files[k] ?? flagOf(k, cli)] = cli.switches?.includes(k)
+      ? { type: 'boolean' }
+      : { type: 'string' };
   }
   const parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
   const input: Record<string, unknown> = {};
@@ -120,6 +124,10 @@ export function readInput(
     if (positionals.includes(k)) continue;
     const flag = files[k] ?? flagOf(k, cli);
     const text = parsed.values[flag];
+    if (cli.switches?.includes(k)) {
+      if (text === true) input[k] = true;
+      continue;
+    }
     if (typeof text !== 'string') {
       if (schema.required.includes(k)) throw new UsageError(`--${flag} is required`);
       continue;

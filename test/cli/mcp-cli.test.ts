@@ -90,6 +90,13 @@ describe('mesh mcp and tools call on a remote tool', () => {
         input_schema: { $schema?: string };
       }[];
     };
+    // The API's shape: the connection, and every field the API gives a tool (none dropped).
+    expect(JSON.parse(catalog.out)).toMatchObject({
+      connection: { provider: 'idx', auth: 'bearer' },
+    });
+    expect(Object.keys(view.tools[0] ?? {})).toEqual(
+      expect.arrayContaining(['legacy_query_marked', 'usable', 'withheld_reason', 'input_schema']),
+    );
     const dotted = view.tools.find((t) => t.name === 'files.read');
     expect(dotted?.tool).toMatch(/^idx__files_read_[0-9a-f]{8}$/);
     expect(view.tools.map((t) => [t.name, t.status, t.semantics, t.usable])).toEqual([

@@ -4,6 +4,7 @@ import {
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
 } from '../backends/operations.ts';
+import { mcpCatalogOperation } from '../mcp-operations.ts';
 import { listRunsOperation } from '../runs/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../tool-operations.ts';
 import type { AnyOperation } from './operation.ts';
@@ -17,6 +18,7 @@ export const operations: readonly AnyOperation[] = [
   agentToolsOperation,
   callToolOperation,
   listRunsOperation,
+  mcpCatalogOperation,
   providerKeyOperation,
   webProviderKeyOperation,
   workspaceBackendKeyOperation,

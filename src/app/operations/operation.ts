@@ -45,6 +45,8 @@ export interface CliFace<O> {
   readonly positionals?: readonly string[];
   /** Input fields read from the file a flag names: `{persona: 'persona-file'}`. */
   readonly files?: Readonly<Record<string, string>>;
+  /** Boolean fields given as bare switches (`--refresh`) rather than `--flag on|off`. */
+  readonly switches?: readonly string[];
   /** Flags named otherwise than their field: `{arguments: 'args'}`. */
   readonly flags?: Readonly<Record<string, string>>;
   /** The output as lines for a person on standard output; `--json` prints the output itself. */

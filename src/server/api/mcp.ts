@@ -6,8 +6,8 @@ import {
   recheckCatalog,
   reviewCatalog,
   setScopes,
-  type CatalogEntry,
 } from '../../app/mcp-catalog.ts';
+import { bindingJson } from '../../app/mcp-views.ts';
 import {
   agentConnections,
   connectAgent,
@@ -23,7 +23,7 @@ import {
 import type { Mesh } from '../../app/mesh.ts';
 import { requireAgent } from '../../app/agents.ts';
 import { listToolProviders } from '../../app/queries.ts';
-import type { BindingRecord, ToolProviderRecord } from '../../app/records.ts';
+import type { ToolProviderRecord } from '../../app/records.ts';
 import { UUID_SOURCE } from '../ids.ts';
 import { closedObject } from '../router.ts';
 import { route, type Route } from './context.ts';
@@ -42,43 +42,6 @@ export function toolProviderJson(p: ToolProviderRecord): Record<string, unknown>
     allow_loopback_http: p.allowLoopbackHttp,
     timeout_seconds: p.requestTimeoutMs / 1000,
     created_at: p.createdAt,
-  };
-}
-
-function bindingJson(
-  b: BindingRecord & { provider?: ToolProviderRecord },
-): Record<string, unknown> {
-  return {
-    ...(b.provider ? { provider: b.provider.slug } : {}),
-    auth: b.authKind,
-    excluded_tools: b.excludedTools,
-    audiences: b.audiences,
-    conversation_ids: b.conversationIds,
-    catalog_checked_at: b.catalogCheckedAt,
-    catalog_fresh_until: b.catalogFreshUntil,
-    catalog_error: b.catalogError,
-    created_at: b.createdAt,
-  };
-}
-
-export function catalogEntryJson(t: CatalogEntry): Record<string, unknown> {
-  return {
-    tool: t.tool,
-    name: t.name,
-    description: t.description,
-    fingerprint: t.fingerprint,
-    previous_fingerprint: t.previousFingerprint,
-    status: t.status,
-    semantics: t.semantics,
-    legacy_query_marked: t.legacyQueryMarked,
-    excluded: t.excluded,
-    read_only_hint: t.readOnlyHint,
-    usable: t.withheldReason === null && t.status !== 'removed',
-    withheld_reason: t.withheldReason,
-    input_schema: t.definition['inputSchema'] ?? null,
-    output_schema: t.definition['outputSchema'] ?? null,
-    annotations: t.definition['annotations'] ?? null,
-    changed_at: t.changedAt,
   };
 }
 
@@ -210,19 +173,6 @@ export const mcpRoutes: readonly Route[] = [
     handle: async ({ context, params }) => {
       const { agent, slug } = await agentAndSlug(context.mesh, params);
       await disconnectAgent(context.mesh, agent, slug);
-    },
-  }),
-  route({
-    method: 'GET',
-    path: '/api/agents/{agent}/mcp/{provider}/catalog',
-    operationId: 'getCatalog',
-    summary:
-      'The tools the agent’s account sees, with fingerprints, semantics and what changed since the last review',
-    tag: 'mcp',
-    handle: async ({ context, params }) => {
-      const { agent, slug } = await agentAndSlug(context.mesh, params);
-      const view = await catalogView(context.mesh, agent, slug);
-      return { connection: bindingJson(view.binding), tools: view.tools.map(catalogEntryJson) };
     },
   }),
   route({
