@@ -214,7 +214,7 @@ describe.each(testDatabases())('workers on $name', (database) => {
       const registry = createRegistry([
         testDefinition('slow_query', {
           execute: async () => {
-            const query = db.query("select pg_sleep(10), 'mesh-drop-probe'");
+            const query = db.query("select pg_sleep(60), 'mesh-drop-probe'");
             probeSent();
             await query;
             return { text: 'unreachable' };
@@ -246,7 +246,7 @@ describe.each(testDatabases())('workers on $name', (database) => {
       await admin.query(`do $$
         declare killed int := 0;
         begin
-          for attempt in 1..2000 loop
+          for attempt in 1..6000 loop
             select count(pg_terminate_backend(pid)) into killed from pg_stat_activity
              where query like '%mesh-drop-probe%' and pid <> pg_backend_pid();
             exit when killed > 0;
