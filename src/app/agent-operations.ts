@@ -60,3 +60,31 @@ export const updateAgentOperation = defineOperation({
     return agentJson(updated) as AgentAnswer;
   },
 });
+
+/** The agents, as the API lists them. */
+export interface AgentListing {
+  readonly agents: readonly AgentAnswer[];
+}
+
+export const listAgentsOperation = defineOperation({
+  name: 'agents.list',
+  summary: 'List agents, by name',
+  tag: 'agents',
+  input: { type: 'object', additionalProperties: false, required: [], properties: {} },
+  errors: [],
+  http: { method: 'GET', path: '/api/agents' },
+  cli: {
+    command: ['agents', 'list'],
+    print: (out: AgentListing) =>
+      out.agents.length === 0
+        ? ['No agents yet: mesh agents create NAME']
+        : out.agents.map(
+            (a) =>
+              `${a.name}  ${String(a['id'])}  ${a.model ?? 'no model'}  ${new Date(String(a['created_at'])).toISOString()}`,
+          ),
+  },
+  async run(mesh): Promise<AgentListing> {
+    const { listAgents } = await import('./queries.ts');
+    return { agents: (await listAgents(mesh)).map((a) => agentJson(a) as AgentAnswer) };
+  },
+});

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { updateAgentOperation } from '../app/agent-operations.ts';
+import { listAgentsOperation, updateAgentOperation } from '../app/agent-operations.ts';
 import { withUseCases } from '../app/use-case-client.ts';
 import { operationSubcommand } from './operation-command.ts';
-import { commandGroup, printList, UsageError, type CliIo, type CommandBody } from './command.ts';
+import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 
 async function create(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -59,21 +59,6 @@ async function imageInput(args: readonly string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-async function list(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: { json: { type: 'boolean', default: false } },
-  });
-  printList(io, {
-    json: values.json,
-    rows: await withUseCases((call) => call('agents.list', {})),
-    toJson: (a) => ({ id: a.id, name: a.name, created_at: a.createdAt }),
-    empty: 'No agents yet: mesh agents create NAME',
-    line: (a) => `${a.name}  ${a.id}  ${a.createdAt.toISOString()}`,
-  });
-  return 0;
-}
-
 async function remove(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -94,7 +79,7 @@ async function remove(args: readonly string[], io: CliIo): Promise<number> {
 /** `mesh agents …`: create, list and delete agents. */
 export const agentsCommand: CommandBody = commandGroup({
   create,
-  list,
+  list: operationSubcommand(listAgentsOperation),
   delete: remove,
   'image-input': imageInput,
   update: operationSubcommand(updateAgentOperation),

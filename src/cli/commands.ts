@@ -1,4 +1,4 @@
-import { updateAgentOperation } from '../app/agent-operations.ts';
+import { listAgentsOperation, updateAgentOperation } from '../app/agent-operations.ts';
 import {
   providerKeyOperation,
   webProviderKeyOperation,
@@ -39,7 +39,7 @@ const AGENTS_USAGE = `Usage:
                                whether the agent's model accepts image input (images
                                tools return are then shown to it)
 ${operationUsage(updateAgentOperation)}
-  mesh agents list [--json]    list agents
+${operationUsage(listAgentsOperation)}
   mesh agents delete NAME --yes
                                delete an agent with its conversations, runs, memories and
                                connections, and revoke its secrets`;

@@ -204,6 +204,6 @@ describe('credentials and texts refused by the CLI', () => {
     expect(created.err).not.toMatch(/invalid byte sequence|UTF8|0x00/);
     expect(created.err).not.toContain(CANARY);
     const listed = await run('agents', 'list', '--json');
-    expect(JSON.parse(listed.out)).toEqual([]);
+    expect(JSON.parse(listed.out)).toEqual({ agents: [] });
   }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { updateAgentOperation } from '../agent-operations.ts';
+import { listAgentsOperation, updateAgentOperation } from '../agent-operations.ts';
 import {
   providerKeyOperation,
   webProviderKeyOperation,
@@ -14,6 +14,7 @@ import type { AnyOperation } from './operation.ts';
  * The faces are generated from this list; `test/app/operation-catalog.test.ts` walks it.
  */
 export const operations: readonly AnyOperation[] = [
+  listAgentsOperation,
   updateAgentOperation,
   agentToolsOperation,
   callToolOperation,

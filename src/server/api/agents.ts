@@ -1,21 +1,10 @@
 import { createAgent, deleteAgent, requireAgent, setAgentImageInput } from '../../app/agents.ts';
-import { listAgents } from '../../app/queries.ts';
 import { agentJson } from '../../app/views.ts';
 import { closedObject } from '../router.ts';
 import { NAME, route, type Route } from './context.ts';
 
 /** The agents: list, create, read, delete. */
 export const agentRoutes: readonly Route[] = [
-  route({
-    method: 'GET',
-    path: '/api/agents',
-    operationId: 'listAgents',
-    summary: 'List agents',
-    tag: 'agents',
-    handle: async ({ context }) => ({
-      agents: (await listAgents(context.mesh)).map(agentJson),
-    }),
-  }),
   route({
     method: 'POST',
     path: '/api/agents',
