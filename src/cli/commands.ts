@@ -1,5 +1,6 @@
 import { listAgentsOperation, updateAgentOperation } from '../app/agent-operations.ts';
 import {
+  listProvidersOperation,
   providerKeyOperation,
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
@@ -75,7 +76,7 @@ const PROVIDERS_USAGE = `Usage:
       the key is read from the file and stored encrypted as the provider's secret
   mesh providers add --name N --scripted FILE
       a scripted provider: replies from a JSON file (tests and demos)
-  mesh providers list [--json]
+${operationUsage(listProvidersOperation)}
   mesh providers delete NAME   delete a provider no agent uses, and revoke its API key
 ${operationUsage(providerKeyOperation)}`;
 

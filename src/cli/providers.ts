@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { providerKeyOperation } from '../app/backends/operations.ts';
+import { listProvidersOperation, providerKeyOperation } from '../app/backends/operations.ts';
 import { operationSubcommand } from './operation-command.ts';
 import { parseArgs } from 'node:util';
 import { withUseCases } from '../app/use-case-client.ts';
-import { commandGroup, printList, UsageError, type CliIo, type CommandBody } from './command.ts';
+import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 
 function readFileOrRefuse(path: string, what: string): string {
   try {
@@ -74,28 +74,6 @@ async function add(args: readonly string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-async function list(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: { json: { type: 'boolean', default: false } },
-  });
-  const rows = (await withUseCases((call) => call('providers.list', {}))).map((p) => ({
-    name: p.name,
-    kind: p.kind,
-    base_url: p.baseUrl,
-    context_tokens: p.contextTokens,
-    api_key: p.apiKey?.present ? 'present' : 'absent',
-  }));
-  printList(io, {
-    json: values.json,
-    rows,
-    empty: 'No providers yet: mesh providers add',
-    line: (r) =>
-      `${r.name}  ${r.kind}  ${r.base_url ?? '-'}  key ${r.kind === 'scripted' ? '-' : r.api_key}`,
-  });
-  return 0;
-}
-
 /** `mesh providers …`: configure model providers (in the database, never the environment). */
 async function remove(args: readonly string[], io: CliIo): Promise<number> {
   const { positionals } = parseArgs({ args: [...args], allowPositionals: true, options: {} });
@@ -108,7 +86,7 @@ async function remove(args: readonly string[], io: CliIo): Promise<number> {
 
 export const providersCommand: CommandBody = commandGroup({
   add,
-  list,
+  list: operationSubcommand(listProvidersOperation),
   delete: remove,
   key: operationSubcommand(providerKeyOperation),
 });

@@ -202,6 +202,6 @@ describe('mesh mcp and tools call on a remote tool', () => {
     // The provider can go once its agent has gone.
     expect((await mesh('providers', 'delete', 'brief')).code).toBe(0);
     expect((await mesh('mcp', 'remove', 'brief')).code).toBe(0);
-    expect(JSON.parse((await mesh('providers', 'list', '--json')).out)).toEqual([]);
+    expect(JSON.parse((await mesh('providers', 'list', '--json')).out)).toEqual({ providers: [] });
   }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { defineOperation } from '../operations/operation.ts';
 import { keyRotationOperation } from './key-rotation.ts';
 
 /** Replacing the key of a model provider, a web provider or a workspace backend. */
@@ -48,5 +49,41 @@ export const workspaceBackendKeyOperation = keyRotationOperation({
     return b.kind === 'e2b'
       ? b
       : { ...b, noKey: `${b.name} is a ${b.kind} backend and takes no API key` };
+  },
+});
+
+/** A model provider as the API lists it (`providerJson`). */
+export interface ProviderAnswer extends Record<string, unknown> {
+  readonly name: string;
+  readonly kind: string;
+  readonly base_url: string | null;
+  readonly api_key: { readonly present: boolean } | null;
+}
+
+export const listProvidersOperation = defineOperation({
+  name: 'providers.list',
+  summary: 'Model providers, with whether each API key is present (never the key)',
+  tag: 'providers',
+  input: { type: 'object', additionalProperties: false, required: [], properties: {} },
+  errors: [],
+  http: { method: 'GET', path: '/api/providers' },
+  cli: {
+    command: ['providers', 'list'],
+    print: (out: { providers: readonly ProviderAnswer[] }) =>
+      out.providers.length === 0
+        ? ['No providers yet: mesh providers add']
+        : out.providers.map(
+            (p) =>
+              `${p.name}  ${p.kind}  ${p.base_url ?? '-'}  key ${p.kind === 'scripted' ? '-' : p.api_key?.present ? 'present' : 'absent'}`,
+          ),
+  },
+  async run(mesh): Promise<{ providers: ProviderAnswer[] }> {
+    const [{ describeProviders }, { providerJson }] = await Promise.all([
+      import('../model-providers.ts'),
+      import('../views.ts'),
+    ]);
+    return {
+      providers: (await describeProviders(mesh)).map((p) => providerJson(p) as ProviderAnswer),
+    };
   },
 });

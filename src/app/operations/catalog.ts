@@ -1,5 +1,6 @@
 import { listAgentsOperation, updateAgentOperation } from '../agent-operations.ts';
 import {
+  listProvidersOperation,
   providerKeyOperation,
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
@@ -20,6 +21,7 @@ export const operations: readonly AnyOperation[] = [
   callToolOperation,
   listRunsOperation,
   mcpCatalogOperation,
+  listProvidersOperation,
   providerKeyOperation,
   webProviderKeyOperation,
   workspaceBackendKeyOperation,

@@ -13,16 +13,6 @@ const CONTEXT_TOKENS = { type: 'integer', minimum: 1000 } as const;
 /** The model providers: endpoints with write-only keys, or scripts. */
 export const providerRoutes: readonly Route[] = [
   route({
-    method: 'GET',
-    path: '/api/providers',
-    operationId: 'listProviders',
-    summary: 'Model providers, with whether each API key is present (never the key)',
-    tag: 'providers',
-    handle: async ({ context }) => ({
-      providers: (await describeProviders(context.mesh)).map(providerJson),
-    }),
-  }),
-  route({
     method: 'POST',
     path: '/api/providers',
     operationId: 'addProvider',
