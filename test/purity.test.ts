@@ -26,8 +26,8 @@ const ALLOWED_FOLDERS: Record<string, readonly string[]> = {
   // The one way out for the control plane's own HTTP: address checked on every hop, DNS pinned.
   egress: ['model', 'tool'],
   mcp: ['model', 'tool', 'policy', 'egress'],
-  // Query providers: retries share the model providers' backoff and Retry-After reading.
-  web: ['model', 'tool', 'providers', 'egress'],
+  // Query providers: retries use the one policy and backoff in tool/ (retry-policy.ts).
+  web: ['model', 'tool', 'egress'],
   exec: ['model', 'tool'],
   browser: ['model', 'tool'],
   outbound: ['model', 'tool', 'run'],

@@ -70,7 +70,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
           if (hasCode(error, EgressRefusedError.code))
             throw new DeliveryError('terminal', error.message);
           if (transportFailure(error)?.delivery === 'not_sent')
-            throw new DeliveryError('retriable', `${provider.slug} could not be reached`);
+            throw new DeliveryError('retryable', `${provider.slug} could not be reached`);
           // The request may have reached the server, and MCP has no way to ask what it did.
           const why = error instanceof Error ? error.message : 'no answer';
           throw new DeliveryError('ambiguous', `${provider.slug}: ${why}`, { cause: error });

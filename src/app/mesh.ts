@@ -19,7 +19,7 @@ import type { Services } from '../tool/context.ts';
 import { packageServices } from './service-factories.ts';
 import type { ModelClient } from '../model/client.ts';
 import type { AttemptListener, OpenAiCompatibleOptions } from '../providers/openai-compatible.ts';
-import type { RetryPolicy } from '../providers/retry-policy.ts';
+import type { RetryPolicy } from '../tool/retry-policy.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';

@@ -19,10 +19,10 @@ export interface HookContext {
   readonly config: Readonly<Record<string, JsonValue>>;
 }
 
-/** A hook's typed outcome: the lifecycle executor retries `retriable` and surfaces `terminal`. */
+/** A hook's typed outcome: the lifecycle executor retries `retryable` and surfaces `terminal`. */
 export type HookOutcome =
   | { readonly kind: 'success' }
-  | { readonly kind: 'retriable'; readonly reason: string }
+  | { readonly kind: 'retryable'; readonly reason: string }
   | { readonly kind: 'terminal'; readonly reason: string };
 
 /** A package hook: a named export of `tools/<name>/hooks.ts`. */

@@ -93,7 +93,7 @@ function classify(error: unknown): DeliveryError {
   if (hasCode(error, DeliveryError.code)) {
     const failure = error.data?.['failure'];
     const retryAfterMs = error.data?.['retry_after_ms'];
-    if (failure === 'retriable' || failure === 'terminal' || failure === 'ambiguous')
+    if (failure === 'retryable' || failure === 'terminal' || failure === 'ambiguous')
       return new DeliveryError(
         failure,
         error.message,

@@ -17,7 +17,7 @@ import {
   retryPolicy,
   sleep,
   type RetryPolicy,
-} from './retry-policy.ts';
+} from '../tool/retry-policy.ts';
 
 /** Reported once before every HTTP attempt, so a caller can count attempts against its budget. */
 export interface AttemptInfo {

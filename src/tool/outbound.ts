@@ -50,12 +50,12 @@ export interface Effect {
 
 /**
  * What a failed attempt means for the effect:
- * - `retriable`: the provider did not act (rate limited, briefly unavailable); try again later;
+ * - `retryable`: the provider did not act (rate limited, briefly unavailable); try again later;
  * - `terminal`: it did not act and never will for this request (a refused credential, a bad
  *   target); the message names the fix and goes to the model;
  * - `ambiguous`: the request may have been acted on (the connection dropped, a timeout, a 500).
  */
-export type DeliveryFailureKind = 'retriable' | 'terminal' | 'ambiguous';
+export type DeliveryFailureKind = 'retryable' | 'terminal' | 'ambiguous';
 
 /** A failed attempt, classified by the handler that knows its provider. Never carries a secret. */
 export class DeliveryError extends MeshError {

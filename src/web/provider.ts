@@ -94,9 +94,9 @@ export interface QueryProviderAdapter {
 export type QueryProviderFailure =
   /** The provider refused the credential (401/403). Never retried; never echoes the key. */
   | 'bad_credential'
-  /** The provider's rate limit or quota (429, or its documented quota error). Retriable. */
+  /** The provider's rate limit or quota (429, or its documented quota error). Retryable. */
   | 'rate_limited'
-  /** Unreachable, timed out, 5xx, or an answer that is not the documented shape. Retriable. */
+  /** Unreachable, timed out, 5xx, or an answer that is not the documented shape. Retryable. */
   | 'provider_down'
   /** The provider refused the request itself (4xx other than the above). Not retried. */
   | 'bad_request'
@@ -143,7 +143,7 @@ export class QueryProviderError extends MeshError {
     this.attempts = options?.attempts;
   }
 
-  get retriable(): boolean {
+  get retryable(): boolean {
     return this.reason === 'rate_limited' || this.reason === 'provider_down';
   }
 

@@ -49,7 +49,7 @@ describe('withRetries', () => {
     expect(attempts).toEqual([]);
   });
 
-  it('retries a retriable failure, reporting every attempt before it is made', async () => {
+  it('retries a retryable failure, reporting every attempt before it is made', async () => {
     const { options, attempts, waits } = recording();
     const { attempt, calls } = failing(down());
     expect(await withRetries(attempt, options)).toBe('ok');

@@ -1,4 +1,4 @@
-import { backoffDelayMs, sleep as sleepUnlessAborted } from '../providers/retry-policy.ts';
+import { backoffDelayMs, sleep as sleepUnlessAborted } from '../tool/retry-policy.ts';
 import { isQueryProviderError, QueryProviderError } from './provider.ts';
 
 /** How {@link withRetries} spends a call's attempts. */
@@ -27,7 +27,7 @@ const DEFAULT_BASE_DELAY_MS = 500;
 const DEFAULT_MAX_DELAY_MS = 10_000;
 
 /**
- * Runs `attempt` until it succeeds, fails for good, or the attempts run out. Only a retriable
+ * Runs `attempt` until it succeeds, fails for good, or the attempts run out. Only a retryable
  * {@link QueryProviderError} (rate limited, provider down) is retried, after full-jitter backoff
  * or the provider's Retry-After (capped by `maxDelayMs`). The final failure is rethrown with
  * `attempts` set; anything else an attempt throws (a bug, the caller's abort) propagates at once.
@@ -69,7 +69,7 @@ export async function withRetries<T>(
       return await attempt(n);
     } catch (error) {
       if (!isQueryProviderError(error)) throw error;
-      if (!error.retriable || n >= maxAttempts) throw error.withAttempts(n);
+      if (!error.retryable || n >= maxAttempts) throw error.withAttempts(n);
       previous = error;
     }
   }

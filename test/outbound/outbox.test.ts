@@ -106,12 +106,12 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     expect(a.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
-  it('retries a retriable failure with backoff, honouring the provider’s wait', async () => {
+  it('retries a retryable failure with backoff, honouring the provider’s wait', async () => {
     delays.length = 0;
     const outbox = createOutbox({ store: outboundStore(db), sleep });
     const { effect, sent } = provider([
-      new DeliveryError('retriable', 'rate limited', { retryAfterMs: 1500 }),
-      new DeliveryError('retriable', 'unavailable'),
+      new DeliveryError('retryable', 'rate limited', { retryAfterMs: 1500 }),
+      new DeliveryError('retryable', 'unavailable'),
     ]);
     const delivery = await outbox.deliver(ctxFor(), effect);
     expect(delivery).toMatchObject({ state: 'delivered', attempts: 3 });
@@ -126,8 +126,8 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
       retry: { maxAttempts: 2, baseDelayMs: 1, factor: 2, maxDelayMs: 10 },
     });
     const busy = provider([
-      new DeliveryError('retriable', 'busy'),
-      new DeliveryError('retriable', 'busy'),
+      new DeliveryError('retryable', 'busy'),
+      new DeliveryError('retryable', 'busy'),
     ]);
     expect(await outbox.deliver(ctxFor(), busy.effect)).toMatchObject({
       state: 'failed',
@@ -151,7 +151,7 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
       redactor: createRedactor([secret]),
     });
     const quoting = provider([
-      new DeliveryError('retriable', `busy (token=${encodeURIComponent(secret)})`),
+      new DeliveryError('retryable', `busy (token=${encodeURIComponent(secret)})`),
       new DeliveryError('terminal', `invalid_auth: ${Buffer.from(secret).toString('base64')}`),
     ]);
     const ctx = { ...ctxFor(), services: services([]) };

@@ -278,7 +278,7 @@ export function describeQueryAdapterContract(
         const adapter = adapterFor(kind, fake);
         const error = await failureOf(probe(adapter));
         expect(error.reason).toBe('rate_limited');
-        expect(error.retriable).toBe(true);
+        expect(error.retryable).toBe(true);
         expect(error.retryAfterMs).toBe(1_000);
 
         fake.failNext(1, 429, { retryAfterSeconds: 1 });

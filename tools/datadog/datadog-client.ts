@@ -159,7 +159,7 @@ export function deliveryError(
     );
   if (failure.status === 429) {
     const reset = client.rateLimitResetS();
-    return new DeliveryError('retriable', `Datadog rate-limited ${what}`, {
+    return new DeliveryError('retryable', `Datadog rate-limited ${what}`, {
       ...(reset === undefined ? {} : { retryAfterMs: reset * 1000 }),
     });
   }

@@ -75,7 +75,7 @@ export async function connect(ctx: ToolContext, settings: DeepSourceSettings): P
       });
     } catch (error) {
       if (ctx.signal.aborted) throw error;
-      throw new RetriableError(
+      throw new RetryableError(
         new DeepSourceError('unavailable', 'DeepSource could not be reached'),
         undefined,
       );
@@ -89,12 +89,12 @@ export async function connect(ctx: ToolContext, settings: DeepSourceSettings): P
       parsed = undefined;
     }
     if (status === 429)
-      throw new RetriableError(
+      throw new RetryableError(
         new DeepSourceError('throttled', 'DeepSource rate-limited the request (HTTP 429)'),
         retryAfterMs(response.headers),
       );
     if (status >= 500)
-      throw new RetriableError(
+      throw new RetryableError(
         new DeepSourceError('unavailable', `DeepSource answered HTTP ${status}`),
         retryAfterMs(response.headers),
       );
@@ -112,7 +112,7 @@ export async function connect(ctx: ToolContext, settings: DeepSourceSettings): P
       try {
         return await once<Data>(body);
       } catch (error) {
-        if (!(error instanceof RetriableError)) throw error;
+        if (!(error instanceof RetryableError)) throw error;
         if (attempt >= MAX_ATTEMPTS)
           throw new DeepSourceError(error.failure.kind, error.failure.message, attempt);
         const delay = error.retryAfterMs ?? BASE_DELAY_MS * 4 ** (attempt - 1);
@@ -123,7 +123,7 @@ export async function connect(ctx: ToolContext, settings: DeepSourceSettings): P
 }
 
 /** A failure worth asking again about, with the wait DeepSource asked for, if any. */
-class RetriableError extends Error {
+class RetryableError extends Error {
   constructor(
     readonly failure: DeepSourceError,
     readonly retryAfterMs: number | undefined,

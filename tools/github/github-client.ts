@@ -127,7 +127,7 @@ export function deliveryError(
   const wait = rateLimitWaitMs(error);
   if (wait !== undefined)
     return wait <= RETRIABLE_WAIT_MS
-      ? new DeliveryError('retriable', `GitHub rate-limited ${what} (${failure.status})`, {
+      ? new DeliveryError('retryable', `GitHub rate-limited ${what} (${failure.status})`, {
           retryAfterMs: wait,
         })
       : new DeliveryError('terminal', rateLimitText(what, wait));

@@ -116,7 +116,7 @@ export function deliveryError(
     return new DeliveryError('ambiguous', failureText(what, settings, error), { cause: error });
   switch (failure.type) {
     case 'Ratelimited':
-      return new DeliveryError('retriable', `Linear rate-limited ${what}`, {
+      return new DeliveryError('retryable', `Linear rate-limited ${what}`, {
         ...(failure.retryAfterS === undefined ? {} : { retryAfterMs: failure.retryAfterS * 1000 }),
       });
     case 'InternalError':

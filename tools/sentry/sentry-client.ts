@@ -155,7 +155,7 @@ export function deliveryError(
   const text = failureText(what, subject, settings, failure);
   if (failure.kind === 'unreachable') return new DeliveryError('ambiguous', text);
   if (failure.status === 429)
-    return new DeliveryError('retriable', text, {
+    return new DeliveryError('retryable', text, {
       ...(failure.retryAfterS === undefined ? {} : { retryAfterMs: failure.retryAfterS * 1000 }),
     });
   if (failure.status >= 500) return new DeliveryError('ambiguous', text);

@@ -88,18 +88,18 @@ export function deliveryError(error: unknown, channel: string): DeliveryError {
     );
   switch (e.code) {
     case 'slack_webapi_rate_limited_error':
-      return new DeliveryError('retriable', 'Slack rate-limited the message', {
+      return new DeliveryError('retryable', 'Slack rate-limited the message', {
         ...(typeof e.retryAfter === 'number' ? { retryAfterMs: e.retryAfter * 1000 } : {}),
       });
     case 'slack_webapi_platform_error': {
       const code = typeof e.data?.error === 'string' ? e.data.error : 'unknown_error';
-      if (RETRIABLE.has(code)) return new DeliveryError('retriable', `Slack answered ${code}`);
+      if (RETRIABLE.has(code)) return new DeliveryError('retryable', `Slack answered ${code}`);
       if (AMBIGUOUS.has(code)) return new DeliveryError('ambiguous', `Slack answered ${code}`);
       return new DeliveryError('terminal', platformText(code, channel));
     }
     case 'slack_webapi_http_error':
       return e.statusCode === 503
-        ? new DeliveryError('retriable', 'Slack answered 503')
+        ? new DeliveryError('retryable', 'Slack answered 503')
         : new DeliveryError('ambiguous', `Slack answered HTTP ${String(e.statusCode)}`);
     default:
       return new DeliveryError('ambiguous', 'Slack could not be reached, or the answer was lost');

@@ -1,4 +1,4 @@
-import { retryAfterMs } from '../../providers/retry-policy.ts';
+import { retryAfterMs } from '../../tool/retry-policy.ts';
 import type { JsonValue } from '../../model/json.ts';
 import { EgressRefusedError } from '../../egress/address-policy.ts';
 import type { Clock } from '../../tool/clock.ts';

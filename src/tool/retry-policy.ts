@@ -1,6 +1,12 @@
-import { MeshError } from '../tool/errors.ts';
+import { MeshError } from './errors.ts';
 
-/** How often, and how patiently, one model call is retried. */
+/*
+ * One retry policy and one backoff for whatever Mesh retries: model calls (src/providers), query
+ * providers (src/web), and the packages' own vendor clients. In src/tool, below all of them, so
+ * none imports another's (web/ used to import providers/ for this).
+ */
+
+/** How often, and how patiently, one call is retried. */
 export interface RetryPolicy {
   /** HTTP attempts per call, the first included. */
   readonly maxAttempts: number;
@@ -52,6 +58,5 @@ export function backoffDelayMs(
   return Math.round(random() * ceiling);
 }
 
-// The wait a server asks for, and an abortable sleep: in src/tool, where a package's own HTTP
-// client may use them too.
-export { retryAfterMs, sleep } from '../tool/retry-after.ts';
+// The wait a server asks for, and an abortable sleep.
+export { retryAfterMs, sleep } from './retry-after.ts';
