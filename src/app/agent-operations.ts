@@ -1,5 +1,5 @@
 import { defineOperation } from './operations/operation.ts';
-import { agentJson } from './views.ts';
+import { agentJson, isoText } from './views.ts';
 
 /** An agent as the API answers it (`agentJson`). */
 export interface AgentAnswer extends Record<string, unknown> {
@@ -80,7 +80,7 @@ export const listAgentsOperation = defineOperation({
         ? ['No agents yet: mesh agents create NAME']
         : out.agents.map(
             (a) =>
-              `${a.name}  ${String(a['id'])}  ${a.model ?? 'no model'}  ${new Date(String(a['created_at'])).toISOString()}`,
+              `${a.name}  ${String(a['id'])}  ${a.model ?? 'no model'}  ${isoText(a['created_at'] as Date | string)}`,
           ),
   },
   async run(mesh): Promise<AgentListing> {

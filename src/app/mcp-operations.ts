@@ -1,4 +1,5 @@
 import { defineOperation } from './operations/operation.ts';
+import { isoText } from './views.ts';
 
 /** A connection's catalog as the API answers it (`bindingJson`, `catalogEntryJson`). */
 export interface CatalogAnswer {
@@ -15,8 +16,7 @@ export interface CatalogAnswer {
   })[];
 }
 
-const when = (t: Date | string | null) =>
-  t === null ? 'never' : typeof t === 'string' ? t : t.toISOString();
+const when = (t: Date | string | null) => (t === null ? 'never' : isoText(t));
 
 export const mcpCatalogOperation = defineOperation({
   name: 'mcp.catalog',

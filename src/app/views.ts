@@ -160,3 +160,11 @@ export function runJson(
 ): Record<string, unknown> {
   return { ...runSummaryJson(run), steps: steps.map(stepJson), effects: effects.map(effectJson) };
 }
+
+/**
+ * A wire shape's time as text: a Date in this process, already text when it came over JSON. For
+ * the lines a face prints from a wire shape.
+ */
+export function isoText(t: Date | string): string {
+  return typeof t === 'string' ? t : t.toISOString();
+}

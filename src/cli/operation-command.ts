@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { AnyOperation, CliFace, InputSchema } from '../app/operations/operation.ts';
+import {
+  fieldFromText,
+  type AnyOperation,
+  type CliFace,
+  type InputSchema,
+} from '../app/operations/operation.ts';
 import type { JsonSchema } from '../model/json.ts';
 import { isMeshError, MeshError } from '../tool/errors.ts';
 import { UsageError, type Subcommand } from './command.ts';
@@ -77,17 +82,16 @@ export function operationUsage(op: AnyOperation): string {
 
 /** A flag's or argument's text as the schema types the field (left as text when it does not read). */
 function typed(text: string, schema: JsonSchema, name: string): unknown {
-  if (schema['type'] === 'integer' || schema['type'] === 'number') {
-    if (!/^-?\d+(\.\d+)?$/.test(text)) throw new UsageError(`${name} takes a number`);
-    return Number(text);
-  }
-  if (schema['type'] === 'boolean') {
-    if (text === 'on' || text === 'true') return true;
-    if (text === 'off' || text === 'false') return false;
-    throw new UsageError(`${name} takes on or off`);
-  }
-  return text;
+  const value = fieldFromText(text, schema, FLAG_BOOLEANS);
+  if (value === undefined)
+    throw new UsageError(
+      `${name} takes ${schema['type'] === 'boolean' ? 'on or off' : 'a number'}`,
+    );
+  return value;
 }
+
+/** The words a flag says a boolean with. */
+const FLAG_BOOLEANS = { on: true, true: true, off: false, false: false };
 
 /** Reads the input of an operation from its subcommand's arguments. */
 export function readInput(

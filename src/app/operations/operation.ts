@@ -121,3 +121,20 @@ export async function invokeOperation<O>(
   (await import('./validate-input.ts')).validateInput(op, input);
   return (op as AnyOperation).run(mesh, input, caller) as Promise<O>;
 }
+
+/**
+ * A field's text, as a query parameter or a flag carries it, read as its schema types the field:
+ * numbers from their digits, booleans from the words a face accepts; undefined when the text does
+ * not read as that type (the face says so in its own way), any other type as the text itself.
+ */
+export function fieldFromText(
+  text: string,
+  schema: JsonSchema,
+  booleans: Readonly<Record<string, boolean>>,
+): unknown {
+  if (schema['type'] === 'integer' || schema['type'] === 'number')
+    return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
+  if (schema['type'] === 'boolean')
+    return Object.hasOwn(booleans, text) ? booleans[text] : undefined;
+  return text;
+}

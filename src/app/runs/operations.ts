@@ -1,6 +1,6 @@
-import { runSummaryJson } from '../views.ts';
+import { isoText, runSummaryJson } from '../views.ts';
 import { defineOperation } from '../operations/operation.ts';
-import { SHORT_RUN_ID } from './run-ref.ts';
+import { shortRunId } from './run-ref.ts';
 
 /** The statuses a run can be in, as filters name them. */
 export const RUN_STATUSES = [
@@ -25,8 +25,6 @@ export interface RunListing {
     readonly finished_at: Date | string | null;
   })[];
 }
-
-const time = (t: Date | string) => (typeof t === 'string' ? t : t.toISOString());
 
 export const listRunsOperation = defineOperation({
   name: 'runs.list',
@@ -56,7 +54,7 @@ export const listRunsOperation = defineOperation({
         ? ['No runs.']
         : out.runs.map(
             (r) =>
-              `${r.short_id}  ${r.agent.padEnd(16)} ${r.status.padEnd(16)} ${time(r.created_at)}${r.reason ? `  ${r.reason}` : ''}`,
+              `${r.short_id}  ${r.agent.padEnd(16)} ${r.status.padEnd(16)} ${isoText(r.created_at)}${r.reason ? `  ${r.reason}` : ''}`,
           ),
   },
   async run(mesh, input): Promise<RunListing> {
@@ -78,7 +76,7 @@ export const listRunsOperation = defineOperation({
     return {
       runs: runs.map((run) => ({
         ...(runSummaryJson(run) as RunListing['runs'][number]),
-        short_id: run.id.slice(0, SHORT_RUN_ID),
+        short_id: shortRunId(run.id),
         agent: names.get(run.agentId) ?? run.agentId,
       })),
     };

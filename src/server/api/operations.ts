@@ -1,5 +1,6 @@
 import { operations } from '../../app/operations/catalog.ts';
 import {
+  fieldFromText,
   InvalidInputError,
   invokeOperation,
   type AnyOperation,
@@ -20,13 +21,8 @@ function pathParams(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
 }
 
-/** A query parameter's text read as its schema's type: integers and booleans from their text. */
-function fromQueryText(text: string, schema: JsonSchema): unknown {
-  if (schema['type'] === 'integer' || schema['type'] === 'number')
-    return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-  if (schema['type'] === 'boolean') return text === 'true' ? true : text === 'false' ? false : text;
-  return text;
-}
+/** The words a query parameter says a boolean with. */
+const QUERY_BOOLEANS = { true: true, false: false };
 
 /** The camelCase operationId of `runs.list`: `runsList`. */
 function operationId(name: string): string {
@@ -78,7 +74,11 @@ export function operationRoute(op: AnyOperation): Route {
         }
         for (const k of rest) {
           const text = query.get(k);
-          if (text !== null) input[k] = fromQueryText(text, op.input.properties[k] ?? {});
+          if (text !== null) {
+            // Text that does not read as the field's type is left for validation to refuse.
+            const schema = op.input.properties[k] ?? {};
+            input[k] = fieldFromText(text, schema, QUERY_BOOLEANS) ?? text;
+          }
         }
       } else if (typeof body === 'object' && body !== null) Object.assign(input, body);
       try {
