@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/db.ts';
-import { signIn, startTestServer, type TestServer } from '../support/server.ts';
-import { scriptedAgent } from '../support/turn.ts';
+import { signIn, openServerWithAgent, type TestServer } from '../support/server.ts';
 
 interface ToolRow {
   name: string;
@@ -13,18 +12,14 @@ interface ToolRow {
 
 describe.each(testDatabases())("an agent's tools over the API on $name", (database) => {
   let server: TestServer;
-  let dispose: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const opened = await database.open();
-    server = await startTestServer(opened.db);
-    dispose = () => opened.dispose();
-    await scriptedAgent(server.mesh, { rules: [], fallback: { content: 'Hello.' } }, 'ada');
+    ({ server, close } = await openServerWithAgent(database, 'ada'));
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close();
-    await dispose?.();
+    await close?.();
   });
 
   it('lists what a turn would offer, and what it would withhold with the reason', async () => {

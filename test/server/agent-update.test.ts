@@ -1,22 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/db.ts';
-import { signIn, startTestServer, type TestServer } from '../support/server.ts';
-import { scriptedAgent } from '../support/turn.ts';
+import { signIn, openServerWithAgent, type TestServer } from '../support/server.ts';
 
 describe.each(testDatabases())('changing an agent after it was created, on $name', (database) => {
   let server: TestServer;
-  let dispose: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const opened = await database.open();
-    server = await startTestServer(opened.db);
-    dispose = () => opened.dispose();
-    await scriptedAgent(server.mesh, { rules: [], fallback: { content: 'Hello.' } }, 'ada');
+    ({ server, close } = await openServerWithAgent(database, 'ada'));
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close();
-    await dispose?.();
+    await close?.();
   });
 
   it('changes the model, persona and image input over the API, leaving the rest as it was', async () => {

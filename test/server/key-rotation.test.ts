@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/db.ts';
-import { signIn, startTestServer, type TestServer } from '../support/server.ts';
-import { scriptedAgent } from '../support/turn.ts';
+import { signIn, openServerWithAgent, type TestServer } from '../support/server.ts';
 import { startWebFake, type WebFake } from '../support/web-fakes/index.ts';
 
 const OLD_KEY = 'exa-old-key-0123456789abcdef';
@@ -14,15 +13,12 @@ const NEW_KEY = 'exa-new-key-fedcba9876543210';
  */
 describe.each(testDatabases())('replacing a backend key on $name', (database) => {
   let server: TestServer;
-  let dispose: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   let exa: WebFake;
 
   beforeAll(async () => {
     exa = await startWebFake('exa', { apiKey: NEW_KEY });
-    const opened = await database.open();
-    server = await startTestServer(opened.db);
-    dispose = () => opened.dispose();
-    await scriptedAgent(server.mesh, { rules: [], fallback: { content: 'Hello.' } }, 'scout');
+    ({ server, close } = await openServerWithAgent(database, 'scout'));
     const added = await server.api('POST', '/api/web/providers', {
       name: 'exa',
       kind: 'exa',
@@ -35,8 +31,7 @@ describe.each(testDatabases())('replacing a backend key on $name', (database) =>
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close();
-    await dispose?.();
+    await close?.();
     await exa?.close();
   });
 

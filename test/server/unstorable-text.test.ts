@@ -3,8 +3,7 @@ import { meshApp } from '../../src/server/server.ts';
 import type { Db } from '../../src/store/db.ts';
 import { StoreError } from '../../src/store/db.ts';
 import { testDatabases } from '../support/db.ts';
-import { signIn, startTestServer, type TestServer } from '../support/server.ts';
-import { scriptedAgent } from '../support/turn.ts';
+import { signIn, openServerWithAgent, type TestServer } from '../support/server.ts';
 
 /**
  * NUL and unpaired surrogates cannot be stored (PostgreSQL's text and jsonb refuse them), so the
@@ -14,18 +13,14 @@ import { scriptedAgent } from '../support/turn.ts';
  */
 describe.each(testDatabases())('texts no database stores, on $name', (database) => {
   let server: TestServer;
-  let dispose: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const opened = await database.open();
-    server = await startTestServer(opened.db);
-    dispose = () => opened.dispose();
-    await scriptedAgent(server.mesh, { rules: [], fallback: { content: 'Hello.' } }, 'ada');
+    ({ server, close } = await openServerWithAgent(database, 'ada'));
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close();
-    await dispose?.();
+    await close?.();
   });
 
   const refusedAt = (res: { status: number; json: unknown; text: string }, field: string) => {

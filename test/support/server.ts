@@ -10,7 +10,8 @@ import type { TrustedProxies } from '../../src/server/client-address.ts';
 import type { FailureLimitOptions } from '../../src/server/failure-limit.ts';
 import { startServer, type MeshServer } from '../../src/server/server.ts';
 import { trackerCatalog } from './catalog.ts';
-import { testInstanceKey } from './turn.ts';
+import type { TestDatabase } from './db.ts';
+import { scriptedAgent, testInstanceKey } from './turn.ts';
 
 /**
  * The first-party packages plus the example tracker (which has secret, config and public fields),
@@ -149,4 +150,25 @@ export async function signIn(server: TestServer): Promise<{ cookie: string; csrf
   const page = await (await fetch(`${server.url}agents`, { headers: { cookie } })).text();
   const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
   return { cookie, csrf };
+}
+
+/**
+ * A test server on a fresh database of `database`, with a scripted agent named `agent` that
+ * answers "Hello.": what a suite of route tests starts from. `close` stops the server and drops
+ * the database.
+ */
+export async function openServerWithAgent(
+  database: TestDatabase,
+  agent: string,
+): Promise<{ server: TestServer; close: () => Promise<void> }> {
+  const opened = await database.open();
+  const server = await startTestServer(opened.db);
+  await scriptedAgent(server.mesh, { rules: [], fallback: { content: 'Hello.' } }, agent);
+  return {
+    server,
+    close: async () => {
+      await server.close();
+      await opened.dispose();
+    },
+  };
 }
