@@ -165,3 +165,66 @@ export function compileShape(root: JsonSchema, options: ShapeOptions = {}): Argu
 
   return shapeOf(root);
 }
+
+/** Keywords that only describe or bound a value, never which fields or kinds it may hold. */
+const LEAF_KEYWORDS = new Set([
+  'type',
+  'description',
+  'title',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$comment',
+  'enum',
+  'const',
+  'format',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+]);
+
+/**
+ * Whether the full validator's acceptance alone proves what the shape walk checks, so a valid call
+ * skips the walk (which then only explains a refusal). True for plain schemas: every node names
+ * its kinds; every object node closes itself (`additionalProperties: false`, which is also what a
+ * strict schema's declared properties imply); every array node types its items; no `$ref` or
+ * combinator; nested less deep than `maxDepth`. Ajv then refuses each unknown field, wrong kind and
+ * missing field the walk would, and an accepted value is no deeper than the schema.
+ */
+export function validatorSuffices(schema: unknown, maxDepth: number, depth = 0): boolean {
+  if (!isObject(schema) || depth >= maxDepth) return false;
+  const type = schema['type'];
+  const kinds = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined;
+  if (!kinds || kinds.length === 0 || !kinds.every((k) => typeof k === 'string' && KINDS.has(k)))
+    return false;
+  for (const key of Object.keys(schema)) {
+    if (LEAF_KEYWORDS.has(key)) continue;
+    if (key === '$schema' && depth === 0) continue;
+    if (key === 'properties' || key === 'required' || key === 'additionalProperties') continue;
+    if (key === 'items') continue;
+    return false;
+  }
+  const properties = schema['properties'];
+  if (kinds.includes('object') || properties !== undefined) {
+    if (schema['additionalProperties'] !== false) return false;
+    if (properties !== undefined && !isObject(properties)) return false;
+    for (const sub of Object.values(properties ?? {}))
+      if (!validatorSuffices(sub, maxDepth, depth + 1)) return false;
+  } else if (schema['additionalProperties'] !== undefined) return false;
+  if (kinds.includes('array') || schema['items'] !== undefined) {
+    if (!validatorSuffices(schema['items'], maxDepth, depth + 1)) return false;
+  }
+  return true;
+}

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../test/fixtures/mcp-catalog.ts';
 import type { JsonSchema } from '../model/json.ts';
-import { decodeArguments } from './decode-arguments.ts';
+import { validatorSuffices } from './argument-shape.ts';
+import { ARGUMENT_LIMITS, decodeArguments } from './decode-arguments.ts';
 import { hasCode, InvalidToolInputError } from './errors.ts';
 
 const issueSchema: JsonSchema = {
@@ -261,5 +262,85 @@ describe('decodeArguments on the fixture catalog (property)', () => {
       { numRuns: 3000 },
     );
     expect(refusals).toBeGreaterThan(100);
+  });
+});
+
+describe('the validator alone accepting a plain schema’s call (property)', () => {
+  const catalog = loadCatalog();
+  const plain = catalog.filter((t) => validatorSuffices(t.inputSchema, ARGUMENT_LIMITS.maxDepth));
+
+  it('applies to the closed, typed schemas and to nothing with combinators, refs or open objects', () => {
+    expect(plain.length).toBeGreaterThan(10);
+    expect(validatorSuffices(issueSchema, ARGUMENT_LIMITS.maxDepth)).toBe(false);
+    const closed = {
+      type: 'object',
+      additionalProperties: false,
+      properties: { a: { type: 'string' } },
+    };
+    expect(validatorSuffices(closed, ARGUMENT_LIMITS.maxDepth)).toBe(true);
+    for (const open of [
+      { ...closed, additionalProperties: true },
+      { ...closed, properties: { a: { anyOf: [{ type: 'string' }] } } },
+      { ...closed, properties: { a: { type: 'array' } } },
+      { ...closed, properties: { a: { $ref: '#' } } },
+      { ...closed, properties: { a: {} } },
+    ])
+      expect(validatorSuffices(open, ARGUMENT_LIMITS.maxDepth)).toBe(false);
+  });
+
+  it('decides every call as the shape walk does, in the same words', () => {
+    const value: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small' },
+        fc.string({ maxLength: 8 }),
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.boolean(),
+        fc.constant(null),
+        fc.constant(JSON.parse(`${'['.repeat(70)}${']'.repeat(70)}`) as unknown),
+        fc.array(tie('v'), { maxLength: 3 }),
+        fc.dictionary(fc.constantFrom('a', 'name', 'owner', 'repo', 'query', 'path'), tie('v'), {
+          maxKeys: 3,
+        }),
+      ),
+    })).v;
+    const outcome = (raw: string, schema: JsonSchema) => {
+      try {
+        return { value: decodeArguments(raw, schema) };
+      } catch (error) {
+        return { refused: (error as Error).message };
+      }
+    };
+    // The same schemas with a rule that never fires (the arguments are an object) but makes each
+    // one the walk must check: the old path, for comparison. Made once: schemas compile once.
+    const walkedSchemas = new Map(
+      plain.map((t) => [t, { ...t.inputSchema, not: { type: 'null' } }] as const),
+    );
+    let accepted = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...plain),
+        fc.array(value, { maxLength: 6 }),
+        fc.boolean(),
+        (tool, values, addUnknown) => {
+          const names = Object.keys((tool.inputSchema['properties'] as object | undefined) ?? {});
+          const args: Record<string, unknown> = {};
+          values.forEach((v, i) => {
+            const name = names[i % Math.max(1, names.length)];
+            if (name !== undefined) args[name] = v;
+          });
+          for (const name of (tool.inputSchema['required'] as string[] | undefined) ?? [])
+            if (!(name in args) && values.length > 3) args[name] = 'x';
+          if (addUnknown) args['unexpectedField'] = values[0] ?? 1;
+          const raw = JSON.stringify(args);
+          const walked = walkedSchemas.get(tool) ?? tool.inputSchema;
+          const fast = outcome(raw, tool.inputSchema);
+          if ('value' in fast) accepted++;
+          expect(fast).toEqual(outcome(raw, walked));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    expect(accepted).toBeGreaterThan(0);
   });
 });

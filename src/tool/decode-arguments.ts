@@ -1,5 +1,11 @@
 import type { JsonObject, JsonSchema } from '../model/json.ts';
-import { compileShape, KIND_BITS, type ArgumentShape, type JsonKind } from './argument-shape.ts';
+import {
+  compileShape,
+  KIND_BITS,
+  validatorSuffices,
+  type ArgumentShape,
+  type JsonKind,
+} from './argument-shape.ts';
 import { InvalidToolInputError } from './errors.ts';
 import {
   compileSchema,
@@ -19,6 +25,8 @@ export const ARGUMENT_LIMITS = Object.freeze({
 export interface ArgumentDecoder {
   readonly shape: ArgumentShape;
   readonly compiled: CompiledSchema;
+  /** Whether the validator's acceptance alone proves the shape ({@link validatorSuffices}). */
+  readonly validatorSuffices: boolean;
 }
 
 const decoders = new WeakMap<JsonSchema, ArgumentDecoder>();
@@ -36,6 +44,7 @@ export function prepareDecoder(
     decoder = Object.freeze({
       shape: compileShape(schema, { closeDeclared: strictness === 'strict' }),
       compiled: compileSchema(schema, strictness),
+      validatorSuffices: validatorSuffices(schema, ARGUMENT_LIMITS.maxDepth),
     });
     decoders.set(schema, decoder);
   }
@@ -54,6 +63,9 @@ export function prepareDecoder(
 export function decodeArguments(raw: string, schema: JsonSchema): JsonObject {
   const decoder = prepareDecoder(schema);
   const value = parseTopLevelObject(raw);
+  // A plain schema's validator proves everything the walk checks: a valid call skips the walk,
+  // which then runs only to explain a refusal in its own words (bench:executor).
+  if (decoder.validatorSuffices && decoder.compiled.validate(value).length === 0) return value;
   const problems: string[] = [];
   checkShape(value, decoder.shape, [], problems, 0);
   if (problems.length === 0) {
