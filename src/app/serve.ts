@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordServing } from '../store/home-lock.ts';
-import { CLI_SOCKET_NAME, listenForCli, type CliSocketServer } from './cli-socket.ts';
+import { CLI_SOCKET_NAME } from './cli-socket.ts';
 import type { Mesh } from './mesh.ts';
 import { createOperatorToken, ensureFirstOperatorToken } from './operator-auth.ts';
 import { createAgent } from './agents.ts';
@@ -43,10 +43,19 @@ export type StartHttp = (
   },
 ) => Promise<{ readonly url: string; close(): Promise<void> }>;
 
+/** The CLI's socket as the wiring starts it: the API served on a Unix socket, listening. */
+export type StartSocket = (
+  mesh: Mesh,
+  path: string,
+  options: { readonly log: (line: string) => void; readonly version: string },
+) => Promise<{ readonly path: string; close(): Promise<void> }>;
+
 /** What `mesh serve` runs, and how. */
 export interface ServeOptions {
   /** Starts the HTTP face (`startServer` of src/server): handed in, since app sits below it. */
   readonly http: StartHttp;
+  /** Starts the CLI's socket (`listenOnSocket` of src/server), on the embedded database. */
+  readonly socket: StartSocket;
   readonly host: string;
   readonly port: number;
   /** Create the demo agent with a scripted model when it is missing. */
@@ -90,10 +99,13 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
     log,
     version: meshVersion(),
   });
-  let cli: CliSocketServer | undefined;
+  let cli: Awaited<ReturnType<StartSocket>> | undefined;
   if (options.meshHome !== undefined) {
     try {
-      cli = await listenForCli(mesh, join(options.meshHome, CLI_SOCKET_NAME), log);
+      cli = await options.socket(mesh, join(options.meshHome, CLI_SOCKET_NAME), {
+        log,
+        version: meshVersion(),
+      });
     } catch (error) {
       // The server still serves; CLI commands on this home are then refused while it runs.
       log(

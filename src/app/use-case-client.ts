@@ -1,8 +1,11 @@
 import { resolve } from 'node:path';
 import { connectOptionsFromEnv, resolveMeshHome } from '../store/connect.ts';
 import { readHomeLock, type HomeLockInfo } from '../store/home-lock.ts';
+import type { JsonObject } from '../model/json.ts';
 import { MeshError } from '../tool/errors.ts';
+import type { CliSocketClient } from './cli-socket.ts';
 import type { Mesh } from './mesh.ts';
+import type { AnyOperation } from './operations/operation.ts';
 import type { UseCaseInput, UseCaseName, UseCaseOutput } from './use-cases.ts';
 
 /**
@@ -58,16 +61,17 @@ async function inProcess<T>(fn: (call: UseCaseCall) => Promise<T>, env: NodeJS.P
 }
 
 /**
- * Runs `fn` with a way to call use cases, in this process or in the server holding the home
- * (see {@link useCaseTarget}). A server that stopped between reading its lock and connecting is
+ * Runs `here` in this process, or `there` with the server holding the home (see
+ * {@link useCaseTarget}). A server that stopped between reading its lock and connecting is
  * noticed: the work then runs here once the lock is free.
  */
-export async function withUseCases<T>(
-  fn: (call: UseCaseCall) => Promise<T>,
-  env: NodeJS.ProcessEnv = process.env,
+async function hereOrThere<T>(
+  here: () => Promise<T>,
+  there: (server: CliSocketClient) => Promise<T>,
+  env: NodeJS.ProcessEnv,
 ): Promise<T> {
   const target = useCaseTarget(env);
-  if (target.kind === 'local') return inProcess(fn, env);
+  if (target.kind === 'local') return here();
   const { connectToServer } = await import('./cli-socket.ts');
   let client;
   try {
@@ -75,19 +79,57 @@ export async function withUseCases<T>(
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ECONNREFUSED' && code !== 'ENOENT') throw error;
-    if (useCaseTarget(env).kind === 'local') return inProcess(fn, env);
+    if (useCaseTarget(env).kind === 'local') return here();
     throw new MeshError(
       'home_locked',
       `the embedded database is in use by process ${target.holder.pid}` +
         `${target.holder.url ? ` (serving ${target.holder.url})` : ''}, which is not answering on its socket; try again, or stop it first`,
     );
   }
-  const remote = client;
   try {
-    return await fn(
-      (name, input) => remote.call(name, input) as Promise<UseCaseOutput<typeof name>>,
-    );
+    return await there(client);
   } finally {
-    remote.close();
+    client.close();
   }
+}
+
+/** Runs `fn` with a way to call use cases, in this process or in the server holding the home. */
+export function withUseCases<T>(
+  fn: (call: UseCaseCall) => Promise<T>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<T> {
+  return hereOrThere(
+    () => inProcess(fn, env),
+    (server) =>
+      fn((name, input) => server.call(name, input) as Promise<UseCaseOutput<typeof name>>),
+    env,
+  );
+}
+
+/**
+ * Runs an operation of the catalog for the CLI: over the HTTP API of the server holding the home
+ * (on its socket), or in this process. Either way the input is validated by the operation, and
+ * the answer is its wire shape, as the API's body is (JSON: times as ISO text).
+ */
+export function invokeFromCli(
+  op: AnyOperation,
+  input: Readonly<Record<string, unknown>>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<unknown> {
+  return hereOrThere(
+    async () => {
+      const output = await inProcess(
+        (call) => call('operations.invoke', { name: op.name, input }),
+        env,
+      );
+      return output === undefined ? undefined : (JSON.parse(JSON.stringify(output)) as unknown);
+    },
+    async (server) => {
+      const { operationRequest } = await import('./operations/http-layout.ts');
+      const request = operationRequest(op, input);
+      return (await server.request(request.method, request.target, request.body as JsonObject))
+        .body;
+    },
+    env,
+  );
 }

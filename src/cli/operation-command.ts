@@ -150,9 +150,13 @@ export function readInput(
 /** A refusal of an input field, said with the flag or argument the operator typed. */
 function asCliRefusal(op: AnyOperation, error: unknown): unknown {
   const field =
-    isMeshError(error) && error.code === 'invalid_input' ? error.data?.['field'] : undefined;
-  if (!isMeshError(error) || typeof field !== 'string' || !field.startsWith('input.')) return error;
-  const name = field.slice('input.'.length).split('.')[0] ?? '';
+    isMeshError(error) && /^invalid_(input|body|query)$/.test(error.code)
+      ? error.data?.['field']
+      : undefined;
+  // Named under `input` in this process, under `path`, `query` or `body` by the server's API.
+  const root = typeof field === 'string' ? /^(input|path|query|body)\./.exec(field) : null;
+  if (!isMeshError(error) || typeof field !== 'string' || !root) return error;
+  const name = field.slice(root[0].length).split('.')[0] ?? '';
   const cli = cliFace(op);
   const said = cli?.positionals?.includes(name)
     ? name.toUpperCase()
@@ -172,10 +176,8 @@ function asCliRefusal(op: AnyOperation, error: unknown): unknown {
 export function operationSubcommand(op: AnyOperation): Subcommand {
   return async (args, io) => {
     const { input, json } = readInput(op, args);
-    const { withUseCases } = await import('../app/use-case-client.ts');
-    const output = await withUseCases((call) =>
-      call('operations.invoke', { name: op.name, input }),
-    ).catch((error: unknown) => {
+    const { invokeFromCli } = await import('../app/use-case-client.ts');
+    const output = await invokeFromCli(op, input).catch((error: unknown) => {
       throw asCliRefusal(op, error);
     });
     const cli = cliFace(op);

@@ -3,6 +3,7 @@ import { meshOptionsFromEnv, openMesh } from '../app/mesh.ts';
 import { serveMesh, type Serving } from '../app/serve.ts';
 import { parseTrustedProxies, type TrustedProxies } from '../server/client-address.ts';
 import { startServer } from '../server/server.ts';
+import { listenOnSocket } from '../server/socket-server.ts';
 import { UsageError, type CommandBody } from './command.ts';
 import { DEFAULT_PORT } from './commands.ts';
 
@@ -48,6 +49,7 @@ export const serveCommand: CommandBody = async (args, io) => {
   try {
     serving = await serveMesh(mesh, {
       http: (m, http) => startServer(m, { ...http, trustedProxies }),
+      socket: listenOnSocket,
       host: values.host,
       port,
       demo: values.demo,

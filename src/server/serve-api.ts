@@ -1,6 +1,8 @@
 import type { Hono, MiddlewareHandler } from 'hono';
 import type { Mesh } from '../app/mesh.ts';
 import { verifyOperatorToken } from '../app/operator-auth.ts';
+import type { OperatorTokenRecord } from '../app/records.ts';
+import { actorOf } from './api/context.ts';
 import type { FailureLimiter } from './failure-limit.ts';
 import { apiRoutes } from './api.ts';
 import { HttpError } from './http-error.ts';
@@ -35,13 +37,29 @@ function operatorToken(mesh: Mesh, failures: FailureLimiter): MiddlewareHandler<
       );
     }
     c.set('operator', operator);
+    c.set('actor', actorOf(operator));
+    await next();
+  };
+}
+
+/** Who calls over a socket whose owner-only file is the credential: its owner, as one principal. */
+export interface SocketPrincipal {
+  readonly operator: OperatorTokenRecord;
+  readonly actor: string;
+}
+
+function socketOwner(principal: SocketPrincipal): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    c.set('operator', principal.operator);
+    c.set('actor', principal.actor);
     await next();
   };
 }
 
 /**
  * Serves the JSON API under /api: bearer tokens only, so no cookie ever authorises an API call
- * and CSRF cannot reach it. Every path under /api, served or not, needs the token first.
+ * and CSRF cannot reach it. Every path under /api, served or not, needs the token first. On the
+ * CLI's socket (`principal` given) the socket is the credential and every call is its owner's.
  */
 export function mountApi(
   app: Hono<ServerEnv>,
@@ -49,9 +67,10 @@ export function mountApi(
   version: string,
   failures: FailureLimiter,
   streams: StreamSlots,
+  principal?: SocketPrincipal,
 ): void {
   const table = new RouteTable(apiRoutes);
-  app.use('/api/*', operatorToken(mesh, failures));
+  app.use('/api/*', principal ? socketOwner(principal) : operatorToken(mesh, failures));
   table.mount(app, async (route, params, c) => {
     let body: unknown;
     if (route.body) {
@@ -65,6 +84,7 @@ export function mountApi(
       context: {
         mesh,
         operator: c.get('operator'),
+        actor: c.get('actor'),
         version,
         origin: originOf(c),
         streams,

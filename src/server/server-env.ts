@@ -22,6 +22,8 @@ export type ServerEnv = {
     client: ClientOrigin;
     /** The operator whose bearer token an API call presented. */
     operator: OperatorTokenRecord;
+    /** Who an API call acts as, for message actors and audit records. */
+    actor: string;
     /** The signed-in UI request (set by the session check). */
     page: PageRequest;
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
@@ -14,7 +14,8 @@ import {
 } from './failure-limit.ts';
 import { errorResponse, isExpected } from './http.ts';
 import { StreamSlots } from './run-events.ts';
-import { mountApi } from './serve-api.ts';
+import { mountApi, type SocketPrincipal } from './serve-api.ts';
+import { mountUseCases } from './socket-use-cases.ts';
 import { htmlResponse, jsonResponse, type ServerEnv } from './server-env.ts';
 import { mountUi } from './serve-ui.ts';
 import { errorPage } from './ui/login-pages.ts';
@@ -101,6 +102,11 @@ export function meshApp(
     readonly maxStreams?: number;
     /** How many of them one operator token may hold. */
     readonly maxStreamsPerToken?: number;
+    /**
+     * The CLI's socket: every call is this principal's (the socket's owner-only file is the
+     * credential), and only the API and the CLI's use cases are served, no pages.
+     */
+    readonly principal?: SocketPrincipal;
   },
 ): Hono<ServerEnv> {
   // Error texts carry what servers and providers said: a held secret never reaches a log line
@@ -119,7 +125,7 @@ export function meshApp(
   // then the API (which answers every /api path), then the UI.
   const app = new Hono<ServerEnv>({ strict: true });
   app.use('*', everyResponse, noStore, requestFacts(options.trustedProxies ?? NO_TRUSTED_PROXIES));
-  for (const asset of ASSETS) {
+  for (const asset of options.principal ? [] : ASSETS) {
     app.get(asset.path, (c) =>
       c.body(asset.body, 200, {
         'content-type': asset.type,
@@ -129,8 +135,9 @@ export function meshApp(
   }
   // One bound on live event streams for the whole server: API and UI streams share it.
   const streams = new StreamSlots(options.maxStreams, options.maxStreamsPerToken);
-  mountApi(app, mesh, options.version, failures, streams);
-  mountUi(app, mesh, logFailure, failures, streams);
+  mountApi(app, mesh, options.version, failures, streams, options.principal);
+  if (options.principal) mountUseCases(app, mesh);
+  else mountUi(app, mesh, logFailure, failures, streams);
   app.onError((error, c) => {
     const id = c.get('requestId');
     if (!isExpected(error)) logFailure(error, id);
@@ -141,7 +148,8 @@ export function meshApp(
       error: { ...response.body.error, message: mesh.redactor.text(response.body.error.message) },
     };
     const path = new URL(c.req.url).pathname;
-    if (path === '/api' || path.startsWith('/api/')) return jsonResponse(c, status, body, headers);
+    if (options.principal || path === '/api' || path.startsWith('/api/'))
+      return jsonResponse(c, status, body, headers);
     // The signed-in page request, when the failure came after the session check.
     const page = c.get('page') as ServerEnv['Variables']['page'] | undefined;
     return htmlResponse(c, status, errorPage(page?.session, status, body.error.message), headers);
@@ -149,17 +157,12 @@ export function meshApp(
   return app;
 }
 
-/** Serves {@link meshApp} on `host:port` until closed; every request is logged without its body. */
-export async function startServer(mesh: Mesh, options: ServerOptions): Promise<MeshServer> {
-  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const app = meshApp(mesh, {
-    log,
-    version: options.version ?? '0.0.0',
-    ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
-    ...(options.failureLimit ? { failureLimit: options.failureLimit } : {}),
-  });
-  // Hono's lightweight Request and Response stay inside this listener: the process's globals
-  // are left as Node made them.
+/**
+ * A Node HTTP server answering with `app`; every request is logged (method, path, status, time),
+ * never its body. Hono's lightweight Request and Response stay inside this listener: the
+ * process's globals are left as Node made them.
+ */
+export function nodeServer(app: Hono<ServerEnv>, log: (line: string) => void): Server {
   const listener = getRequestListener(app.fetch, { overrideGlobalObjects: false });
   const server = createServer((req, res) => {
     const started = performance.now();
@@ -184,7 +187,19 @@ export async function startServer(mesh: Mesh, options: ServerOptions): Promise<M
   });
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
+  return server;
+}
 
+/** Serves {@link meshApp} on `host:port` until closed; every request is logged without its body. */
+export async function startServer(mesh: Mesh, options: ServerOptions): Promise<MeshServer> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const app = meshApp(mesh, {
+    log,
+    version: options.version ?? '0.0.0',
+    ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
+    ...(options.failureLimit ? { failureLimit: options.failureLimit } : {}),
+  });
+  const server = nodeServer(app, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

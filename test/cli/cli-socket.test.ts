@@ -3,10 +3,11 @@ import { chmodSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectToServer, listenForCli, type CliSocketServer } from '../../src/app/cli-socket.ts';
+import { connectToServer } from '../../src/app/cli-socket.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { useCaseTarget, withUseCases } from '../../src/app/use-case-client.ts';
 import { runUseCase } from '../../src/app/use-cases.ts';
+import { listenOnSocket, type SocketServer } from '../../src/server/socket-server.ts';
 import { freshPglite } from '../support/db.ts';
 import { testInstanceKey } from '../support/turn.ts';
 
@@ -38,7 +39,7 @@ async function failure(promise: Promise<unknown>): Promise<{ code?: string; mess
 describe('the CLI socket at its edges', () => {
   let mesh: Mesh;
   let home: string;
-  let listening: CliSocketServer | undefined;
+  let listening: SocketServer | undefined;
   const log: string[] = [];
   beforeAll(async () => {
     mesh = assembleMesh(await freshPglite(), testInstanceKey());
@@ -60,7 +61,10 @@ describe('the CLI socket at its edges', () => {
     const path = fresh();
     staleSocket(path);
     expect((await failure(connectToServer(path))).code).toBe('ECONNREFUSED');
-    listening = await listenForCli(mesh, path, (line) => log.push(line));
+    listening = await listenOnSocket(mesh, path, {
+      log: (line) => log.push(line),
+      version: 'test',
+    });
     expect(lstatSync(path).mode & 0o777).toBe(0o600);
     const client = await connectToServer(path);
     try {
@@ -73,14 +77,14 @@ describe('the CLI socket at its edges', () => {
   it('never removes a file that is not a socket, and listens in no home others can write', async () => {
     const path = fresh();
     writeFileSync(path, 'not a socket');
-    expect(await failure(listenForCli(mesh, path, () => {}))).toEqual({
+    expect(await failure(listenOnSocket(mesh, path, { log: () => {}, version: 'test' }))).toEqual({
       code: 'cli_socket_unsafe',
       message: `${path} exists and is not a socket; remove it`,
     });
     expect(readFileSync(path, 'utf8')).toBe('not a socket');
     rmSync(path);
     chmodSync(home, 0o777);
-    expect(await failure(listenForCli(mesh, path, () => {}))).toEqual({
+    expect(await failure(listenOnSocket(mesh, path, { log: () => {}, version: 'test' }))).toEqual({
       code: 'cli_socket_unsafe',
       message: `${home} is writable by others (mode 777)`,
     });
@@ -88,7 +92,7 @@ describe('the CLI socket at its edges', () => {
 
   it('refuses to send anything over a socket that is not owner-only', async () => {
     const path = fresh();
-    listening = await listenForCli(mesh, path, () => {});
+    listening = await listenOnSocket(mesh, path, { log: () => {}, version: 'test' });
     chmodSync(path, 0o660);
     expect(await failure(connectToServer(path))).toEqual({
       code: 'cli_socket_unsafe',
@@ -123,7 +127,10 @@ describe('the CLI socket at its edges', () => {
   it('refuses with the same code and words in the server as in this process, secrets unlogged', async () => {
     const path = fresh();
     log.length = 0;
-    listening = await listenForCli(mesh, path, (line) => log.push(line));
+    listening = await listenOnSocket(mesh, path, {
+      log: (line) => log.push(line),
+      version: 'test',
+    });
     const client = await connectToServer(path);
     const refusals: [string, unknown][] = [
       ['agents.packages', { agent: 'ghost' }],
@@ -151,15 +158,22 @@ describe('the CLI socket at its edges', () => {
       for (const [name, input] of refusals) {
         const local = await failure(runUseCase(mesh, name as never, input as never));
         const remote = await failure(client.call(name as never, input));
-        if (local.code === undefined)
-          expect(remote.message).toBe(`the server failed: ${local.message}`);
-        else expect(remote).toEqual(local);
+        if (local.code === undefined) {
+          expect(remote.code).toBe('internal_error');
+          expect(remote.message).toMatch(
+            /^the server failed; see its log \(request [0-9a-f-]{36}\)$/,
+          );
+        } else expect(remote).toEqual(local);
         expect(JSON.stringify(remote)).not.toContain(CANARY);
       }
     } finally {
       client.close();
     }
-    expect(log).toEqual(['cli: providers.add failed (TypeError)']);
+    expect(log.filter((line) => line.includes(' error '))).toEqual([
+      expect.stringMatching(
+        /^cli: error request [0-9a-f-]{36} Error: use case providers\.add failed \(TypeError\)$/,
+      ),
+    ]);
     expect(log.join('\n')).not.toContain(CANARY);
   });
 });

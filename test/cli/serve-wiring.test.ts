@@ -7,6 +7,7 @@ import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { ensureDemo, serveMesh } from '../../src/app/serve.ts';
 import { findAgent } from '../../src/app/queries.ts';
 import { startServer } from '../../src/server/server.ts';
+import { listenOnSocket } from '../../src/server/socket-server.ts';
 import { receiveMessage } from '../../src/turn/intake.ts';
 import { freshPglite } from '../support/db.ts';
 import { testInstanceKey } from '../support/turn.ts';
@@ -42,6 +43,7 @@ describe('serveMesh, the wiring mesh serve runs', () => {
     const lines: string[] = [];
     const serving = await serveMesh(mesh, {
       http: startServer,
+      socket: listenOnSocket,
       host: '127.0.0.1',
       port: 0,
       demo: true,
@@ -79,6 +81,18 @@ describe('serveMesh, the wiring mesh serve runs', () => {
         }[];
         expect(listed.map((a) => a.name)).toEqual(['demo']);
         expect(listed[0]?.createdAt).toBeInstanceOf(Date);
+        // The API itself, as over TCP: the same body for the same request.
+        expect((await client.request('GET', '/api/agents')).body).toEqual(
+          JSON.parse(
+            JSON.stringify(
+              await (
+                await fetch(`${serving.url}api/agents`, {
+                  headers: { authorization: `Bearer ${serving.token ?? ''}` },
+                })
+              ).json(),
+            ),
+          ),
+        );
         await expect(client.call('agents.packages', { agent: 'ghost' })).rejects.toMatchObject({
           code: 'agent_not_found',
           message: 'no agent named "ghost"',

@@ -8,6 +8,8 @@ import { apiRoute, type ApiRoute } from '../router.ts';
 export interface ApiContext {
   readonly mesh: Mesh;
   readonly operator: OperatorTokenRecord;
+  /** Who the call acts as, for message actors and audit records ({@link actorOf} of a token). */
+  readonly actor: string;
   readonly version: string;
   /** This server's origin as the request reached it. */
   readonly origin: string;

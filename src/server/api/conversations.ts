@@ -21,7 +21,7 @@ import {
   resumeAfter,
   runEventStream,
 } from '../run-events.ts';
-import { actorOf, LIMIT, limitOf, route, type Route } from './context.ts';
+import { LIMIT, limitOf, route, type Route } from './context.ts';
 import { MAX_WAIT_S, waitOf } from './wait.ts';
 
 /** The run the path names, by its id or a unique prefix of 8 or more characters. */
@@ -92,7 +92,7 @@ export const conversationRoutes: readonly Route[] = [
         agentId: agent.id,
         ...(body.conversation_id ? { conversationId: body.conversation_id } : {}),
         ...(body.audience ? { audience: body.audience } : {}),
-        actor: actorOf(context.operator),
+        actor: context.actor,
         body: body.body,
       });
       const links = {

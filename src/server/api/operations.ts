@@ -1,4 +1,5 @@
 import { operations } from '../../app/operations/catalog.ts';
+import { httpLayout } from '../../app/operations/http-layout.ts';
 import {
   fieldFromText,
   InvalidInputError,
@@ -7,7 +8,7 @@ import {
 } from '../../app/operations/operation.ts';
 import type { JsonSchema } from '../../model/json.ts';
 import { MeshError } from '../../tool/errors.ts';
-import { actorOf, route, type Route } from './context.ts';
+import { route, type Route } from './context.ts';
 
 /*
  * The HTTP face of the operation catalog: each operation's route and OpenAPI entry, generated
@@ -16,10 +17,6 @@ import { actorOf, route, type Route } from './context.ts';
  * the assembled input; a refusal names where the field came from (`path.agent`, `query.status`,
  * `body.model`).
  */
-
-function pathParams(path: string): string[] {
-  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
-}
 
 /** The words a query parameter says a boolean with. */
 const QUERY_BOOLEANS = { true: true, false: false };
@@ -31,9 +28,7 @@ function operationId(name: string): string {
 
 /** The route that serves one operation. */
 export function operationRoute(op: AnyOperation): Route {
-  const inPath = pathParams(op.http.path);
-  const inQuery = op.http.method === 'GET' || op.http.method === 'DELETE';
-  const rest = Object.keys(op.input.properties).filter((k) => !inPath.includes(k));
+  const { inPath, inQuery, rest } = httpLayout(op);
   const where = (field: string) => (inPath.includes(field) ? 'path' : inQuery ? 'query' : 'body');
   const restSchema = {
     type: 'object',
@@ -83,7 +78,7 @@ export function operationRoute(op: AnyOperation): Route {
       } else if (typeof body === 'object' && body !== null) Object.assign(input, body);
       try {
         const output: unknown = await invokeOperation(context.mesh, op, input, {
-          actor: actorOf(context.operator),
+          actor: context.actor,
         });
         return output;
       } catch (error) {

@@ -7,7 +7,7 @@ import {
   setWebProvider,
 } from '../../app/web-admin.ts';
 import { closedObject } from '../router.ts';
-import { actorOf, NAME, route, SECRET_VALUE, type Route } from './context.ts';
+import { NAME, route, SECRET_VALUE, type Route } from './context.ts';
 
 const CEILING = { type: 'integer', minimum: 1, maximum: 10000 } as const;
 
@@ -119,7 +119,7 @@ export const webRoutes: readonly Route[] = [
       grantWebProvider(context.mesh, {
         agent: params['agent'] ?? '',
         provider: params['provider'] ?? '',
-        operator: actorOf(context.operator),
+        operator: context.actor,
       }),
   }),
   route({

@@ -6,7 +6,7 @@ import {
   revokeBackend,
 } from '../../app/workspace-admin.ts';
 import { closedObject } from '../router.ts';
-import { actorOf, NAME, route, SECRET_VALUE, type Route } from './context.ts';
+import { NAME, route, SECRET_VALUE, type Route } from './context.ts';
 
 const HOST = { type: 'string', minLength: 1, maxLength: 260 } as const;
 
@@ -104,7 +104,7 @@ export const workspaceRoutes: readonly Route[] = [
         agent: params['agent'] ?? '',
         backend: body.backend,
         allowHosts: body.allow_hosts ?? [],
-        operator: actorOf(context.operator),
+        operator: context.actor,
       }),
   }),
   route({

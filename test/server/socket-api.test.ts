@@ -1,0 +1,197 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serialize } from 'node:v8';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { USE_CASE_MEDIA_TYPE } from '../../src/app/cli-socket.ts';
+import { listenOnSocket, type SocketServer } from '../../src/server/socket-server.ts';
+import { testDatabases, type TestDatabase } from '../support/db.ts';
+import { openServerWithAgent, type TestServer } from '../support/server.ts';
+
+/*
+ * The CLI's socket serves the HTTP API itself: the same routes, validation and refusals as over
+ * TCP, with the owner-only socket file as the credential. Every request below is sent both ways
+ * and answered alike (the request id aside).
+ */
+
+interface Answer {
+  readonly status: number;
+  readonly json: unknown;
+}
+
+function overSocket(
+  path: string,
+  method: string,
+  target: string,
+  body?: { type: string; bytes: Uint8Array | string },
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        socketPath: path,
+        method,
+        path: target,
+        headers: { host: 'mesh.sock', ...(body ? { 'content-type': body.type } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.once('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            json = text;
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      },
+    );
+    req.once('error', reject);
+    req.end(body?.bytes);
+  });
+}
+
+/** An answer without the parts that differ by request (its id). */
+function comparable(answer: Answer): Answer {
+  const json = answer.json as { error?: Record<string, unknown> } | undefined;
+  if (!json?.error) return answer;
+  const { request_id: _id, ...error } = json.error;
+  return { status: answer.status, json: { error } };
+}
+
+describe('the API on the CLI socket', () => {
+  let server: TestServer;
+  let close: () => Promise<void>;
+  let socket: SocketServer;
+  const home = mkdtempSync(join(tmpdir(), 'mesh-socket-api-'));
+  const path = join(home, 'mesh.sock');
+  beforeAll(async () => {
+    ({ server, close } = await openServerWithAgent(testDatabases()[0] as TestDatabase, 'ada'));
+    socket = await listenOnSocket(server.mesh, path, { log: () => {}, version: 'test' });
+  });
+  afterAll(async () => {
+    await socket.close();
+    await close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const both = async (
+    method: string,
+    target: string,
+    body?: { type: string; bytes: string },
+  ): Promise<[Answer, Answer]> => {
+    const tcp = await server.api(method, target, undefined, {
+      ...(body ? { raw: body.bytes, headers: { 'content-type': body.type } } : {}),
+    });
+    return [
+      comparable(await overSocket(path, method, target, body)),
+      comparable({ status: tcp.status, json: tcp.json }),
+    ];
+  };
+
+  it('answers reads as over TCP, without a bearer token', async () => {
+    const [viaSocket, viaTcp] = await both('GET', '/api/agents');
+    expect(viaSocket.status).toBe(200);
+    expect(viaSocket).toEqual(viaTcp);
+    expect(JSON.stringify(viaSocket.json)).toContain('"ada"');
+  });
+
+  it('refuses a malformed body, a wrong media type, a bad field and an unknown path alike', async () => {
+    const cases: [string, string, { type: string; bytes: string } | undefined, number, string][] = [
+      [
+        'PATCH',
+        '/api/agents/ada',
+        { type: 'application/json', bytes: '{"model": ' },
+        400,
+        'invalid_json',
+      ],
+      [
+        'PATCH',
+        '/api/agents/ada',
+        { type: 'text/plain', bytes: '{}' },
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        'PATCH',
+        '/api/agents/ada',
+        { type: 'application/json', bytes: '{"model": 5}' },
+        400,
+        'invalid_body',
+      ],
+      [
+        'PATCH',
+        '/api/agents/ada',
+        { type: 'application/json', bytes: '{"colour": "red"}' },
+        400,
+        'invalid_body',
+      ],
+      ['GET', '/api/runs?status=sleeping', undefined, 400, 'invalid_input'],
+      ['GET', '/api/nothing-here', undefined, 404, 'route_not_found'],
+      [
+        'PATCH',
+        '/api/agents/ghost',
+        { type: 'application/json', bytes: '{"persona": "x"}' },
+        404,
+        'agent_not_found',
+      ],
+    ];
+    for (const [method, target, body, status, code] of cases) {
+      const [viaSocket, viaTcp] = await both(method, target, body);
+      expect(viaSocket).toEqual(viaTcp);
+      expect(viaSocket.status).toBe(status);
+      expect((viaSocket.json as { error: { code: string } }).error.code).toBe(code);
+    }
+  });
+
+  it('takes the CLI’s use cases on the socket only, refusing what is not one', async () => {
+    const listed = await overSocket(path, 'POST', '/cli/use-cases/agents.list', {
+      type: USE_CASE_MEDIA_TYPE,
+      bytes: new Uint8Array(serialize({})),
+    });
+    expect(listed.status).toBe(200);
+    const refusals: [string, { type: string; bytes: Uint8Array | string }, number, string][] = [
+      [
+        '/cli/use-cases/agents.list',
+        { type: USE_CASE_MEDIA_TYPE, bytes: 'not v8' },
+        400,
+        'invalid_body',
+      ],
+      [
+        '/cli/use-cases/agents.list',
+        { type: 'application/json', bytes: '{}' },
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        '/cli/use-cases/agents.list',
+        { type: USE_CASE_MEDIA_TYPE, bytes: new Uint8Array(serialize([1])) },
+        400,
+        'invalid_body',
+      ],
+      [
+        '/cli/use-cases/no.such',
+        { type: USE_CASE_MEDIA_TYPE, bytes: new Uint8Array(serialize({})) },
+        404,
+        'route_not_found',
+      ],
+    ];
+    for (const [target, body, status, code] of refusals) {
+      const answer = await overSocket(path, 'POST', target, body);
+      expect(answer.status).toBe(status);
+      expect((answer.json as { error: { code: string } }).error.code).toBe(code);
+    }
+    // Over TCP the route does not exist: nothing but the API and the signed-in pages are there.
+    const tcp = await fetch(`${server.url}cli/use-cases/agents.list`, {
+      method: 'POST',
+      headers: { 'content-type': USE_CASE_MEDIA_TYPE },
+      body: new Uint8Array(serialize({})),
+      redirect: 'manual',
+    });
+    expect(tcp.status).not.toBe(200);
+    expect(await tcp.text()).not.toContain('ada');
+  });
+});
