@@ -233,8 +233,10 @@ async function invokeHandler(
       });
     }
   }
-  const attachments = output.attachments ?? [];
-  const problem = attachmentProblem(attachments);
+  // A handler's null is none, as its undefined is.
+  const attachments = (output.attachments as ToolOutput['attachments'] | null) ?? undefined;
+  // Most calls return none: no list, iterator or links are made for them (bench:executor).
+  const problem = attachments === undefined ? undefined : attachmentProblem(attachments);
   if (problem !== undefined) {
     throw new FatalToolError(definition.tool.name, {
       code: 'invalid_tool_output',
@@ -242,25 +244,23 @@ async function invokeHandler(
     });
   }
   const kind = output.unknownOutcome ? 'unknown_outcome' : output.isError ? 'tool_error' : 'result';
-  const links: ArtifactLink[] = [];
-  for (const a of attachments)
-    links.push({
+  // Built field by field rather than with spreads: this is every call's path (bench:executor).
+  const shown: { -readonly [K in keyof Observation]: Observation[K] } = { kind, text: output.text };
+  if (output.data !== undefined) shown.data = output.data;
+  if (attachments !== undefined && attachments.length > 0)
+    shown.artifacts = attachments.map((a): ArtifactLink => ({
       artifactId: artifactId(a.id),
       kind: a.kind,
       mediaType: a.mediaType,
       sizeBytes: a.content.byteLength,
       ...(a.uri === undefined ? {} : { uri: a.uri }),
-    });
-  // Built field by field rather than with spreads: this is every call's path (bench:executor).
-  const shown: { -readonly [K in keyof Observation]: Observation[K] } = { kind, text: output.text };
-  if (output.data !== undefined) shown.data = output.data;
-  if (links.length > 0) shown.artifacts = links;
+    }));
   const result: { -readonly [K in keyof ObservationResult]: ObservationResult[K] } = {
     kind: 'observation',
     definition,
     observation: observation(shown),
   };
-  if (attachments.length > 0) result.attachments = attachments;
+  if (attachments !== undefined && attachments.length > 0) result.attachments = attachments;
   const usage = meteredUsage(output.usage);
   if (usage !== undefined) result.usage = usage;
   return result;
@@ -297,6 +297,7 @@ const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{
 function attachmentProblem(value: unknown): string | undefined {
   if (!Array.isArray(value)) return 'not a list';
   const attachments = value as readonly ToolAttachment[];
+  if (attachments.length === 0) return undefined;
   const ids = new Set<string>();
   for (const [i, a] of attachments.entries()) {
     if (typeof a !== 'object' || a === null) return `attachments[${i}] is not an object`;
