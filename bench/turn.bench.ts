@@ -14,7 +14,7 @@ import { chat } from '../src/app/turns.ts';
 import type { ModelClient } from '../src/model/client.ts';
 import { parseScript, scriptedClient } from '../src/providers/scripted.ts';
 import { insertAgent } from '../src/store/agents.ts';
-import type { Db } from '../src/store/db.ts';
+import type { Db, Queryable } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { insertModelProvider } from '../src/store/model-providers.ts';
 import { openPglite } from '../src/store/pglite.ts';
@@ -39,8 +39,45 @@ const script = parseScript({
   ],
 });
 
-async function measure(label: string, db: Db): Promise<void> {
-  await migrate(db);
+/** Statements the turns sent, by their first words, while `on`: count and time in the database. */
+interface StatementLog {
+  on: boolean;
+  readonly byKind: Map<string, { count: number; ms: number; bytes: number }>;
+}
+
+/** The Db with every statement timed (the time from sending it to its answer). */
+function timedDb(db: Db, log: StatementLog): Db {
+  const kindOf = (sql: string) =>
+    sql.replace(/\s+/g, ' ').trim().split(' ').slice(0, 4).join(' ').slice(0, 48);
+  const time = <T>(sql: string, run: () => Promise<T>, params?: unknown): Promise<T> => {
+    if (!log.on) return run();
+    const t0 = performance.now();
+    const bytes = params === undefined ? 0 : JSON.stringify(params).length;
+    return run().finally(() => {
+      const entry = log.byKind.get(kindOf(sql)) ?? { count: 0, ms: 0, bytes: 0 };
+      entry.count++;
+      entry.ms += performance.now() - t0;
+      entry.bytes += bytes;
+      log.byKind.set(kindOf(sql), entry);
+    });
+  };
+  const wrap = (q: Queryable): Queryable => ({
+    query: (sql, params) => time(sql, () => q.query(sql, params), params),
+    exec: (sql) => time(sql, () => q.exec(sql)),
+  });
+  return {
+    ...db,
+    ...wrap(db),
+    ...(db.leases ? { leases: wrap(db.leases) } : {}),
+    transaction: (fn) => time('begin … commit', () => db.transaction((tx) => fn(wrap(tx)))),
+    close: () => db.close(),
+  };
+}
+
+async function measure(label: string, raw: Db): Promise<void> {
+  await migrate(raw);
+  const statements: StatementLog = { on: false, byKind: new Map() };
+  const db = timedDb(raw, statements);
   const gaps: number[] = [];
   const inner = scriptedClient(script);
   let last = 0;
@@ -76,7 +113,10 @@ async function measure(label: string, db: Db): Promise<void> {
   for (let i = 0; i < TURNS + 10; i++) {
     inTurn = false;
     last = 0;
-    if (i === 10) gaps.length = 0; // warm-up turns are not counted
+    if (i === 10) {
+      gaps.length = 0; // warm-up turns are not counted
+      statements.on = true;
+    }
     const result = await chat(mesh, {
       agentId,
       actor: 'bench',
@@ -86,6 +126,7 @@ async function measure(label: string, db: Db): Promise<void> {
       throw new Error(`turn ${i} ended ${result.status}: ${result.reason}`);
   }
 
+  statements.on = false;
   await db.exec(
     'create table if not exists bench_floor (id bigserial primary key, v text not null)',
   );
@@ -102,6 +143,17 @@ async function measure(label: string, db: Db): Promise<void> {
       ` | floor, two INSERT…COMMIT p50 ${f(floor, 50)} ms  p99 ${f(floor, 99)} ms` +
       ` | p50 ratio ${(percentile([...gaps], 50) / percentile([...floor], 50)).toFixed(1)}x`,
   );
+  // Where a turn's database time goes: per turn of two tool rounds, by statement.
+  const all = [...statements.byKind.entries()].sort((a, b) => b[1].ms - a[1].ms);
+  const count = all.reduce((n, [, e]) => n + e.count, 0);
+  const ms = all.reduce((n, [, e]) => n + e.ms, 0);
+  console.log(
+    `${''.padEnd(10)} per turn (2 tool rounds, 3 model requests): ${(count / TURNS).toFixed(1)} statements, ${(ms / TURNS).toFixed(2)} ms waiting on the database`,
+  );
+  for (const [kind, e] of all.slice(0, 6))
+    console.log(
+      `${''.padEnd(12)}${(e.count / TURNS).toFixed(1).padStart(4)} × ${kind.padEnd(48)} ${(e.ms / e.count).toFixed(3)} ms each, ${(e.bytes / e.count / 1024).toFixed(1)} KB of parameters`,
+    );
 }
 
 const pglite = await openPglite();
