@@ -1,6 +1,5 @@
 import type { Mesh } from './mesh.ts';
 import type { NewProvider } from './model-providers.ts';
-import type { NewWebProvider } from './web-admin.ts';
 import type { NewBackend } from './workspace-admin.ts';
 import type { Audience } from './records.ts';
 import { runEffects } from './outbound-view.ts';
@@ -199,37 +198,6 @@ export const useCases = {
 
   'workspaces.list': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./workspace-admin.ts')).describeWorkspaces(mesh),
-
-  /** Registers a query provider (web search and reading) with its API key. */
-  'web.add': async (mesh: Mesh, input: NewWebProvider) => {
-    const p = await (await import('./web-admin.ts')).addWebProvider(mesh, input);
-    const { servedVerbs } = await import('./web-admin.ts');
-    return {
-      name: p.name,
-      kind: p.kind,
-      baseUrl: p.baseUrl,
-      maxCallsPerRun: p.maxCallsPerRun,
-      serves: servedVerbs(p.kind),
-    };
-  },
-
-  'web.remove': async (mesh: Mesh, input: { provider: string }) =>
-    (await import('./web-admin.ts')).removeWebProvider(mesh, input.provider),
-
-  'web.set': async (mesh: Mesh, input: { provider: string; maxCallsPerRun: number }) =>
-    (await import('./web-admin.ts')).setWebProvider(mesh, input),
-
-  'web.grant': async (mesh: Mesh, input: { agent: string; provider: string; operator?: string }) =>
-    (await import('./web-admin.ts')).grantWebProvider(mesh, {
-      ...input,
-      operator: await operatorOr(input.operator),
-    }),
-
-  'web.revoke': async (mesh: Mesh, input: { agent: string; provider: string }) =>
-    (await import('./web-admin.ts')).revokeWebProvider(mesh, input),
-
-  'web.list': async (mesh: Mesh, _input: Record<string, never>) =>
-    (await import('./web-admin.ts')).describeWeb(mesh),
 
   /** Mints an operator token: its value goes back to the caller once and is stored hashed. */
   'tokens.create': async (mesh: Mesh, input: { label: string }) =>

@@ -10,6 +10,7 @@ import { listRunsOperation } from '../app/runs/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../app/tool-operations.ts';
 import type { Command } from './command.ts';
 import { operationUsage } from './operation-command.ts';
+import { webOperations } from '../app/backends/web-operations.ts';
 
 /*
  * Every `mesh` subcommand's name, summary and usage, and how to load its body. This module imports
@@ -58,16 +59,7 @@ const WORKSPACES_USAGE = `Usage:
 ${operationUsage(workspaceBackendKeyOperation)}`;
 
 const WEB_USAGE = `Usage:
-  mesh web add --kind exa|brave|tavily|cloudflare --name N --api-key-file F
-      [--base-url URL] [--allow-loopback-http] [--max-calls-per-run K] [--account-id ID]
-      a hosted web search / page-reading API; the key is read from the file and stored
-      encrypted; --base-url for a gateway or self-hosted endpoint (https; plain http only to
-      loopback, with --allow-loopback-http); cloudflare needs --account-id; default ceiling 20
-  mesh web set NAME --max-calls-per-run K   the calls (retries included) one run may make
-  mesh web grant --agent A --provider N     the agent gets web_search / web_read through it
-  mesh web revoke --agent A --provider N
-  mesh web remove NAME
-  mesh web list [--json]                    providers (what each serves, ceiling) and grants
+${webOperations.map(operationUsage).join('\n')}
 ${operationUsage(webProviderKeyOperation)}`;
 
 const PROVIDERS_USAGE = `Usage:

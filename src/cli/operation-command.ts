@@ -8,7 +8,7 @@ import {
 } from '../app/operations/operation.ts';
 import type { JsonSchema } from '../model/json.ts';
 import { isMeshError, MeshError } from '../tool/errors.ts';
-import { UsageError, type Subcommand } from './command.ts';
+import { commandGroup, UsageError, type CommandBody, type Subcommand } from './command.ts';
 
 /*
  * The CLI face of the operation catalog: each operation's subcommand and its help, generated from
@@ -181,12 +181,23 @@ export function operationSubcommand(op: AnyOperation): Subcommand {
       throw asCliRefusal(op, error);
     });
     const cli = cliFace(op);
-    if (json) io.out(JSON.stringify(output, null, 2));
-    else {
-      for (const line of cli?.print(output) ?? []) io.out(line);
+    if (json) {
+      if (output !== undefined) io.out(JSON.stringify(output, null, 2));
+    } else {
+      for (const line of cli?.print(output, input) ?? []) io.out(line);
       const note = cli?.note?.(output);
       if (note !== undefined) io.err(note);
     }
     return cli?.exitCode?.(output) ?? 0;
   };
+}
+
+/** A command group whose subcommands are operations: `mesh web add`, `mesh web list`, … */
+export function operationGroup(ops: readonly AnyOperation[]): CommandBody {
+  const subcommands: Record<string, Subcommand> = {};
+  for (const op of ops) {
+    const cli = cliFace(op);
+    if (cli) subcommands[cli.command[1]] = operationSubcommand(op);
+  }
+  return commandGroup(subcommands);
 }

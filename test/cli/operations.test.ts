@@ -41,6 +41,30 @@ describe('catalog operations beside a running server', () => {
     await removeMeshHome(home);
   });
 
+  it('prints, for every read operation of the catalog, what the API answers', async () => {
+    const { operations } = await import('../../src/app/operations/catalog.ts');
+    const { operationRequest } = await import('../../src/app/operations/http-layout.ts');
+    // What each read needs beyond the demo agent: the MCP catalog names a connection, which the
+    // demo has none of (its CLI and API are compared in mcp-cli.test.ts).
+    const needsMore = new Set(['mcp.catalog']);
+    const reads = operations.filter((op) => op.http.method === 'GET' && !needsMore.has(op.name));
+    expect(reads.map((op) => op.name)).toEqual(
+      expect.arrayContaining(['agents.list', 'runs.list', 'providers.list', 'web.list']),
+    );
+    for (const op of reads) {
+      const input = op.input.required.includes('agent') ? { agent: 'demo' } : {};
+      const cli = op.cli as { command: [string, string]; positionals?: string[] };
+      const args = Object.entries(input).flatMap(([k, v]) =>
+        cli.positionals?.includes(k) ? [v] : [`--${k}`, v],
+      );
+      const printed = await mesh(...cli.command, ...args, '--json');
+      expect(printed.code, `${op.name}: ${printed.stderr}`).toBe(0);
+      const fromApi = await api(operationRequest(op, input).target);
+      expect(fromApi.status, op.name).toBe(200);
+      expect(JSON.parse(printed.stdout), op.name).toEqual(fromApi.body);
+    }
+  });
+
   it('lists runs: the CLI --json prints what the API answers', async () => {
     const cli = await mesh('runs', 'list', '--agent', 'demo', '--status', 'succeeded', '--json');
     expect(cli.code, cli.stderr).toBe(0);

@@ -144,7 +144,17 @@ describe('the web providers API', () => {
     // A web provider is no MCP server: the MCP listing does not show it.
     expect((await server.api('GET', '/api/mcp/providers')).text).not.toContain('"cf"');
 
-    expect((await server.api('DELETE', '/api/agents/scout/web-providers/cf')).status).toBe(204);
+    const revoked = await server.api('DELETE', '/api/agents/scout/web-providers/cf');
+    expect([revoked.status, revoked.json]).toEqual([
+      200,
+      { agent: 'scout', provider: 'cf', revoked: true },
+    ]);
+    // Revoking again is no error: the answer says nothing was granted.
+    expect((await server.api('DELETE', '/api/agents/scout/web-providers/cf')).json).toEqual({
+      agent: 'scout',
+      provider: 'cf',
+      revoked: false,
+    });
     expect((await offered()).names).not.toContain('web_read');
     expect((await server.api('DELETE', '/api/web/providers/cf')).status).toBe(204);
     expect((await server.api('DELETE', '/api/web/providers/cf')).status).toBe(404);

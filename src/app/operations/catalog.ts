@@ -5,6 +5,7 @@ import {
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
 } from '../backends/operations.ts';
+import { webOperations } from '../backends/web-operations.ts';
 import { mcpCatalogOperation } from '../mcp-operations.ts';
 import { listRunsOperation } from '../runs/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../tool-operations.ts';
@@ -23,6 +24,7 @@ export const operations: readonly AnyOperation[] = [
   mcpCatalogOperation,
   listProvidersOperation,
   providerKeyOperation,
+  ...webOperations,
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
 ];

@@ -49,8 +49,11 @@ export interface CliFace<O> {
   readonly switches?: readonly string[];
   /** Flags named otherwise than their field: `{arguments: 'args'}`. */
   readonly flags?: Readonly<Record<string, string>>;
-  /** The output as lines for a person on standard output; `--json` prints the output itself. */
-  print(output: O): readonly string[];
+  /**
+   * The output as lines for a person on standard output, with the input it answers (a 204 has no
+   * output to name what it did); `--json` prints the output itself.
+   */
+  print(output: O, input: Readonly<Record<string, unknown>>): readonly string[];
   /** A line for standard error beside the output (what a script piping stdout does not want). */
   note?(output: O): string | undefined;
   /** The exit code for an output (0 unless said: a tool call that came to an error is 1). */
