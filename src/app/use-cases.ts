@@ -1,6 +1,5 @@
 import type { Mesh } from './mesh.ts';
 import type { NewProvider } from './model-providers.ts';
-import type { NewBackend } from './workspace-admin.ts';
 import type { Audience } from './records.ts';
 import { runEffects } from './outbound-view.ts';
 import { MeshError } from '../tool/errors.ts';
@@ -174,30 +173,6 @@ export const useCases = {
 
   'providers.list': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./model-providers.ts')).describeProviders(mesh),
-
-  'workspaces.add': async (mesh: Mesh, input: NewBackend) => {
-    const b = await (await import('./workspace-admin.ts')).addBackend(mesh, input);
-    return { name: b.name, kind: b.kind, development: b.development };
-  },
-
-  'workspaces.remove': async (mesh: Mesh, input: { backend: string }) =>
-    (await import('./workspace-admin.ts')).removeBackend(mesh, input.backend),
-
-  /** Grants an agent a backend and the hosts its workspaces may reach. */
-  'workspaces.grant': async (
-    mesh: Mesh,
-    input: { agent: string; backend: string; allowHosts: readonly string[]; operator?: string },
-  ) =>
-    (await import('./workspace-admin.ts')).grantBackend(mesh, {
-      ...input,
-      operator: await operatorOr(input.operator),
-    }),
-
-  'workspaces.revoke': async (mesh: Mesh, input: { agent: string }) =>
-    (await import('./workspace-admin.ts')).revokeBackend(mesh, input.agent),
-
-  'workspaces.list': async (mesh: Mesh, _input: Record<string, never>) =>
-    (await import('./workspace-admin.ts')).describeWorkspaces(mesh),
 
   /** Mints an operator token: its value goes back to the caller once and is stored hashed. */
   'tokens.create': async (mesh: Mesh, input: { label: string }) =>

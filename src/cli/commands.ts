@@ -11,6 +11,7 @@ import { agentToolsOperation, callToolOperation } from '../app/tool-operations.t
 import type { Command } from './command.ts';
 import { operationUsage } from './operation-command.ts';
 import { webOperations } from '../app/backends/web-operations.ts';
+import { workspaceOperations } from '../app/backends/workspace-operations.ts';
 
 /*
  * Every `mesh` subcommand's name, summary and usage, and how to load its body. This module imports
@@ -47,15 +48,7 @@ ${operationUsage(listAgentsOperation)}
                                connections, and revoke its secrets`;
 
 const WORKSPACES_USAGE = `Usage:
-  mesh workspaces add --kind local --name N --dev
-      a bubblewrap sandbox on this machine: development only, refused without --dev
-  mesh workspaces add --kind e2b --name N --api-key-file F [--api-url URL] [--sandbox-url URL] [--template T] [--dev]
-      E2B sandboxes; the key is stored encrypted; --dev allows a loopback http API URL
-  mesh workspaces grant --agent A --backend N [--allow-host HOST[:PORT]]…
-      the agent's workspaces run there and may reach only the allowed hosts
-  mesh workspaces revoke --agent A
-  mesh workspaces remove NAME
-  mesh workspaces list [--json]   backends, grants, and live workspaces with run, age and compute
+${workspaceOperations.map(operationUsage).join('\n')}
 ${operationUsage(workspaceBackendKeyOperation)}`;
 
 const WEB_USAGE = `Usage:

@@ -38,6 +38,11 @@ function placeholder(field: string, schema: JsonSchema): string {
   return field.toUpperCase();
 }
 
+/** Whether a field is a list, given on the command line as its flag once per item. */
+function isList(schema: JsonSchema | undefined): boolean {
+  return schema?.['type'] === 'array';
+}
+
 /** The usage lines of an operation's subcommand: its synopsis, then a line per argument. */
 export function operationUsage(op: AnyOperation): string {
   const cli = cliFace(op);
@@ -54,8 +59,11 @@ export function operationUsage(op: AnyOperation): string {
         ? `--${files[k]} FILE`
         : cli.switches?.includes(k)
           ? `--${flagOf(k, cli)}`
-          : `--${flagOf(k, cli)} ${placeholder(k, properties[k] ?? {})}`;
-      return required.includes(k) ? flag : `[${flag}]`;
+          : isList(properties[k])
+            ? `--${flagOf(k, cli)} ${placeholder(k, (properties[k]?.['items'] ?? {}) as JsonSchema)}`
+            : `--${flagOf(k, cli)} ${placeholder(k, properties[k] ?? {})}`;
+      const shown = required.includes(k) ? flag : `[${flag}]`;
+      return isList(properties[k]) ? `${shown}...` : shown;
     }),
     '[--json]',
   ].join(' ');
@@ -108,7 +116,9 @@ export function readInput(
     if (positionals.includes(k)) continue;
     options[files[k] ?? flagOf(k, cli)] = cli.switches?.includes(k)
       ? { type: 'boolean' }
-      : { type: 'string' };
+      : isList(schema.properties[k])
+        ? { type: 'string', multiple: true }
+        : { type: 'string' };
   }
   const parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
   const input: Record<string, unknown> = {};
@@ -130,6 +140,12 @@ export function readInput(
     const text = parsed.values[flag];
     if (cli.switches?.includes(k)) {
       if (text === true) input[k] = true;
+      continue;
+    }
+    if (Array.isArray(text)) {
+      // A list field: its flag given once per item, each read as the items' type.
+      const items = (schema.properties[k]?.['items'] ?? {}) as JsonSchema;
+      input[k] = text.map((item) => typed(String(item), items, `--${flag}`));
       continue;
     }
     if (typeof text !== 'string') {

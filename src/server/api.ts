@@ -7,7 +7,6 @@ import { metricsRoute, openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
 import { providerRoutes } from './api/providers.ts';
 import { toolSearchRoutes } from './api/tool-search.ts';
-import { workspaceRoutes } from './api/workspaces.ts';
 
 /** Every route of the JSON API, in the order the document lists them: one module per tag. */
 export const apiRoutes: readonly Route[] = [
@@ -21,5 +20,4 @@ export const apiRoutes: readonly Route[] = [
   ...providerRoutes,
   ...packageRoutes,
   ...mcpRoutes,
-  ...workspaceRoutes,
 ];

@@ -49,12 +49,20 @@ describe('catalog operations beside a running server', () => {
     const needsMore = new Set(['mcp.catalog']);
     const reads = operations.filter((op) => op.http.method === 'GET' && !needsMore.has(op.name));
     expect(reads.map((op) => op.name)).toEqual(
-      expect.arrayContaining(['agents.list', 'runs.list', 'providers.list', 'web.list']),
+      expect.arrayContaining([
+        'agents.list',
+        'runs.list',
+        'providers.list',
+        'web.list',
+        'workspaces.list',
+      ]),
     );
     for (const op of reads) {
-      const input = op.input.required.includes('agent') ? { agent: 'demo' } : {};
-      const cli = op.cli as { command: [string, string]; positionals?: string[] };
-      const args = Object.entries(input).flatMap(([k, v]) =>
+      const input: Record<string, string> = op.input.required.includes('agent')
+        ? { agent: 'demo' }
+        : {};
+      const cli = op.cli as { command: readonly [string, string]; positionals?: readonly string[] };
+      const args = Object.entries(input).flatMap(([k, v]): string[] =>
         cli.positionals?.includes(k) ? [v] : [`--${k}`, v],
       );
       const printed = await mesh(...cli.command, ...args, '--json');

@@ -46,6 +46,11 @@ describe('the workspaces API', () => {
       grants: [{ agent: 'coder', backend: 'dev', egress: ['github.com', '127.0.0.1:8080'] }],
       workspaces: [],
     });
+    // Revoking says whether there was a grant to revoke.
+    for (const revoked of [true, false]) {
+      const answer = await server.api('DELETE', '/api/agents/coder/workspace-backend');
+      expect([answer.status, answer.json]).toEqual([200, { agent: 'coder', revoked }]);
+    }
   });
 
   it('stores an e2b key write-only and refuses plain http off loopback', async () => {

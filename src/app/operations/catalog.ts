@@ -6,6 +6,7 @@ import {
   workspaceBackendKeyOperation,
 } from '../backends/operations.ts';
 import { webOperations } from '../backends/web-operations.ts';
+import { workspaceOperations } from '../backends/workspace-operations.ts';
 import { mcpCatalogOperation } from '../mcp-operations.ts';
 import { listRunsOperation } from '../runs/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../tool-operations.ts';
@@ -26,6 +27,7 @@ export const operations: readonly AnyOperation[] = [
   providerKeyOperation,
   ...webOperations,
   webProviderKeyOperation,
+  ...workspaceOperations,
   workspaceBackendKeyOperation,
 ];
 
