@@ -1,5 +1,4 @@
 import type { Mesh } from './mesh.ts';
-import type { NewProvider } from './model-providers.ts';
 import type { Audience } from './records.ts';
 import { runEffects } from './outbound-view.ts';
 import { MeshError } from '../tool/errors.ts';
@@ -164,15 +163,6 @@ export const useCases = {
     ).captureAgentSecret(mesh, agent, input.packageId, input.key, input.value);
     return { agent, meta };
   },
-
-  'providers.add': async (mesh: Mesh, input: NewProvider) =>
-    (await import('./model-providers.ts')).addModelProvider(mesh, input),
-
-  'providers.delete': async (mesh: Mesh, input: { provider: string }) =>
-    (await import('./model-providers.ts')).deleteModelProvider(mesh, input.provider),
-
-  'providers.list': async (mesh: Mesh, _input: Record<string, never>) =>
-    (await import('./model-providers.ts')).describeProviders(mesh),
 
   /** Mints an operator token: its value goes back to the caller once and is stored hashed. */
   'tokens.create': async (mesh: Mesh, input: { label: string }) =>

@@ -1,7 +1,6 @@
 import { listAgentsOperation, updateAgentOperation } from '../app/agent-operations.ts';
 import {
-  listProvidersOperation,
-  providerKeyOperation,
+  providerOperations,
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
 } from '../app/backends/operations.ts';
@@ -56,14 +55,7 @@ ${webOperations.map(operationUsage).join('\n')}
 ${operationUsage(webProviderKeyOperation)}`;
 
 const PROVIDERS_USAGE = `Usage:
-  mesh providers add --name N --base-url URL --api-key-file F [--context-tokens T]
-      an OpenAI-compatible Chat Completions endpoint (OpenRouter, vLLM, Ollama, OpenAI);
-      the key is read from the file and stored encrypted as the provider's secret
-  mesh providers add --name N --scripted FILE
-      a scripted provider: replies from a JSON file (tests and demos)
-${operationUsage(listProvidersOperation)}
-  mesh providers delete NAME   delete a provider no agent uses, and revoke its API key
-${operationUsage(providerKeyOperation)}`;
+${providerOperations.map(operationUsage).join('\n')}`;
 
 const CHAT_USAGE = `Usage:
   mesh chat --agent NAME [--conversation ID] [--as ACTOR] [--json] "text"

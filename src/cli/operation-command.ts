@@ -153,11 +153,20 @@ export function readInput(
       continue;
     }
     if (files[k]) {
+      let content: string;
       try {
-        input[k] = readFileSync(text, 'utf8');
+        content = readFileSync(text, 'utf8');
       } catch {
         throw new UsageError(`cannot read the file --${flag} names`);
       }
+      // A field that holds JSON (a script) is read from its file as JSON.
+      if (schema.properties[k]?.['type'] === 'object') {
+        try {
+          input[k] = JSON.parse(content) as unknown;
+        } catch {
+          throw new UsageError(`the file --${flag} names is not valid JSON`);
+        }
+      } else input[k] = content;
     } else input[k] = typed(text, schema.properties[k] ?? {}, `--${flag}`);
   }
   return { input, json: parsed.values['json'] === true };

@@ -5,7 +5,6 @@ import { mcpRoutes } from './api/mcp.ts';
 import { operationRoutes } from './api/operations.ts';
 import { metricsRoute, openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
-import { providerRoutes } from './api/providers.ts';
 import { toolSearchRoutes } from './api/tool-search.ts';
 
 /** Every route of the JSON API, in the order the document lists them: one module per tag. */
@@ -17,7 +16,6 @@ export const apiRoutes: readonly Route[] = [
   ...toolSearchRoutes,
   ...conversationRoutes,
   ...operationRoutes,
-  ...providerRoutes,
   ...packageRoutes,
   ...mcpRoutes,
 ];

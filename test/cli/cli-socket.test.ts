@@ -135,24 +135,10 @@ describe('the CLI socket at its edges', () => {
     const refusals: [string, unknown][] = [
       ['agents.packages', { agent: 'ghost' }],
       ['secrets.set', { agent: 'ghost', packageId: 'mesh.memory', key: 'k', value: CANARY }],
-      [
-        'providers.add',
-        { name: 'Bad Name', kind: 'openai_compatible', baseUrl: 'https://x.test/', apiKey: CANARY },
-      ],
-      [
-        'providers.add',
-        {
-          name: 'ok',
-          kind: 'openai_compatible',
-          baseUrl: `https://${CANARY}@x.test/`,
-          apiKey: 'k',
-        },
-      ],
+      ['mcp.add', { slug: 'Bad Slug', url: `https://${CANARY}@x.test/`, allowLoopbackHttp: false }],
+      ['mcp.add', { slug: 'ok', url: { CANARY }, allowLoopbackHttp: false }],
       // Not a MeshError: the server logs that the use case failed, never its input.
-      [
-        'providers.add',
-        { name: 'ok', kind: 'openai_compatible', baseUrl: 'https://x.test/', apiKey: { CANARY } },
-      ],
+      ['runs.show', { id: { CANARY } }],
     ];
     try {
       for (const [name, input] of refusals) {
@@ -171,7 +157,7 @@ describe('the CLI socket at its edges', () => {
     }
     expect(log.filter((line) => line.includes(' error '))).toEqual([
       expect.stringMatching(
-        /^cli: error request [0-9a-f-]{36} Error: use case providers\.add failed \(TypeError\)$/,
+        /^cli: error request [0-9a-f-]{36} Error: use case runs\.show failed \(TypeError\)$/,
       ),
     ]);
     expect(log.join('\n')).not.toContain(CANARY);

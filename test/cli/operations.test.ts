@@ -191,5 +191,23 @@ describe('catalog operations beside a running server', () => {
     const noAgent = await api('/api/runs?agent=nobody');
     expect(noAgent.status).toBe(404);
     expect(noAgent.body['error']).toMatchObject({ code: 'agent_not_found' });
+
+    // A provider needs an endpoint with its key, or a script: the refusal names the flag.
+    const noEndpoint = await mesh('providers', 'add', '--name', 'half');
+    expect(noEndpoint.code).toBe(1);
+    expect(noEndpoint.stderr).toContain('--base-url');
+    writeFileSync(join(home, 'bad-script.json'), '{"rules": [');
+    const badScript = await mesh(
+      'providers',
+      'add',
+      '--name',
+      's',
+      '--scripted',
+      join(home, 'bad-script.json'),
+    );
+    expect(badScript.code).toBe(2);
+    expect(badScript.stderr).toContain('the file --scripted names is not valid JSON');
+    const listed = await mesh('providers', 'list', '--json');
+    expect(JSON.stringify(JSON.parse(listed.stdout))).not.toMatch(/"(half|s)"/);
   });
 });

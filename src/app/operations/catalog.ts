@@ -1,5 +1,7 @@
 import { listAgentsOperation, updateAgentOperation } from '../agent-operations.ts';
 import {
+  addProviderOperation,
+  deleteProviderOperation,
   listProvidersOperation,
   providerKeyOperation,
   webProviderKeyOperation,
@@ -23,7 +25,9 @@ export const operations: readonly AnyOperation[] = [
   callToolOperation,
   listRunsOperation,
   mcpCatalogOperation,
+  addProviderOperation,
   listProvidersOperation,
+  deleteProviderOperation,
   providerKeyOperation,
   ...webOperations,
   webProviderKeyOperation,
