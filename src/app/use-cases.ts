@@ -32,25 +32,6 @@ interface BindingInput {
 
 /** Every use case the CLI calls, by name. */
 export const useCases = {
-  'agents.create': async (
-    mesh: Mesh,
-    input: {
-      name: string;
-      provider?: string;
-      model?: string;
-      persona: string | null;
-      imageInput?: boolean;
-    },
-  ) => (await import('./agents.ts')).createAgent(mesh, input),
-
-  /** Says whether the agent's model accepts image input. */
-  'agents.imageInput': async (mesh: Mesh, input: { agent: string; accepts: boolean }) =>
-    (await import('./agents.ts')).setAgentImageInput(mesh, input.agent, input.accepts),
-
-  /** Deletes an agent with its history, policy and bindings, and retires its secrets. */
-  'agents.delete': async (mesh: Mesh, input: { agent: string }) =>
-    (await import('./agents.ts')).deleteAgent(mesh, input.agent),
-
   'agents.list': async (mesh: Mesh, _input: Record<string, never>) =>
     (await import('./queries.ts')).listAgents(mesh),
 

@@ -1,4 +1,4 @@
-import { listAgentsOperation, updateAgentOperation } from '../app/agent-operations.ts';
+import { agentOperations } from '../app/agent-operations.ts';
 import {
   providerOperations,
   webProviderKeyOperation,
@@ -34,17 +34,7 @@ its hash is stored).
   --new-token    mint another operator token and print it once`;
 
 const AGENTS_USAGE = `Usage:
-  mesh agents create NAME [--provider P --model M] [--persona FILE] [--image-input]
-                               create an agent (lowercase letters, digits, - and _);
-                               --image-input: its model accepts images
-  mesh agents image-input NAME on|off
-                               whether the agent's model accepts image input (images
-                               tools return are then shown to it)
-${operationUsage(updateAgentOperation)}
-${operationUsage(listAgentsOperation)}
-  mesh agents delete NAME --yes
-                               delete an agent with its conversations, runs, memories and
-                               connections, and revoke its secrets`;
+${agentOperations.map(operationUsage).join('\n')}`;
 
 const WORKSPACES_USAGE = `Usage:
 ${workspaceOperations.map(operationUsage).join('\n')}

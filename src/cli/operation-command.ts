@@ -65,6 +65,7 @@ export function operationUsage(op: AnyOperation): string {
       const shown = required.includes(k) ? flag : `[${flag}]`;
       return isList(properties[k]) ? `${shown}...` : shown;
     }),
+    ...(cli.confirm === undefined ? [] : ['--yes']),
     '[--json]',
   ].join(' ');
   const rows: [string, string][] = [
@@ -78,6 +79,9 @@ export function operationUsage(op: AnyOperation): string {
         ? `a file holding ${properties[k]?.description ?? k}`
         : (properties[k]?.description ?? ''),
     ]),
+    ...(cli.confirm === undefined
+      ? []
+      : [['--yes', `confirms it: ${cli.confirm}`] as [string, string]]),
     ['--json', 'print the result as the API answers it'],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
@@ -112,6 +116,7 @@ export function readInput(
   const positionals = cli.positionals ?? [];
   const files = cli.files ?? {};
   const options: NonNullable<ParseArgsConfig['options']> = { json: { type: 'boolean' } };
+  if (cli.confirm !== undefined) options['yes'] = { type: 'boolean' };
   for (const k of Object.keys(schema.properties)) {
     if (positionals.includes(k)) continue;
     options[files[k] ?? flagOf(k, cli)] = cli.switches?.includes(k)
@@ -121,6 +126,8 @@ export function readInput(
         : { type: 'string' };
   }
   const parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
+  if (cli.confirm !== undefined && parsed.values['yes'] !== true)
+    throw new UsageError(`${cli.confirm}; pass --yes to do it`);
   const input: Record<string, unknown> = {};
   if (parsed.positionals.length > positionals.length)
     throw new UsageError(
@@ -175,7 +182,7 @@ export function readInput(
 /** A refusal of an input field, said with the flag or argument the operator typed. */
 function asCliRefusal(op: AnyOperation, error: unknown): unknown {
   const field =
-    isMeshError(error) && /^invalid_(input|body|query)$/.test(error.code)
+    isMeshError(error) && /^invalid_(input|body|query|text)$/.test(error.code)
       ? error.data?.['field']
       : undefined;
   // Named under `input` in this process, under `path`, `query` or `body` by the server's API.
@@ -188,7 +195,10 @@ function asCliRefusal(op: AnyOperation, error: unknown): unknown {
     : `--${cli?.files?.[name] ?? flagOf(name, cli)}`;
   return new MeshError(
     'invalid_input',
-    error.message.replace(`field \`${name}\``, said).replace(`\`${name}\``, said),
+    error.message
+      .replace(`\`${field}\``, said)
+      .replace(`field \`${name}\``, said)
+      .replace(`\`${name}\``, said),
     { field: said },
   );
 }

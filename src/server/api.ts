@@ -1,4 +1,3 @@
-import { agentRoutes } from './api/agents.ts';
 import type { Route } from './api/context.ts';
 import { conversationRoutes } from './api/conversations.ts';
 import { mcpRoutes } from './api/mcp.ts';
@@ -11,7 +10,6 @@ import { toolSearchRoutes } from './api/tool-search.ts';
 export const apiRoutes: readonly Route[] = [
   openApiRoute(() => apiRoutes),
   metricsRoute,
-  ...agentRoutes,
   ...policyRoutes,
   ...toolSearchRoutes,
   ...conversationRoutes,

@@ -200,7 +200,7 @@ describe('credentials and texts refused by the CLI', () => {
       persona,
     );
     expect(created.code).toBe(1);
-    expect(created.err).toContain('`persona` holds a NUL character or an unpaired surrogate');
+    expect(created.err).toContain('--persona holds a NUL character or an unpaired surrogate');
     expect(created.err).not.toMatch(/invalid byte sequence|UTF8|0x00/);
     expect(created.err).not.toContain(CANARY);
     const listed = await run('agents', 'list', '--json');

@@ -1,4 +1,4 @@
-import { listAgentsOperation, updateAgentOperation } from '../agent-operations.ts';
+import { agentOperations } from '../agent-operations.ts';
 import {
   addProviderOperation,
   deleteProviderOperation,
@@ -19,8 +19,7 @@ import type { AnyOperation } from './operation.ts';
  * The faces are generated from this list; `test/app/operation-catalog.test.ts` walks it.
  */
 export const operations: readonly AnyOperation[] = [
-  listAgentsOperation,
-  updateAgentOperation,
+  ...agentOperations,
   agentToolsOperation,
   callToolOperation,
   listRunsOperation,

@@ -54,6 +54,11 @@ export interface CliFace<O> {
    * output to name what it did); `--json` prints the output itself.
    */
   print(output: O, input: Readonly<Record<string, unknown>>): readonly string[];
+  /**
+   * What the operation destroys, for an operation the CLI runs only with `--yes`: without it, the
+   * command refuses with this text and does nothing.
+   */
+  readonly confirm?: string;
   /** A line for standard error beside the output (what a script piping stdout does not want). */
   note?(output: O): string | undefined;
   /** The exit code for an output (0 unless said: a tool call that came to an error is 1). */
