@@ -145,16 +145,6 @@ export const useCases = {
     return { agent, meta };
   },
 
-  /** Mints an operator token: its value goes back to the caller once and is stored hashed. */
-  'tokens.create': async (mesh: Mesh, input: { label: string }) =>
-    (await import('./operator-auth.ts')).createOperatorToken(mesh.db, input.label),
-
-  'tokens.list': async (mesh: Mesh, _input: Record<string, never>) =>
-    (await import('./operator-auth.ts')).listOperatorTokens(mesh.db),
-
-  'tokens.revoke': async (mesh: Mesh, input: { id: string }) =>
-    (await import('./operator-auth.ts')).revokeOperatorToken(mesh.db, input.id),
-
   'mcp.add': async (
     mesh: Mesh,
     input: { slug: string; url: string; allowLoopbackHttp: boolean; timeoutSeconds?: number },

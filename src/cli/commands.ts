@@ -1,4 +1,5 @@
 import { agentOperations } from '../app/agent-operations.ts';
+import { tokenOperations } from '../app/token-operations.ts';
 import {
   providerOperations,
   webProviderKeyOperation,
@@ -101,9 +102,7 @@ const SECRETS_USAGE = `Usage:
   mesh secrets list --agent A [--json]      presence, kind, version and dates only`;
 
 const TOKENS_USAGE = `Usage:
-  mesh tokens create [--label L]   mint an operator token; printed once, only its hash is kept
-  mesh tokens list [--json]        tokens with their labels and dates (never the tokens)
-  mesh tokens revoke ID            revoke a token and end the UI sessions it opened`;
+${tokenOperations.map(operationUsage).join('\n')}`;
 
 const KEYS_USAGE = `Usage: mesh keys rotate --new-key-file F
 

@@ -66,7 +66,8 @@ export async function listOperatorTokens(q: Queryable): Promise<OperatorTokenRec
 
 /** Revokes a token and ends every session it opened. */
 export async function revokeOperatorToken(q: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await q.query(
+  // The rows, not rowCount: the embedded database counts a select's rows as none affected.
+  const { rows } = await q.query(
     `with revoked as (
        update operator_tokens set revoked_at = now() where id = $1 and revoked_at is null returning id
      ), ended as (
@@ -75,7 +76,7 @@ export async function revokeOperatorToken(q: Queryable, id: string): Promise<boo
      select id from revoked`,
     [id],
   );
-  return rowCount > 0;
+  return rows.length > 0;
 }
 
 /** A UI session as the server needs it. */

@@ -152,6 +152,7 @@ export const ERROR_CODES = Object.freeze({
   invalid_script: 'invalid',
   invalid_search: 'invalid',
   invalid_token: 'invalid',
+  token_not_found: 'not_found',
   invalid_tool_provider: 'invalid',
   missing_actor: 'invalid',
   package_not_found: 'not_found',

@@ -58,7 +58,7 @@ describe('mesh serve on the embedded database', () => {
     expect(await second.exited).toBe(0);
 
     const tokens = await mesh('tokens', 'list', '--json');
-    expect(JSON.parse(tokens.stdout)).toHaveLength(1);
+    expect((JSON.parse(tokens.stdout) as { tokens: unknown[] }).tokens).toHaveLength(1);
     expect(tokens.stdout).not.toContain('mesh_op_');
   }, 120_000);
 });
