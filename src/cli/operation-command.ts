@@ -53,7 +53,11 @@ export function operationUsage(op: AnyOperation): string {
   const flags = Object.keys(properties).filter((k) => !positionals.includes(k));
   const synopsis = [
     `mesh ${cli.command.join(' ')}`,
-    ...positionals.map((k) => (required.includes(k) ? k.toUpperCase() : `[${k.toUpperCase()}]`)),
+    ...positionals.map((k) => {
+      // A positional that is a choice reads as its choices (on|off), else as its name.
+      const shown = properties[k]?.['type'] === 'boolean' ? 'on|off' : k.toUpperCase();
+      return required.includes(k) ? shown : `[${shown}]`;
+    }),
     ...flags.map((k) => {
       const flag = files[k]
         ? `--${files[k]} FILE`
@@ -66,7 +70,8 @@ export function operationUsage(op: AnyOperation): string {
       return isList(properties[k]) ? `${shown}...` : shown;
     }),
     ...(cli.confirm === undefined ? [] : ['--yes']),
-    '[--json]',
+    // A 204 answers nothing, so there is nothing to print as JSON.
+    ...(op.http.status === 204 ? [] : ['[--json]']),
   ].join(' ');
   const rows: [string, string][] = [
     ...positionals.map((k): [string, string] => [
@@ -82,7 +87,9 @@ export function operationUsage(op: AnyOperation): string {
     ...(cli.confirm === undefined
       ? []
       : [['--yes', `confirms it: ${cli.confirm}`] as [string, string]]),
-    ['--json', 'print the result as the API answers it'],
+    ...(op.http.status === 204
+      ? []
+      : [['--json', 'print the result as the API answers it'] as [string, string]]),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   return [
