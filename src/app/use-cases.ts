@@ -134,16 +134,6 @@ export const useCases = {
   },
 
   /** Captures an agent's credential; returns metadata only, never the value. */
-  'secrets.set': async (
-    mesh: Mesh,
-    input: { agent: string; packageId: string; key: string; value: string },
-  ) => {
-    const agent = await agentNamed(mesh, input.agent);
-    const meta = await (
-      await import('./agent-secrets.ts')
-    ).captureAgentSecret(mesh, agent, input.packageId, input.key, input.value);
-    return { agent, meta };
-  },
 
   'mcp.add': async (
     mesh: Mesh,

@@ -1,5 +1,6 @@
 import { agentOperations } from '../app/agent-operations.ts';
 import { tokenOperations } from '../app/token-operations.ts';
+import { secretOperations } from '../app/packages/secret-operations.ts';
 import {
   providerOperations,
   webProviderKeyOperation,
@@ -97,9 +98,7 @@ const CONFIG_USAGE = `Usage:
   mesh config list --agent A [--json]               the agent's values, defaults filled in (never secrets)`;
 
 const SECRETS_USAGE = `Usage:
-  mesh secrets set --agent A --package P --key K --value-file F
-      capture the agent's own credential for a package's secret field (write-only: never printed)
-  mesh secrets list --agent A [--json]      presence, kind, version and dates only`;
+${secretOperations.map(operationUsage).join('\n')}`;
 
 const TOKENS_USAGE = `Usage:
 ${tokenOperations.map(operationUsage).join('\n')}`;

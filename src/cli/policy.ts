@@ -1,13 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { secretOperations } from '../app/packages/secret-operations.ts';
 import { withUseCases } from '../app/use-case-client.ts';
-import {
-  commandGroup,
-  printList,
-  UsageError,
-  type CommandBody,
-  type Subcommand,
-} from './command.ts';
+import { operationGroup } from './operation-command.ts';
+import { commandGroup, UsageError, type CommandBody, type Subcommand } from './command.ts';
 
 function needAgent(name: string | undefined): string {
   if (!name) throw new UsageError('--agent is required');
@@ -66,68 +61,8 @@ const configList: Subcommand = async (args, io) => {
   return 0;
 };
 
-const secretsSet: Subcommand = async (args, io) => {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      agent: { type: 'string' },
-      package: { type: 'string' },
-      key: { type: 'string' },
-      'value-file': { type: 'string' },
-    },
-  });
-  if (!values.package || !values.key || !values['value-file'])
-    throw new UsageError('--package, --key and --value-file are required');
-  let value: string;
-  try {
-    // Read here, by the operator's process: a server given the work never opens the file.
-    value = readFileSync(values['value-file'], 'utf8').trim();
-  } catch {
-    throw new UsageError(`cannot read the value file ${values['value-file']}`);
-  }
-  const agent = needAgent(values.agent);
-  const { package: packageId, key } = values;
-  const done = await withUseCases((call) => call('secrets.set', { agent, packageId, key, value }));
-  io.out(`Captured ${done.meta.kind} for ${done.agent.name} (version ${done.meta.version}).`);
-  return 0;
-};
-
-const secretsList: Subcommand = async (args, io) => {
-  const { values } = parseArgs({
-    args: [...args],
-    options: { agent: { type: 'string' }, json: { type: 'boolean', default: false } },
-  });
-  const { agent, packages } = await withUseCases((call) =>
-    call('agents.packages', { agent: needAgent(values.agent) }),
-  );
-  const rows = packages.flatMap((pkg) =>
-    pkg.config.flatMap((field) => {
-      const slot = pkg.secrets[field.key];
-      return slot?.present && slot.createdAt
-        ? [
-            {
-              package: pkg.id,
-              key: field.key,
-              kind: field.kind ?? '',
-              version: slot.version ?? 0,
-              created_at: slot.createdAt,
-            },
-          ]
-        : [];
-    }),
-  );
-  printList(io, {
-    json: values.json,
-    rows,
-    empty: `No secrets captured for ${agent.name}.`,
-    line: (r) =>
-      `${r.package} ${r.kind} present (version ${r.version}, ${r.created_at.toISOString()})`,
-  });
-  return 0;
-};
-
 /** `mesh config …`: an agent's tool config values. */
 export const configCommand: CommandBody = commandGroup({ set: configSet, list: configList });
 
 /** `mesh secrets …`: an agent's credentials for tools, write-only. */
-export const secretsCommand: CommandBody = commandGroup({ set: secretsSet, list: secretsList });
+export const secretsCommand: CommandBody = operationGroup(secretOperations);

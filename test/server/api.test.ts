@@ -228,6 +228,24 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       { value: canary },
     );
     expect(notSecret.status).toBe(400);
+    // Listed by presence, kind and version; revoked, it is gone from the list.
+    const listed = await server.api('GET', '/api/agents/ada/secrets');
+    expect(listed.json).toEqual({
+      secrets: [
+        expect.objectContaining({
+          package: 'example.tracker',
+          key: 'api_token',
+          kind: 'tracker_api_token',
+          version: 1,
+        }),
+      ],
+    });
+    const removed = await server.api(
+      'DELETE',
+      '/api/agents/ada/packages/example.tracker/secrets/api_token',
+    );
+    expect(removed.status).toBe(204);
+    expect((await server.api('GET', '/api/agents/ada/secrets')).json).toEqual({ secrets: [] });
     expect(server.bodies.join('\n')).not.toContain(canary);
     expect(server.logs.join('\n')).not.toContain(canary);
   });

@@ -1,4 +1,3 @@
-import { captureAgentSecret, retireAgentSecret } from '../../app/agent-secrets.ts';
 import { requireAgent } from '../../app/agents.ts';
 import {
   agentPackages,
@@ -12,7 +11,7 @@ import {
 } from '../../app/packages.ts';
 import { agentPackageJson } from '../../app/views.ts';
 import { closedObject } from '../router.ts';
-import { route, SECRET_VALUE, type Route } from './context.ts';
+import { route, type Route } from './context.ts';
 
 /** The packages as installed for one agent: enablement, config values, secrets, audiences. */
 export const policyRoutes: readonly Route[] = [
@@ -71,44 +70,6 @@ export const policyRoutes: readonly Route[] = [
     handle: async ({ context, params }) => {
       const agent = await requireAgent(context.mesh, params['agent'] ?? '');
       await resetAgentConfig(context.mesh, agent, params['package'] ?? '', params['key'] ?? '');
-    },
-  }),
-  route({
-    method: 'PUT',
-    path: '/api/agents/{agent}/packages/{package}/secrets/{key}',
-    operationId: 'captureAgentSecret',
-    summary:
-      "Capture the agent's own credential for a package's secret field (write-only: the response is presence and version)",
-    tag: 'policy',
-    body: closedObject({ value: SECRET_VALUE }, ['value']),
-    handle: async ({ context, params, body }) => {
-      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
-      const meta = await captureAgentSecret(
-        context.mesh,
-        agent,
-        params['package'] ?? '',
-        params['key'] ?? '',
-        body.value,
-      );
-      return {
-        key: params['key'],
-        kind: meta.kind,
-        present: true,
-        version: meta.version,
-        created_at: meta.createdAt,
-      };
-    },
-  }),
-  route({
-    method: 'DELETE',
-    path: '/api/agents/{agent}/packages/{package}/secrets/{key}',
-    operationId: 'retireAgentSecret',
-    summary: "Revoke the agent's credential for a package's secret field",
-    tag: 'policy',
-    status: 204,
-    handle: async ({ context, params }) => {
-      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
-      await retireAgentSecret(context.mesh, agent, params['package'] ?? '', params['key'] ?? '');
     },
   }),
   route({
