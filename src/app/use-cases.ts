@@ -112,26 +112,8 @@ export const useCases = {
   },
 
   /** Sets a config value given as text; the manifest's field type decides how it reads. */
-  'config.set': async (
-    mesh: Mesh,
-    input: { agent: string; packageId: string; key: string; text: string },
-  ) => {
-    const packages = await import('./packages.ts');
-    const agent = await agentNamed(mesh, input.agent);
-    const value = packages.configValueFromText(mesh, input.packageId, input.key, input.text);
-    await packages.setAgentConfig(mesh, agent, input.packageId, input.key, value);
-    return { agent };
-  },
 
   /** The agent's config values by package, defaults filled in (never secrets). */
-  'config.list': async (mesh: Mesh, input: { agent: string }) => {
-    const agent = await agentNamed(mesh, input.agent);
-    const configFor = await (await import('./policy.ts')).agentConfig(mesh, agent.id);
-    const values = Object.fromEntries(
-      mesh.catalog.packages.map((p) => [p.manifest.package.id, configFor(p.manifest.package.id)]),
-    );
-    return { agent, values };
-  },
 
   /** Captures an agent's credential; returns metadata only, never the value. */
 

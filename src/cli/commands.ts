@@ -1,6 +1,7 @@
 import { agentOperations } from '../app/agent-operations.ts';
 import { tokenOperations } from '../app/token-operations.ts';
 import { secretOperations } from '../app/packages/secret-operations.ts';
+import { configOperations } from '../app/packages/config-operations.ts';
 import {
   providerOperations,
   webProviderKeyOperation,
@@ -94,8 +95,7 @@ ${operationUsage(mcpCatalogOperation)}
   mesh mcp disconnect --agent A --provider SLUG   remove the binding and its token`;
 
 const CONFIG_USAGE = `Usage:
-  mesh config set --agent A --package P KEY VALUE   set a config or public value (validated by the manifest)
-  mesh config list --agent A [--json]               the agent's values, defaults filled in (never secrets)`;
+${configOperations.map(operationUsage).join('\n')}`;
 
 const SECRETS_USAGE = `Usage:
 ${secretOperations.map(operationUsage).join('\n')}`;

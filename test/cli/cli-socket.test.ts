@@ -134,7 +134,7 @@ describe('the CLI socket at its edges', () => {
     const client = await connectToServer(path);
     const refusals: [string, unknown][] = [
       ['agents.packages', { agent: 'ghost' }],
-      ['config.set', { agent: 'ghost', packageId: 'mesh.memory', key: 'k', text: CANARY }],
+      ['mcp.connect', { agent: 'ghost', provider: 'x', token: CANARY }],
       ['mcp.add', { slug: 'Bad Slug', url: `https://${CANARY}@x.test/`, allowLoopbackHttp: false }],
       ['mcp.add', { slug: 'ok', url: { CANARY }, allowLoopbackHttp: false }],
       // Not a MeshError: the server logs that the use case failed, never its input.

@@ -12,6 +12,7 @@ import { workspaceOperations } from '../backends/workspace-operations.ts';
 import { mcpCatalogOperation } from '../mcp-operations.ts';
 import { listRunsOperation } from '../runs/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../tool-operations.ts';
+import { configOperations } from '../packages/config-operations.ts';
 import { secretOperations } from '../packages/secret-operations.ts';
 import { tokenOperations } from '../token-operations.ts';
 import type { AnyOperation } from './operation.ts';
@@ -36,6 +37,7 @@ export const operations: readonly AnyOperation[] = [
   workspaceBackendKeyOperation,
   ...tokenOperations,
   ...secretOperations,
+  ...configOperations,
 ];
 
 /** The operation of that name, if the catalog holds one. */

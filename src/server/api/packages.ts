@@ -4,9 +4,7 @@ import {
   packageView,
   packageViews,
   requirePackage,
-  resetAgentConfig,
   setAgentAudiences,
-  setAgentConfig,
   setAgentToolEnabled,
 } from '../../app/packages.ts';
 import { agentPackageJson } from '../../app/views.ts';
@@ -38,38 +36,6 @@ export const policyRoutes: readonly Route[] = [
     handle: async ({ context, params, body }) => {
       const agent = await requireAgent(context.mesh, params['agent'] ?? '');
       await setAgentToolEnabled(context.mesh, agent, params['tool'] ?? '', body.enabled);
-    },
-  }),
-  route({
-    method: 'PUT',
-    path: '/api/agents/{agent}/packages/{package}/config/{key}',
-    operationId: 'setAgentConfig',
-    summary:
-      "Set one of a package's config or public values for an agent (validated against the manifest)",
-    tag: 'policy',
-    status: 204,
-    body: closedObject({ value: { type: ['string', 'number', 'boolean'] } }, ['value']),
-    handle: async ({ context, params, body }) => {
-      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
-      await setAgentConfig(
-        context.mesh,
-        agent,
-        params['package'] ?? '',
-        params['key'] ?? '',
-        body.value,
-      );
-    },
-  }),
-  route({
-    method: 'DELETE',
-    path: '/api/agents/{agent}/packages/{package}/config/{key}',
-    operationId: 'resetAgentConfig',
-    summary: 'Return a config value to its manifest default',
-    tag: 'policy',
-    status: 204,
-    handle: async ({ context, params }) => {
-      const agent = await requireAgent(context.mesh, params['agent'] ?? '');
-      await resetAgentConfig(context.mesh, agent, params['package'] ?? '', params['key'] ?? '');
     },
   }),
   route({
