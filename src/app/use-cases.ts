@@ -32,16 +32,6 @@ interface BindingInput {
 
 /** Every use case the CLI calls, by name. */
 export const useCases = {
-  'agents.list': async (mesh: Mesh, _input: Record<string, never>) =>
-    (await import('./queries.ts')).listAgents(mesh),
-
-  /** The agent's packages with its config and the presence of its secrets (never values). */
-  'agents.packages': async (mesh: Mesh, input: { agent: string }) => {
-    const agent = await agentNamed(mesh, input.agent);
-    const packages = await (await import('./packages.ts')).agentPackages(mesh, agent);
-    return { agent, packages };
-  },
-
   'chat.send': async (
     mesh: Mesh,
     input: { agent: string; conversationId?: string; actor?: string; body: string },
@@ -79,17 +69,6 @@ export const useCases = {
     ]);
     return { run, steps, effects };
   },
-
-  'tools.call': async (
-    mesh: Mesh,
-    input: { agent: string; tool: string; arguments: string; operator?: string },
-  ) =>
-    (await import('./operator-call.ts')).callToolAsOperator(mesh, {
-      agent: input.agent,
-      tool: input.tool,
-      arguments: input.arguments,
-      operator: await operatorOr(input.operator),
-    }),
 
   /** The operations the agent's tool_search would rank for a query, best first. */
   'tools.search': async (mesh: Mesh, input: { agent: string; query: string; limit: number }) =>

@@ -68,7 +68,7 @@ describe('the CLI socket at its edges', () => {
     expect(lstatSync(path).mode & 0o777).toBe(0o600);
     const client = await connectToServer(path);
     try {
-      expect(await client.call('agents.list', {})).toEqual([]);
+      expect((await client.request('GET', '/api/agents')).body).toEqual({ agents: [] });
     } finally {
       client.close();
     }
@@ -112,7 +112,7 @@ describe('the CLI socket at its edges', () => {
       );
       const env = { MESH_HOME: home };
       expect(useCaseTarget(env)).toMatchObject({ kind: 'server', socket: path });
-      expect(await failure(withUseCases((call) => call('agents.list', {}), env))).toEqual({
+      expect(await failure(withUseCases((call) => call('mcp.providers', {}), env))).toEqual({
         code: 'home_locked',
         message: `the embedded database is in use by process ${pid} (serving http://127.0.0.1:1/), which is not answering on its socket; try again, or stop it first`,
       });
@@ -133,7 +133,7 @@ describe('the CLI socket at its edges', () => {
     });
     const client = await connectToServer(path);
     const refusals: [string, unknown][] = [
-      ['agents.packages', { agent: 'ghost' }],
+      ['mcp.connections', { agent: 'ghost' }],
       ['mcp.connect', { agent: 'ghost', provider: 'x', token: CANARY }],
       ['mcp.add', { slug: 'Bad Slug', url: `https://${CANARY}@x.test/`, allowLoopbackHttp: false }],
       ['mcp.add', { slug: 'ok', url: { CANARY }, allowLoopbackHttp: false }],

@@ -75,12 +75,6 @@ describe('serveMesh, the wiring mesh serve runs', () => {
       expect(statSync(serving.socket ?? '').mode & 0o777).toBe(0o600);
       const client = await connectToServer(serving.socket ?? '');
       try {
-        const listed = (await client.call('agents.list', {})) as {
-          name: string;
-          createdAt: Date;
-        }[];
-        expect(listed.map((a) => a.name)).toEqual(['demo']);
-        expect(listed[0]?.createdAt).toBeInstanceOf(Date);
         // The API itself, as over TCP: the same body for the same request.
         expect((await client.request('GET', '/api/agents')).body).toEqual(
           JSON.parse(
@@ -93,7 +87,7 @@ describe('serveMesh, the wiring mesh serve runs', () => {
             ),
           ),
         );
-        await expect(client.call('agents.packages', { agent: 'ghost' })).rejects.toMatchObject({
+        await expect(client.call('mcp.connections', { agent: 'ghost' })).rejects.toMatchObject({
           code: 'agent_not_found',
           message: 'no agent named "ghost"',
         });

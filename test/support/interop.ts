@@ -1,8 +1,7 @@
 import { expect } from 'vitest';
 import { requireAgent } from '../../src/app/agents.ts';
-import type { OperatorCallResult } from '../../src/app/operator-call.ts';
 import { agentRegistry } from '../../src/app/policy.ts';
-import { runUseCase } from '../../src/app/use-cases.ts';
+import { callToolAsOperator, type OperatorCallResult } from '../../src/app/operator-call.ts';
 import type { TestServer } from './server.ts';
 
 /** One row of an agent's catalog as the operator API shows it. */
@@ -64,8 +63,8 @@ export async function expectEveryToolAccountedFor(
 }
 
 /**
- * Calls a tool as an operator: the use case `mesh tools call` runs (in its own process, or in the
- * server beside it), a durable run through the executor and the ledger.
+ * Calls a tool as an operator, as `mesh tools call` and its API route do: a durable run through
+ * the executor and the ledger.
  */
 export async function callAsOperator(
   server: TestServer,
@@ -73,7 +72,7 @@ export async function callAsOperator(
   tool: string,
   args: Record<string, unknown>,
 ): Promise<OperatorCallResult> {
-  return runUseCase(server.mesh, 'tools.call', {
+  return callToolAsOperator(server.mesh, {
     agent,
     tool,
     arguments: JSON.stringify(args),
