@@ -21,7 +21,7 @@ import { assembleMesh } from '../src/app/mesh.ts';
 import { addModelProvider } from '../src/app/model-providers.ts';
 import { turnPolicy } from '../src/app/policy.ts';
 import { chat } from '../src/app/turns.ts';
-import { runUseCase } from '../src/app/use-cases.ts';
+import { searchAgentTools } from '../src/app/agent-tool-search.ts';
 import { InstanceKey } from '../src/secrets/instance-key.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPglite } from '../src/store/pglite.ts';
@@ -65,11 +65,7 @@ async function recall(name: string, intents: readonly Intent[]): Promise<void> {
   let expected = 0;
   const misses: string[] = [];
   for (const intent of intents) {
-    const ranked = await runUseCase(mesh, 'tools.search', {
-      agent: 'bench',
-      query: intent.ask,
-      limit: 5,
-    });
+    const ranked = await searchAgentTools(mesh, 'bench', intent.ask, 5);
     const names = ranked.map((r) => r.name);
     const hits = intent.expect.filter((e) => names.includes(e));
     found += hits.length;
@@ -176,11 +172,11 @@ try {
   const whole: number[] = [];
   for (const { ask } of INTENTS.slice(0, 40)) {
     const t = performance.now();
-    await runUseCase(mesh, 'tools.search', { agent: 'bench', query: ask, limit: 5 });
+    await searchAgentTools(mesh, 'bench', ask, 5);
     whole.push(performance.now() - t);
   }
   console.log(
-    `the whole tools.search use case at 97 tools (policy read, index build, search): p50 ${p50(whole)}`,
+    `the whole tools.search operation at 97 tools (policy read, index build, search): p50 ${p50(whole)}`,
   );
 } finally {
   await mesh.close();

@@ -154,3 +154,61 @@ export const callToolOperation = defineOperation({
     };
   },
 });
+
+/** One ranked operation of a search, as the API answers it. */
+interface SearchResultAnswer {
+  readonly name: string;
+  readonly package?: string;
+  readonly provider?: string;
+  readonly score: number;
+  readonly description: string;
+}
+
+export const searchToolsOperation = defineOperation({
+  name: 'tools.search',
+  summary:
+    "Rank the operations the agent's tool_search would load for a need, best first (its own verbs aside)",
+  tag: 'tools',
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['agent', 'q'],
+    properties: {
+      agent: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        description: 'the agent, by name or id',
+      },
+      q: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 500,
+        description: 'what the agent needs, in words',
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 50,
+        description: 'how many operations to return (5 unless given)',
+      },
+    },
+  },
+  errors: ['agent_not_found', 'invalid_search'],
+  http: { method: 'GET', path: '/api/agents/{agent}/tools/search' },
+  cli: {
+    command: ['tools', 'search'],
+    positionals: ['q'],
+    print: (out: { results: readonly SearchResultAnswer[] }) =>
+      out.results.map(
+        (r) =>
+          `${r.score.toFixed(2)}  ${r.name}  ${r.provider ?? r.package ?? ''}  ${r.description}`,
+      ),
+    note: (out: { results: readonly SearchResultAnswer[] }) =>
+      out.results.length === 0 ? 'mesh tools search: nothing matched' : undefined,
+  },
+  async run(mesh, input): Promise<{ results: SearchResultAnswer[] }> {
+    const { searchAgentTools } = await import('./agent-tool-search.ts');
+    return { results: await searchAgentTools(mesh, input.agent, input.q, input.limit ?? 5) };
+  },
+});

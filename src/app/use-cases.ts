@@ -70,15 +70,6 @@ export const useCases = {
     return { run, steps, effects };
   },
 
-  /** The operations the agent's tool_search would rank for a query, best first. */
-  'tools.search': async (mesh: Mesh, input: { agent: string; query: string; limit: number }) =>
-    (await import('./agent-tool-search.ts')).searchAgentTools(
-      mesh,
-      input.agent,
-      input.query,
-      input.limit,
-    ),
-
   'tools.setEnabled': async (
     mesh: Mesh,
     input: { agent: string; tool: string; enabled: boolean },

@@ -9,7 +9,11 @@ import {
 } from '../app/backends/operations.ts';
 import { mcpCatalogOperation } from '../app/mcp-operations.ts';
 import { listRunsOperation } from '../app/runs/operations.ts';
-import { agentToolsOperation, callToolOperation } from '../app/tool-operations.ts';
+import {
+  agentToolsOperation,
+  callToolOperation,
+  searchToolsOperation,
+} from '../app/tool-operations.ts';
 import type { Command } from './command.ts';
 import { operationUsage } from './operation-command.ts';
 import { webOperations } from '../app/backends/web-operations.ts';
@@ -68,8 +72,7 @@ const TOOLS_USAGE = `Usage:
   mesh tools show NAME [--json]                  one tool in full, as its manifest declares it
 ${operationUsage(agentToolsOperation)}
 ${operationUsage(callToolOperation)}
-  mesh tools search --agent AGENT [--limit N] [--json] "QUERY"
-                                                 the operations the agent's tool_search ranks for QUERY, best first
+${operationUsage(searchToolsOperation)}
   mesh tools disable NAME --agent AGENT          opt an agent out of a built-in tool (it is no longer offered)
   mesh tools enable NAME --agent AGENT           opt it back in
   mesh tools validate [DIR]                      check tool packages on disk (default tools/)`;

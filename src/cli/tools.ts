@@ -1,7 +1,10 @@
 import { parseArgs } from 'node:util';
 import { installedTool, installedTools, type ToolListing } from '../app/tool-catalog.ts';
-import { withUseCases } from '../app/use-case-client.ts';
-import { agentToolsOperation, callToolOperation } from '../app/tool-operations.ts';
+import {
+  agentToolsOperation,
+  callToolOperation,
+  searchToolsOperation,
+} from '../app/tool-operations.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 import { operationSubcommand } from './operation-command.ts';
 import { toolSwitch } from './policy.ts';
@@ -73,46 +76,6 @@ function show(args: readonly string[], io: CliIo): number {
   return 0;
 }
 
-async function search(args: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      agent: { type: 'string' },
-      limit: { type: 'string', default: '5' },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  const query = positionals.join(' ');
-  if (query.trim() === '') throw new UsageError('say what to search for');
-  if (!values.agent) throw new UsageError('--agent is required');
-  const limit = Number(values.limit);
-  if (!/^\d+$/.test(values.limit) || limit < 1)
-    throw new UsageError('--limit must be a whole number from 1');
-  const agent = values.agent;
-  const results = await withUseCases((call) => call('tools.search', { agent, query, limit }));
-  if (values.json) {
-    io.out(JSON.stringify(results, null, 2));
-    return 0;
-  }
-  if (results.length === 0) {
-    io.err('mesh tools search: nothing matched');
-    return 0;
-  }
-  io.out(
-    table([
-      ['SCORE', 'NAME', 'FROM', 'DESCRIPTION'],
-      ...results.map((r) => [
-        r.score.toFixed(2),
-        r.name,
-        r.provider ?? r.package ?? '',
-        r.description,
-      ]),
-    ]),
-  );
-  return 0;
-}
-
 /** `mesh tools …`: list, show, call, search and validate tools. */
 export const toolsCommand: CommandBody = commandGroup({
   // With --agent: the agent's tools as its turn sees them; without: every installed tool.
@@ -122,7 +85,7 @@ export const toolsCommand: CommandBody = commandGroup({
       : list(args, io),
   show,
   call: operationSubcommand(callToolOperation),
-  search,
+  search: operationSubcommand(searchToolsOperation),
   enable: toolSwitch(true),
   disable: toolSwitch(false),
   validate: async (rest, io) => (await import('./tools-validate.ts')).toolsValidate(rest, io),

@@ -4,14 +4,12 @@ import { mcpRoutes } from './api/mcp.ts';
 import { operationRoutes } from './api/operations.ts';
 import { metricsRoute, openApiRoute } from './api/meta.ts';
 import { packageRoutes, policyRoutes } from './api/packages.ts';
-import { toolSearchRoutes } from './api/tool-search.ts';
 
 /** Every route of the JSON API, in the order the document lists them: one module per tag. */
 export const apiRoutes: readonly Route[] = [
   openApiRoute(() => apiRoutes),
   metricsRoute,
   ...policyRoutes,
-  ...toolSearchRoutes,
   ...conversationRoutes,
   ...operationRoutes,
   ...packageRoutes,

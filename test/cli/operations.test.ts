@@ -55,12 +55,17 @@ describe('catalog operations beside a running server', () => {
         'providers.list',
         'web.list',
         'workspaces.list',
+        'tools.search',
+        'config.list',
+        'secrets.list',
       ]),
     );
     for (const op of reads) {
-      const input: Record<string, string> = op.input.required.includes('agent')
-        ? { agent: 'demo' }
-        : {};
+      // What each read needs, from the demo's world: the agent, and words to search for.
+      const samples: Record<string, string> = { agent: 'demo', q: 'remember what I said' };
+      const input: Record<string, string> = Object.fromEntries(
+        op.input.required.map((k: string) => [k, samples[k] ?? '']),
+      );
       const cli = op.cli as { command: readonly [string, string]; positionals?: readonly string[] };
       const args = Object.entries(input).flatMap(([k, v]): string[] =>
         cli.positionals?.includes(k) ? [v] : [`--${k}`, v],

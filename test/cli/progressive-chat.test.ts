@@ -83,7 +83,9 @@ describe('mesh chat with progressive tool loading', () => {
     // The operator's search ranks as tool_search does, over what the agent is granted.
     const searched = await mesh('tools', 'search', '--agent', 'dev', '--json', 'open a PR');
     expect(searched.code).toBe(0);
-    const ranked = JSON.parse(searched.out) as { name: string; provider?: string; score: number }[];
+    const ranked = (
+      JSON.parse(searched.out) as { results: { name: string; provider?: string; score: number }[] }
+    ).results;
     expect(ranked[0]).toMatchObject({ name: 'gh__create_pull_request', provider: 'gh' });
     expect(ranked[0]?.score).toBeGreaterThan(0);
     const api = await fetch(
@@ -101,7 +103,7 @@ describe('mesh chat with progressive tool loading', () => {
     });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({
-      error: { code: 'invalid_query', field: 'query.limit' },
+      error: { code: 'invalid_input', field: 'query.limit' },
     });
 
     model.enqueue(

@@ -11,7 +11,11 @@ import { webOperations } from '../backends/web-operations.ts';
 import { workspaceOperations } from '../backends/workspace-operations.ts';
 import { mcpCatalogOperation } from '../mcp-operations.ts';
 import { listRunsOperation } from '../runs/operations.ts';
-import { agentToolsOperation, callToolOperation } from '../tool-operations.ts';
+import {
+  agentToolsOperation,
+  callToolOperation,
+  searchToolsOperation,
+} from '../tool-operations.ts';
 import { configOperations } from '../packages/config-operations.ts';
 import { secretOperations } from '../packages/secret-operations.ts';
 import { tokenOperations } from '../token-operations.ts';
@@ -25,6 +29,7 @@ export const operations: readonly AnyOperation[] = [
   ...agentOperations,
   agentToolsOperation,
   callToolOperation,
+  searchToolsOperation,
   listRunsOperation,
   mcpCatalogOperation,
   addProviderOperation,
