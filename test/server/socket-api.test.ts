@@ -185,7 +185,7 @@ describe('the API on the CLI socket', () => {
       expect((answer.json as { error: { code: string } }).error.code).toBe(code);
     }
     // Over TCP the route does not exist: nothing but the API and the signed-in pages are there.
-    const tcp = await fetch(`${server.url}cli/use-cases/agents.list`, {
+    const tcp = await fetch(`${server.url}cli/use-cases/mcp.providers`, {
       method: 'POST',
       headers: { 'content-type': USE_CASE_MEDIA_TYPE },
       body: new Uint8Array(serialize({})),
