@@ -1,3 +1,4 @@
+import { AGENT_FIELD, nameField, NO_INPUT } from './operations/fields.ts';
 import { defineOperation } from './operations/operation.ts';
 import { agentJson, isoText } from './views.ts';
 
@@ -22,12 +23,7 @@ export const updateAgentOperation = defineOperation({
     additionalProperties: false,
     required: ['agent'],
     properties: {
-      agent: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 200,
-        description: 'the agent, by name or id',
-      },
+      agent: AGENT_FIELD,
       provider: {
         type: 'string',
         minLength: 1,
@@ -70,7 +66,7 @@ export const listAgentsOperation = defineOperation({
   name: 'agents.list',
   summary: 'List agents, by name',
   tag: 'agents',
-  input: { type: 'object', additionalProperties: false, required: [], properties: {} },
+  input: NO_INPUT,
   errors: [],
   http: { method: 'GET', path: '/api/agents' },
   cli: {
@@ -89,13 +85,6 @@ export const listAgentsOperation = defineOperation({
   },
 });
 
-const AGENT = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  description: 'the agent, by name or id',
-} as const;
-
 export const createAgentOperation = defineOperation({
   name: 'agents.create',
   summary: 'Create an agent, optionally bound to a model provider and model',
@@ -105,11 +94,7 @@ export const createAgentOperation = defineOperation({
     additionalProperties: false,
     required: ['name'],
     properties: {
-      name: {
-        type: 'string',
-        pattern: '^[a-z0-9][a-z0-9_-]{0,62}$',
-        description: 'the name to create it under',
-      },
+      name: nameField('the name to create it under'),
       provider: {
         type: 'string',
         minLength: 1,
@@ -152,7 +137,7 @@ export const showAgentOperation = defineOperation({
     type: 'object',
     additionalProperties: false,
     required: ['agent'],
-    properties: { agent: AGENT },
+    properties: { agent: AGENT_FIELD },
   },
   errors: ['agent_not_found'],
   http: { method: 'GET', path: '/api/agents/{agent}' },
@@ -183,7 +168,7 @@ export const agentImageInputOperation = defineOperation({
     additionalProperties: false,
     required: ['agent', 'image_input'],
     properties: {
-      agent: AGENT,
+      agent: AGENT_FIELD,
       image_input: { type: 'boolean', description: "whether the agent's model accepts images" },
     },
   },
@@ -211,7 +196,7 @@ export const deleteAgentOperation = defineOperation({
     type: 'object',
     additionalProperties: false,
     required: ['agent'],
-    properties: { agent: AGENT },
+    properties: { agent: AGENT_FIELD },
   },
   errors: ['agent_not_found', 'agent_busy'],
   http: { method: 'DELETE', path: '/api/agents/{agent}', status: 204 },

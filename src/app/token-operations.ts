@@ -1,3 +1,4 @@
+import { NO_INPUT } from './operations/fields.ts';
 import { defineOperation } from './operations/operation.ts';
 
 /*
@@ -79,7 +80,7 @@ export const listTokensOperation = defineOperation({
   name: 'tokens.list',
   summary: 'Operator tokens with their labels and dates (never a token: only hashes are kept)',
   tag: 'tokens',
-  input: { type: 'object', additionalProperties: false, required: [], properties: {} },
+  input: NO_INPUT,
   errors: [],
   http: { method: 'GET', path: '/api/tokens' },
   cli: {

@@ -1,12 +1,6 @@
+import { AGENT_FIELD } from './operations/fields.ts';
 import type { Observation } from '../tool/observation.ts';
 import { defineOperation } from './operations/operation.ts';
-
-const AGENT = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  description: 'the agent, by name or id',
-} as const;
 
 /** One tool as an agent's turn would see it: offered, or withheld with why. */
 export interface AgentTool {
@@ -38,7 +32,7 @@ export const agentToolsOperation = defineOperation({
     additionalProperties: false,
     required: ['agent'],
     properties: {
-      agent: AGENT,
+      agent: AGENT_FIELD,
       audience: {
         enum: ['direct', 'shared'],
         description: "the conversation's audience (default direct)",
@@ -114,7 +108,7 @@ export const callToolOperation = defineOperation({
     additionalProperties: false,
     required: ['agent', 'tool', 'arguments'],
     properties: {
-      agent: AGENT,
+      agent: AGENT_FIELD,
       tool: { type: 'string', minLength: 1, maxLength: 200, description: 'the tool, by name' },
       arguments: {
         type: ['object', 'string'],
@@ -174,12 +168,7 @@ export const searchToolsOperation = defineOperation({
     additionalProperties: false,
     required: ['agent', 'q'],
     properties: {
-      agent: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 200,
-        description: 'the agent, by name or id',
-      },
+      agent: AGENT_FIELD,
       q: {
         type: 'string',
         minLength: 1,

@@ -1,3 +1,4 @@
+import { nameField, NO_INPUT } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { keyRotationOperation } from './key-rotation.ts';
 
@@ -64,7 +65,7 @@ export const listProvidersOperation = defineOperation({
   name: 'providers.list',
   summary: 'Model providers, with whether each API key is present (never the key)',
   tag: 'providers',
-  input: { type: 'object', additionalProperties: false, required: [], properties: {} },
+  input: NO_INPUT,
   errors: [],
   http: { method: 'GET', path: '/api/providers' },
   cli: {
@@ -88,11 +89,7 @@ export const listProvidersOperation = defineOperation({
   },
 });
 
-const PROVIDER_NAME = {
-  type: 'string',
-  pattern: '^[a-z0-9][a-z0-9_-]{0,62}$',
-  description: 'the model provider, by name',
-} as const;
+const PROVIDER_NAME = nameField('the model provider, by name');
 
 export const addProviderOperation = defineOperation({
   name: 'providers.add',

@@ -1,3 +1,4 @@
+import { AGENT_FIELD, nameField, NO_INPUT } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /*
@@ -26,22 +27,20 @@ export interface WebGrantAnswer {
   readonly granted_at: string;
 }
 
-const PROVIDER = {
-  type: 'string',
-  pattern: '^[a-z0-9][a-z0-9_-]{0,62}$',
-  description: 'the web provider, by name',
-} as const;
-const AGENT = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  description: 'the agent, by name or id',
-} as const;
+const PROVIDER = nameField('the web provider, by name');
 const CEILING = {
   type: 'integer',
   minimum: 1,
   maximum: 10000,
   description: 'at most this many calls to the provider in one run (retries count)',
+} as const;
+
+/** A grant's input: which agent, which provider. */
+const GRANT_INPUT = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent', 'provider'],
+  properties: { agent: AGENT_FIELD, provider: PROVIDER },
 } as const;
 
 /** The provider's line in `mesh web list`. */
@@ -54,7 +53,7 @@ export const listWebOperation = defineOperation({
   summary:
     'Web providers (kind, base URL, what each serves, per-run call ceiling, whether a key is captured; never the key) and their grants',
   tag: 'web',
-  input: { type: 'object', additionalProperties: false, required: [], properties: {} },
+  input: NO_INPUT,
   errors: [],
   http: { method: 'GET', path: '/api/web' },
   cli: {
@@ -226,12 +225,7 @@ export const grantWebOperation = defineOperation({
   summary:
     'Grant an agent a web provider: web_search and/or web_read are offered through it (the first granted provider that can serve a verb serves it)',
   tag: 'web',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent', 'provider'],
-    properties: { agent: AGENT, provider: PROVIDER },
-  },
+  input: GRANT_INPUT,
   errors: ['agent_not_found', 'web_provider_not_found'],
   http: { method: 'PUT', path: '/api/agents/{agent}/web-providers/{provider}' },
   cli: {
@@ -250,12 +244,7 @@ export const revokeWebOperation = defineOperation({
   name: 'web.revoke',
   summary: "Revoke an agent's web provider; `revoked` says whether it was granted",
   tag: 'web',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent', 'provider'],
-    properties: { agent: AGENT, provider: PROVIDER },
-  },
+  input: GRANT_INPUT,
   errors: ['agent_not_found', 'web_provider_not_found'],
   http: { method: 'DELETE', path: '/api/agents/{agent}/web-providers/{provider}' },
   cli: {

@@ -1,3 +1,4 @@
+import { AGENT_FIELD, nameField, NO_INPUT } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /*
@@ -41,18 +42,7 @@ interface WorkspacesAnswer {
   readonly workspaces: readonly WorkspaceAnswer[];
 }
 
-const BACKEND = {
-  type: 'string',
-  pattern: '^[a-z0-9][a-z0-9_-]{0,62}$',
-  description: 'the workspace backend, by name',
-} as const;
-const AGENT = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  description: 'the agent, by name or id',
-} as const;
-
+const BACKEND = nameField('the workspace backend, by name');
 function listLines(out: WorkspacesAnswer): string[] {
   return [
     'Backends:',
@@ -83,7 +73,7 @@ export const listWorkspacesOperation = defineOperation({
   summary:
     'Workspace backends (development ones marked), grants with their egress allowlists, and live workspaces with run, age and compute-seconds',
   tag: 'workspaces',
-  input: { type: 'object', additionalProperties: false, required: [], properties: {} },
+  input: NO_INPUT,
   errors: [],
   http: { method: 'GET', path: '/api/workspaces' },
   cli: { command: ['workspaces', 'list'], print: listLines },
@@ -224,7 +214,7 @@ export const grantWorkspaceBackendOperation = defineOperation({
     additionalProperties: false,
     required: ['agent', 'backend'],
     properties: {
-      agent: AGENT,
+      agent: AGENT_FIELD,
       backend: BACKEND,
       allow_hosts: {
         type: 'array',
@@ -263,7 +253,7 @@ export const revokeWorkspaceBackendOperation = defineOperation({
     type: 'object',
     additionalProperties: false,
     required: ['agent'],
-    properties: { agent: AGENT },
+    properties: { agent: AGENT_FIELD },
   },
   errors: ['agent_not_found'],
   http: { method: 'DELETE', path: '/api/agents/{agent}/workspace-backend' },

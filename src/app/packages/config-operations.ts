@@ -1,3 +1,4 @@
+import { AGENT_FIELD, PACKAGE_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /*
@@ -6,18 +7,6 @@ import { defineOperation } from '../operations/operation.ts';
  * default.
  */
 
-const AGENT = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  description: 'the agent, by name or id',
-} as const;
-const PACKAGE = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  description: 'the package, by id (mesh.linear)',
-} as const;
 const KEY = {
   type: 'string',
   minLength: 1,
@@ -35,8 +24,8 @@ export const setConfigOperation = defineOperation({
     additionalProperties: false,
     required: ['agent', 'package', 'key', 'value'],
     properties: {
-      agent: AGENT,
-      package: PACKAGE,
+      agent: AGENT_FIELD,
+      package: PACKAGE_FIELD,
       key: KEY,
       value: {
         type: ['string', 'number', 'boolean'],
@@ -82,7 +71,7 @@ export const resetConfigOperation = defineOperation({
     type: 'object',
     additionalProperties: false,
     required: ['agent', 'package', 'key'],
-    properties: { agent: AGENT, package: PACKAGE, key: KEY },
+    properties: { agent: AGENT_FIELD, package: PACKAGE_FIELD, key: KEY },
   },
   errors: ['agent_not_found', 'package_not_found', 'config_invalid'],
   http: {
@@ -116,7 +105,7 @@ export const listConfigOperation = defineOperation({
     type: 'object',
     additionalProperties: false,
     required: ['agent'],
-    properties: { agent: AGENT },
+    properties: { agent: AGENT_FIELD },
   },
   errors: ['agent_not_found'],
   http: { method: 'GET', path: '/api/agents/{agent}/config' },

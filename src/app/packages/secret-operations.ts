@@ -1,3 +1,4 @@
+import { AGENT_FIELD, PACKAGE_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /*
@@ -16,18 +17,6 @@ export interface SecretAnswer {
   readonly created_at: string;
 }
 
-const AGENT = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  description: 'the agent, by name or id',
-} as const;
-const PACKAGE = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  description: 'the package, by id (mesh.linear)',
-} as const;
 const KEY = {
   type: 'string',
   minLength: 1,
@@ -45,8 +34,8 @@ export const setSecretOperation = defineOperation({
     additionalProperties: false,
     required: ['agent', 'package', 'key', 'value'],
     properties: {
-      agent: AGENT,
-      package: PACKAGE,
+      agent: AGENT_FIELD,
+      package: PACKAGE_FIELD,
       key: KEY,
       value: { type: 'string', minLength: 1, maxLength: 65536, description: 'the secret' },
     },
@@ -93,7 +82,7 @@ export const removeSecretOperation = defineOperation({
     type: 'object',
     additionalProperties: false,
     required: ['agent', 'package', 'key'],
-    properties: { agent: AGENT, package: PACKAGE, key: KEY },
+    properties: { agent: AGENT_FIELD, package: PACKAGE_FIELD, key: KEY },
   },
   errors: ['agent_not_found', 'package_not_found', 'secret_field_unknown'],
   http: {
@@ -126,7 +115,7 @@ export const listSecretsOperation = defineOperation({
     type: 'object',
     additionalProperties: false,
     required: ['agent'],
-    properties: { agent: AGENT },
+    properties: { agent: AGENT_FIELD },
   },
   errors: ['agent_not_found'],
   http: { method: 'GET', path: '/api/agents/{agent}/secrets' },
