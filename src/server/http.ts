@@ -21,15 +21,17 @@ function tooLarge(limit: number): HttpError {
 }
 
 /**
- * Reads a request body up to `limit` bytes. A declared length over the limit is refused before a
- * byte is read; a body that grows past it is cut off. Either way: 413, and the connection closes.
+ * Reads a request body of media type `type` up to `limit` bytes, with `read`. A declared length
+ * over the limit is refused before a byte is read; a body that grows past it is cut off. Either
+ * way: 413, and the connection closes. Another media type is refused with `refusal` (415).
  */
-async function readText<E extends Env>(
+export async function readBody<E extends Env, T>(
   c: Context<E, string>,
   limit: number,
   type: string,
   refusal: string,
-) {
+  read: (req: Context<E, string>['req']) => Promise<T>,
+): Promise<T> {
   const given = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
   if (given !== type)
     throw new HttpError(
@@ -40,16 +42,26 @@ async function readText<E extends Env>(
         field: 'header.content-type',
       },
     );
-  let text = '';
+  let body: T | undefined;
   await bodyLimit({
     maxSize: limit,
     onError: () => {
       throw tooLarge(limit);
     },
   })(c, async () => {
-    text = await c.req.text();
+    body = await read(c.req);
   });
-  return text;
+  return body as T;
+}
+
+/** A text body, read as {@link readBody} reads one. */
+function readText<E extends Env>(
+  c: Context<E, string>,
+  limit: number,
+  type: string,
+  refusal: string,
+): Promise<string> {
+  return readBody(c, limit, type, refusal, (req) => req.text());
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { Context, Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { deserialize, serialize } from 'node:v8';
 import { USE_CASE_MEDIA_TYPE, USE_CASE_PATH } from '../app/cli-socket.ts';
 import type { Mesh } from '../app/mesh.ts';
 import { isMeshError } from '../tool/errors.ts';
 import { HttpError } from './http-error.ts';
+import { readBody } from './http.ts';
 import { routeNotFound } from './router.ts';
 import type { ServerEnv } from './server-env.ts';
 
@@ -19,31 +19,16 @@ import type { ServerEnv } from './server-env.ts';
 const MAX_USE_CASE_BODY = 16 * 1024 * 1024;
 
 async function readInput(c: Context<ServerEnv, string>): Promise<object> {
-  const given = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-  if (given !== USE_CASE_MEDIA_TYPE)
-    throw new HttpError(
-      'unsupported_media_type',
-      `send the input as ${USE_CASE_MEDIA_TYPE}`,
-      {},
-      { field: 'header.content-type' },
-    );
-  let bytes: ArrayBuffer | undefined;
-  await bodyLimit({
-    maxSize: MAX_USE_CASE_BODY,
-    onError: () => {
-      throw new HttpError(
-        'body_too_large',
-        `the request body is larger than ${MAX_USE_CASE_BODY} bytes`,
-        { connection: 'close' },
-        { field: 'body' },
-      );
-    },
-  })(c, async () => {
-    bytes = await c.req.arrayBuffer();
-  });
+  const bytes = await readBody(
+    c,
+    MAX_USE_CASE_BODY,
+    USE_CASE_MEDIA_TYPE,
+    `send the input as ${USE_CASE_MEDIA_TYPE}`,
+    (req) => req.arrayBuffer(),
+  );
   let input: unknown;
   try {
-    input = deserialize(Buffer.from(bytes ?? new ArrayBuffer(0)));
+    input = deserialize(Buffer.from(bytes));
   } catch {
     input = undefined;
   }
