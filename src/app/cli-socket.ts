@@ -2,28 +2,18 @@ import { lstatSync, statSync, unlinkSync } from 'node:fs';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { createConnection } from 'node:net';
 import { dirname } from 'node:path';
-import { deserialize, serialize } from 'node:v8';
 import { isKnownCode } from '../tool/error-codes.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { JsonObject } from '../model/json.ts';
-import type { UseCaseName } from './use-cases.ts';
 
 /*
  * The Unix socket in $MESH_HOME on which `mesh serve` answers the CLI while it holds the embedded
  * database: the same HTTP API as over TCP (src/server/socket-server.ts), validated the same way,
- * where the socket file's owner-only permission is the credential instead of a bearer token. The
- * CLI's use cases not yet in the operation catalog are reached there too, at POST
- * /cli/use-cases/{name} with node:v8 bodies (which keep the Dates the CLI prints).
+ * where the socket file's owner-only permission is the credential instead of a bearer token.
  */
 
 /** The socket's file name inside $MESH_HOME. */
 export const CLI_SOCKET_NAME = 'mesh.sock';
-
-/** Where the CLI's use cases are posted on the socket, by name. */
-export const USE_CASE_PATH = '/cli/use-cases/';
-
-/** The media type of a use case's input and output on the socket. */
-export const USE_CASE_MEDIA_TYPE = 'application/vnd.mesh.use-case+v8';
 
 /** Why a home directory must not hold the socket: whoever may write to it could replace it. */
 function unsafeHomeReason(home: string): string | undefined {
@@ -73,8 +63,6 @@ export interface ApiReply {
 export interface CliSocketClient {
   /** A request to the HTTP API, as over TCP; a refusal rejects with its MeshError. */
   request(method: string, path: string, body?: JsonObject): Promise<ApiReply>;
-  /** A use case not yet in the catalog, by name. */
-  call(name: UseCaseName, input: unknown): Promise<unknown>;
   close(): void;
 }
 
@@ -189,16 +177,6 @@ export async function connectToServer(path: string): Promise<CliSocketClient> {
             ? undefined
             : (JSON.parse(reply.bytes.toString('utf8')) as unknown),
       };
-    },
-    async call(name, input) {
-      const reply = await send(
-        'POST',
-        `${USE_CASE_PATH}${encodeURIComponent(name)}`,
-        { 'content-type': USE_CASE_MEDIA_TYPE },
-        new Uint8Array(serialize(input)),
-      );
-      if (reply.status >= 400) throw refusalOf(reply.status, reply.bytes);
-      return (deserialize(reply.bytes) as { output: unknown }).output;
     },
     close() {
       agent.destroy();

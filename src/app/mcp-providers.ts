@@ -14,6 +14,7 @@ import { checkUrlAtRegistration } from '../egress/address-policy.ts';
 import { hasCode, MeshError } from '../tool/errors.ts';
 import type { Mesh } from './mesh.ts';
 import { someNames } from './agents.ts';
+import { MAX_MCP_TIMEOUT_SECONDS } from './mcp/provider-operations.ts';
 
 /** Remote MCP servers as the operator registers them, and an agent's binding to one. */
 
@@ -26,9 +27,8 @@ export function isLoopbackHost(hostname: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** A remote server's request timeout when the operator sets none, and the most one may set. */
+/** A remote server's request timeout when the operator sets none. */
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 60;
-export const MAX_MCP_TIMEOUT_SECONDS = 3600;
 
 function timeoutMs(seconds: number | undefined): number {
   const s = seconds ?? DEFAULT_MCP_TIMEOUT_SECONDS;

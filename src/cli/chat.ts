@@ -1,9 +1,23 @@
 import { parseArgs } from 'node:util';
-import { withUseCases } from '../app/use-case-client.ts';
-import { runJson } from '../app/views.ts';
+import {
+  conversationOperations,
+  MAX_WAIT_S,
+  sendMessageOperation,
+  type SentAnswer,
+} from '../app/conversations/operations.ts';
+import type { RunAnswer } from '../app/runs/run-lines.ts';
+import { showRunOperation } from '../app/runs/operations.ts';
 import { UsageError, type CommandBody } from './command.ts';
+import { operationGroup } from './operation-command.ts';
 
-/** `mesh chat`: talk to an agent from a terminal. */
+/** Whether a run has settled (neither queued nor running). */
+const settled = (status: string) => status !== 'queued' && status !== 'running';
+
+/**
+ * `mesh chat`: talk to an agent from a terminal. The message is sent as `messages.send` asks,
+ * waiting for the reply; a run still going when the wait ends is followed (`runs.show`, waiting
+ * again) until it settles.
+ */
 export const chatCommand: CommandBody = async (args, io) => {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -19,35 +33,41 @@ export const chatCommand: CommandBody = async (args, io) => {
   if (!agent) throw new UsageError('--agent is required');
   const text = positionals.join(' ');
   if (text.trim() === '') throw new UsageError('the message text is missing');
-  const { result, shown } = await withUseCases(async (call) => {
-    const result = await call('chat.send', {
-      agent,
-      ...(values.conversation ? { conversationId: values.conversation } : {}),
-      ...(values.as === undefined ? {} : { actor: values.as }),
-      body: text,
-    });
-    return {
-      result,
-      shown: values.json ? await call('runs.show', { id: result.runId }) : undefined,
-    };
-  });
+  const { invokeFromCli } = await import('../app/operation-client.ts');
+  const sent = (await invokeFromCli(sendMessageOperation, {
+    agent,
+    body: text,
+    ...(values.conversation ? { conversation_id: values.conversation } : {}),
+    ...(values.as === undefined ? {} : { actor: values.as }),
+    wait: MAX_WAIT_S,
+  })) as SentAnswer;
+  let status = sent.status;
+  let run: RunAnswer | undefined;
+  while (!settled(status) || (values.json && !run)) {
+    run = (await invokeFromCli(showRunOperation, {
+      run: sent.run_id,
+      wait: MAX_WAIT_S,
+    })) as RunAnswer;
+    status = run.status;
+  }
+  const reply =
+    sent.reply !== undefined
+      ? sent.reply
+      : ((run?.steps.find((s) => s.kind === 'reply')?.data?.['body'] as string | undefined) ??
+        null);
+  const reason = run ? run.reason : (sent.reason ?? null);
   if (values.json) {
-    io.out(
-      JSON.stringify(
-        {
-          ...(shown ? runJson(shown.run, result.steps, shown.effects) : {}),
-          conversation_id: result.conversationId,
-          reply: result.reply,
-        },
-        null,
-        2,
-      ),
-    );
+    io.out(JSON.stringify({ ...run, conversation_id: sent.conversation_id, reply }, null, 2));
   } else {
-    if (result.reply !== null) io.out(result.reply);
+    if (reply !== null) io.out(reply);
     io.err(
-      `run ${result.runId} ${result.status}${result.reason ? ` (${result.reason})` : ''}; conversation ${result.conversationId}`,
+      `run ${sent.run_id} ${status}${reason ? ` (${reason})` : ''}; conversation ${sent.conversation_id}`,
     );
   }
-  return result.status === 'succeeded' ? 0 : 1;
+  return status === 'succeeded' ? 0 : 1;
 };
+
+/** `mesh conversations …`: an agent's conversations and their messages. */
+export const conversationsCommand: CommandBody = operationGroup(
+  conversationOperations.filter((op) => op !== sendMessageOperation),
+);

@@ -2,13 +2,17 @@ import { agentOperations } from '../app/agent-operations.ts';
 import { tokenOperations } from '../app/token-operations.ts';
 import { secretOperations } from '../app/packages/secret-operations.ts';
 import { configOperations } from '../app/packages/config-operations.ts';
+import { packageOperations, setToolEnabledOperation } from '../app/packages/package-operations.ts';
 import {
   providerOperations,
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
 } from '../app/backends/operations.ts';
-import { mcpCatalogOperation } from '../app/mcp-operations.ts';
-import { listRunsOperation } from '../app/runs/operations.ts';
+import { mcpCatalogOperations } from '../app/mcp/catalog-operations.ts';
+import { mcpConnectionOperations } from '../app/mcp/connection-operations.ts';
+import { mcpProviderOperations } from '../app/mcp/provider-operations.ts';
+import { runOperations } from '../app/runs/operations.ts';
+import { conversationOperations } from '../app/conversations/operations.ts';
 import {
   agentToolsOperation,
   callToolOperation,
@@ -63,9 +67,10 @@ this process, or in the \`mesh serve\` that holds this home when one does. With 
 run_id, status, reply and steps.`;
 
 const RUNS_USAGE = `Usage:
-  mesh runs show ID [--json]    a run and every step in it, in order (ID: the whole id, or its
-                                first 8 or more characters when only one run's id starts so)
-${operationUsage(listRunsOperation)}`;
+${runOperations.map(operationUsage).filter(Boolean).join('\n')}`;
+
+const CONVERSATIONS_USAGE = `Usage:
+${conversationOperations.map(operationUsage).filter(Boolean).join('\n')}`;
 
 const TOOLS_USAGE = `Usage:
   mesh tools list [--json]                       every first-party tool: name, class, replay, needs, package
@@ -73,29 +78,20 @@ const TOOLS_USAGE = `Usage:
 ${operationUsage(agentToolsOperation)}
 ${operationUsage(callToolOperation)}
 ${operationUsage(searchToolsOperation)}
-  mesh tools disable NAME --agent AGENT          opt an agent out of a built-in tool (it is no longer offered)
-  mesh tools enable NAME --agent AGENT           opt it back in
+${operationUsage(setToolEnabledOperation)}
   mesh tools validate [DIR]                      check tool packages on disk (default tools/)`;
 
 const MCP_USAGE = `Usage:
-  mesh mcp add SLUG URL [--allow-loopback-http] [--timeout SECONDS]
-      register a remote MCP server (Streamable HTTP; https, or http to loopback in development);
-      its tools are named SLUG__<tool>; one request to it may take SECONDS (default 60, at most 3600)
-  mesh mcp timeout SLUG SECONDS                   change how long one request to the server may take
-  mesh mcp remove SLUG                            unregister a server no agent is connected to
-  mesh mcp list [--agent A]                       providers, or an agent's connections
-  mesh mcp connect --agent A --provider SLUG --token-file F
-      connect the agent with its own account's bearer token (stored encrypted on the binding)
-  mesh mcp oauth --agent A --provider SLUG --server URL [--wait SECONDS]
-      connect with OAuth: prints the authorization URL and waits until the authorization server
+${mcpProviderOperations.map(operationUsage).join('\n')}
+${mcpCatalogOperations.map(operationUsage).join('\n')}
+${mcpConnectionOperations.map(operationUsage).filter(Boolean).join('\n')}
+  mesh mcp oauth --agent AGENT --provider PROVIDER --server URL [--wait SECONDS]
+      Connect with OAuth: prints the authorization URL and waits until the authorization server
       has redirected back to the mesh serve at URL (or MESH_SERVER_URL) and the binding is made
-${operationUsage(mcpCatalogOperation)}
-  mesh mcp review --agent A --provider SLUG       mark the current catalog as reviewed
-  mesh mcp exclude|include --agent A --provider SLUG TOOL
-  mesh mcp legacy-query --agent A --provider SLUG TOOL [--off]
-      keep query semantics for this exact definition (lost when its fingerprint changes)
-  mesh mcp scope --agent A --provider SLUG [--audiences direct,shared|all] [--conversations ID,…|all]
-  mesh mcp disconnect --agent A --provider SLUG   remove the binding and its token`;
+      (mcp.oauth-start, then mcp.oauth-status until it is made or SECONDS pass; default 600)`;
+
+const PACKAGES_USAGE = `Usage:
+${packageOperations.map(operationUsage).join('\n')}`;
 
 const CONFIG_USAGE = `Usage:
 ${configOperations.map(operationUsage).join('\n')}`;
@@ -167,6 +163,12 @@ export const commands: readonly Command[] = [
     load: async () => (await import('./runs.ts')).runsCommand,
   },
   {
+    name: 'conversations',
+    summary: "An agent's conversations and their messages",
+    usage: CONVERSATIONS_USAGE,
+    load: async () => (await import('./chat.ts')).conversationsCommand,
+  },
+  {
     name: 'tools',
     summary: 'List, show, call, search and validate tools',
     usage: TOOLS_USAGE,
@@ -177,6 +179,12 @@ export const commands: readonly Command[] = [
     summary: 'Register remote MCP servers and connect agents to them',
     usage: MCP_USAGE,
     load: async () => (await import('./mcp.ts')).mcpCommand,
+  },
+  {
+    name: 'packages',
+    summary: 'Tool packages as declared, and as installed for an agent; audience limits',
+    usage: PACKAGES_USAGE,
+    load: async () => (await import('./policy.ts')).packagesCommand,
   },
   {
     name: 'config',

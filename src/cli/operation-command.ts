@@ -43,16 +43,40 @@ function isList(schema: JsonSchema | undefined): boolean {
   return schema?.['type'] === 'array';
 }
 
-/** The usage lines of an operation's subcommand: its synopsis, then a line per argument. */
+/**
+ * The usage lines of an operation's subcommand: its synopsis, then a line per argument; then a
+ * synopsis for each alias (the operation with some fields fixed).
+ */
 export function operationUsage(op: AnyOperation): string {
   const cli = cliFace(op);
   if (!cli) return '';
+  const aliases = Object.entries(cli.aliases ?? {}).map(([verb, preset]) => {
+    const fixed = Object.entries(preset)
+      .map(
+        ([k, v]) =>
+          `--${flagOf(k, cli)} ${typeof v === 'boolean' ? (v ? 'on' : 'off') : String(v)}`,
+      )
+      .join(' ');
+    return `  ${synopsisOf(op, cli, verb, Object.keys(preset))}\n      the same as mesh ${cli.command.join(' ')} ${fixed}`;
+  });
+  return [usageOf(op, cli), ...aliases].join('\n');
+}
+
+/** One verb's synopsis: the fields it reads, as arguments and flags. */
+function synopsisOf(
+  op: AnyOperation,
+  cli: CliFace<unknown>,
+  verb: string,
+  preset: readonly string[],
+): string {
   const { properties, required } = op.input;
-  const positionals = cli.positionals ?? [];
+  const positionals = (cli.positionals ?? []).filter((k) => !preset.includes(k));
   const files = cli.files ?? {};
-  const flags = Object.keys(properties).filter((k) => !positionals.includes(k));
-  const synopsis = [
-    `mesh ${cli.command.join(' ')}`,
+  const flags = Object.keys(properties).filter(
+    (k) => !positionals.includes(k) && !preset.includes(k),
+  );
+  return [
+    `mesh ${cli.command[0]} ${verb}`,
     ...positionals.map((k) => {
       // A positional that is a choice reads as its choices (on|off), else as its name.
       const shown = properties[k]?.['type'] === 'boolean' ? 'on|off' : k.toUpperCase();
@@ -73,6 +97,15 @@ export function operationUsage(op: AnyOperation): string {
     // A 204 answers nothing, so there is nothing to print as JSON.
     ...(op.http.status === 204 ? [] : ['[--json]']),
   ].join(' ');
+}
+
+/** The usage of an operation's own verb: its synopsis, its summary, a line per argument. */
+function usageOf(op: AnyOperation, cli: CliFace<unknown>): string {
+  const { properties } = op.input;
+  const positionals = cli.positionals ?? [];
+  const files = cli.files ?? {};
+  const flags = Object.keys(properties).filter((k) => !positionals.includes(k));
+  const synopsis = synopsisOf(op, cli, cli.command[1], []);
   const rows: [string, string][] = [
     ...positionals.map((k): [string, string] => [
       k.toUpperCase(),
@@ -116,15 +149,17 @@ const FLAG_BOOLEANS = { on: true, true: true, off: false, false: false };
 export function readInput(
   op: AnyOperation,
   args: readonly string[],
+  preset: Readonly<Record<string, unknown>> = {},
 ): { input: Record<string, unknown>; json: boolean } {
   const cli = cliFace(op);
   if (!cli) throw new UsageError(`${op.name} is not on the command line`);
   const schema: InputSchema = op.input;
-  const positionals = cli.positionals ?? [];
+  const fields = Object.keys(schema.properties).filter((k) => !Object.hasOwn(preset, k));
+  const positionals = (cli.positionals ?? []).filter((k) => fields.includes(k));
   const files = cli.files ?? {};
   const options: NonNullable<ParseArgsConfig['options']> = { json: { type: 'boolean' } };
   if (cli.confirm !== undefined) options['yes'] = { type: 'boolean' };
-  for (const k of Object.keys(schema.properties)) {
+  for (const k of fields) {
     if (positionals.includes(k)) continue;
     options[files[k] ?? flagOf(k, cli)] = cli.switches?.includes(k)
       ? { type: 'boolean' }
@@ -135,7 +170,7 @@ export function readInput(
   const parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
   if (cli.confirm !== undefined && parsed.values['yes'] !== true)
     throw new UsageError(`${cli.confirm}; pass --yes to do it`);
-  const input: Record<string, unknown> = {};
+  const input: Record<string, unknown> = { ...preset };
   if (parsed.positionals.length > positionals.length)
     throw new UsageError(
       `unexpected argument ${JSON.stringify(parsed.positionals[positionals.length]?.slice(0, 64))}`,
@@ -148,7 +183,7 @@ export function readInput(
     }
     input[k] = typed(text, schema.properties[k] ?? {}, k.toUpperCase());
   }
-  for (const k of Object.keys(schema.properties)) {
+  for (const k of fields) {
     if (positionals.includes(k)) continue;
     const flag = files[k] ?? flagOf(k, cli);
     const text = parsed.values[flag];
@@ -166,7 +201,9 @@ export function readInput(
       if (schema.required.includes(k)) throw new UsageError(`--${flag} is required`);
       continue;
     }
-    if (files[k]) {
+    const reader = cli.readers?.[k];
+    if (reader) input[k] = reader(text);
+    else if (files[k]) {
       let content: string;
       try {
         content = readFileSync(text, 'utf8');
@@ -215,10 +252,13 @@ function asCliRefusal(op: AnyOperation, error: unknown): unknown {
  * (here or in the server holding this home), its output printed for a person or, with `--json`,
  * as the API's body.
  */
-export function operationSubcommand(op: AnyOperation): Subcommand {
+export function operationSubcommand(
+  op: AnyOperation,
+  preset: Readonly<Record<string, unknown>> = {},
+): Subcommand {
   return async (args, io) => {
-    const { input, json } = readInput(op, args);
-    const { invokeFromCli } = await import('../app/use-case-client.ts');
+    const { input, json } = readInput(op, args, preset);
+    const { invokeFromCli } = await import('../app/operation-client.ts');
     const output = await invokeFromCli(op, input).catch((error: unknown) => {
       throw asCliRefusal(op, error);
     });
@@ -234,12 +274,21 @@ export function operationSubcommand(op: AnyOperation): Subcommand {
   };
 }
 
-/** A command group whose subcommands are operations: `mesh web add`, `mesh web list`, … */
-export function operationGroup(ops: readonly AnyOperation[]): CommandBody {
+/**
+ * A command group whose subcommands are operations (`mesh web add`, `mesh web list`, …), and any
+ * written by hand beside them (`extra`, which take precedence).
+ */
+export function operationGroup(
+  ops: readonly AnyOperation[],
+  extra: Readonly<Record<string, Subcommand>> = {},
+): CommandBody {
   const subcommands: Record<string, Subcommand> = {};
   for (const op of ops) {
     const cli = cliFace(op);
-    if (cli) subcommands[cli.command[1]] = operationSubcommand(op);
+    if (!cli) continue;
+    subcommands[cli.command[1]] = operationSubcommand(op);
+    for (const [verb, preset] of Object.entries(cli.aliases ?? {}))
+      subcommands[verb] = operationSubcommand(op, preset);
   }
-  return commandGroup(subcommands);
+  return commandGroup({ ...subcommands, ...extra });
 }

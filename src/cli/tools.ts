@@ -7,7 +7,7 @@ import {
 } from '../app/tool-operations.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 import { operationSubcommand } from './operation-command.ts';
-import { toolSwitch } from './policy.ts';
+import { setToolEnabledOperation } from '../app/packages/package-operations.ts';
 
 function origin(t: { readonly package: string; readonly version: string }): string {
   return `${t.package}@${t.version}`;
@@ -86,7 +86,8 @@ export const toolsCommand: CommandBody = commandGroup({
   show,
   call: operationSubcommand(callToolOperation),
   search: operationSubcommand(searchToolsOperation),
-  enable: toolSwitch(true),
-  disable: toolSwitch(false),
+  set: operationSubcommand(setToolEnabledOperation),
+  enable: operationSubcommand(setToolEnabledOperation, { enabled: true }),
+  disable: operationSubcommand(setToolEnabledOperation, { enabled: false }),
   validate: async (rest, io) => (await import('./tools-validate.ts')).toolsValidate(rest, io),
 });

@@ -1,5 +1,6 @@
-import type { Hono, MiddlewareHandler } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { Mesh } from '../app/mesh.ts';
+import type { JsonSchema } from '../model/json.ts';
 import { verifyOperatorToken } from '../app/operator-auth.ts';
 import type { OperatorTokenRecord } from '../app/records.ts';
 import { actorOf } from './api/context.ts';
@@ -56,6 +57,20 @@ function socketOwner(principal: SocketPrincipal): MiddlewareHandler<ServerEnv> {
   };
 }
 
+/** Whether a request came without a body (no length, or none, and not chunked). */
+function sentNoBody(c: Context<ServerEnv>): boolean {
+  const length = c.req.header('content-length');
+  return (
+    length === '0' || (length === undefined && c.req.header('transfer-encoding') === undefined)
+  );
+}
+
+/** Whether a body schema requires any field. */
+function requiresFields(schema: JsonSchema): boolean {
+  const required = schema['required'];
+  return Array.isArray(required) && required.length > 0;
+}
+
 /**
  * Serves the JSON API under /api: bearer tokens only, so no cookie ever authorises an API call
  * and CSRF cannot reach it. Every path under /api, served or not, needs the token first. On the
@@ -74,7 +89,11 @@ export function mountApi(
   table.mount(app, async (route, params, c) => {
     let body: unknown;
     if (route.body) {
-      body = await readJson(c);
+      // An action (a POST) whose fields are all optional may be sent without a body: `{}`.
+      body =
+        route.method === 'POST' && sentNoBody(c) && !requiresFields(route.body)
+          ? {}
+          : await readJson(c);
       table.validate(route, body);
     }
     const result = await route.handle({
@@ -86,7 +105,7 @@ export function mountApi(
         operator: c.get('operator'),
         actor: c.get('actor'),
         version,
-        origin: originOf(c),
+        origin: principal ? undefined : originOf(c),
         streams,
         lastEventId: c.req.header('last-event-id'),
         prefer: c.req.header('prefer'),

@@ -15,7 +15,6 @@ import {
 import { errorResponse, isExpected } from './http.ts';
 import { StreamSlots } from './run-events.ts';
 import { mountApi, type SocketPrincipal } from './serve-api.ts';
-import { mountUseCases } from './socket-use-cases.ts';
 import { htmlResponse, jsonResponse, type ServerEnv } from './server-env.ts';
 import { mountUi } from './serve-ui.ts';
 import { errorPage } from './ui/login-pages.ts';
@@ -136,8 +135,7 @@ export function meshApp(
   // One bound on live event streams for the whole server: API and UI streams share it.
   const streams = new StreamSlots(options.maxStreams, options.maxStreamsPerToken);
   mountApi(app, mesh, options.version, failures, streams, options.principal);
-  if (options.principal) mountUseCases(app, mesh);
-  else mountUi(app, mesh, logFailure, failures, streams);
+  if (!options.principal) mountUi(app, mesh, logFailure, failures, streams);
   app.onError((error, c) => {
     const id = c.get('requestId');
     if (!isExpected(error)) logFailure(error, id);

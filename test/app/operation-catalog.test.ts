@@ -15,6 +15,21 @@ describe('the operation catalog', () => {
     paths: Record<string, Record<string, { operationId: string; parameters?: { name: string }[] }>>;
   };
 
+  it('serves every JSON route from the catalog: the few beside it answer no operation', () => {
+    const fromCatalog = new Set(operations.map((op) => `${op.http.method} ${op.http.path}`));
+    const beside = apiRoutes
+      .map((r) => `${r.method} ${r.path}`)
+      .filter((key) => !fromCatalog.has(key));
+    // Each with why it is not an operation: it is the document, or it answers no JSON body.
+    expect(Object.fromEntries(beside.map((key) => [key, true]))).toEqual({
+      'GET /api/openapi.json': true, // the API's own description, generated from the rest
+      'GET /api/metrics': true, // Prometheus text for a scraper
+      'GET /api/conversations/{conversation}/events': true, // a server-sent event stream
+      'GET /api/runs/{run}/events': true, // a server-sent event stream
+      'GET /api/runs/{run}/artifacts/{artifact}/content': true, // an artifact's raw bytes
+    });
+  });
+
   it('declares each operation once, under a unique name', () => {
     const names = operations.map((op) => op.name);
     expect(new Set(names).size).toBe(names.length);

@@ -4,16 +4,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectToServer } from '../../src/app/cli-socket.ts';
+import type { JsonObject } from '../../src/model/json.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { useCaseTarget, withUseCases } from '../../src/app/use-case-client.ts';
-import { runUseCase } from '../../src/app/use-cases.ts';
+import {
+  listConnectionsOperation,
+  connectOperation,
+} from '../../src/app/mcp/connection-operations.ts';
+import {
+  addMcpProviderOperation,
+  listMcpProvidersOperation,
+} from '../../src/app/mcp/provider-operations.ts';
+import { cliTarget, invokeFromCli } from '../../src/app/operation-client.ts';
+import { operationRequest } from '../../src/app/operations/http-layout.ts';
+import { invokeOperation, type AnyOperation } from '../../src/app/operations/operation.ts';
+import { showRunOperation } from '../../src/app/runs/operations.ts';
 import { listenOnSocket, type SocketServer } from '../../src/server/socket-server.ts';
 import { freshPglite } from '../support/db.ts';
 import { testInstanceKey } from '../support/turn.ts';
 
 /*
  * The CLI's socket beside a running server, at its edges: a socket a dead server left behind, a
- * socket or home others could use, the same refusal whether a use case runs here or in the
+ * socket or home others could use, the same refusal whether an operation runs here or in the
  * server, and a secret the CLI sends that the server never writes to its log.
  */
 
@@ -111,8 +122,8 @@ describe('the CLI socket at its edges', () => {
         JSON.stringify({ pid, url: 'http://127.0.0.1:1/', socket: 'mesh.sock' }),
       );
       const env = { MESH_HOME: home };
-      expect(useCaseTarget(env)).toMatchObject({ kind: 'server', socket: path });
-      expect(await failure(withUseCases((call) => call('mcp.providers', {}), env))).toEqual({
+      expect(cliTarget(env)).toMatchObject({ kind: 'server', socket: path });
+      expect(await failure(invokeFromCli(listMcpProvidersOperation, {}, env))).toEqual({
         code: 'home_locked',
         message: `the embedded database is in use by process ${pid} (serving http://127.0.0.1:1/), which is not answering on its socket; try again, or stop it first`,
       });
@@ -121,7 +132,7 @@ describe('the CLI socket at its edges', () => {
     }
     // Once the holder is gone its lock no longer counts: the work would run in this process.
     await new Promise((resolve) => holder.once('exit', resolve));
-    expect(useCaseTarget({ MESH_HOME: home })).toEqual({ kind: 'local' });
+    expect(cliTarget({ MESH_HOME: home })).toEqual({ kind: 'local' });
   });
 
   it('refuses with the same code and words in the server as in this process, secrets unlogged', async () => {
@@ -132,34 +143,31 @@ describe('the CLI socket at its edges', () => {
       version: 'test',
     });
     const client = await connectToServer(path);
-    const refusals: [string, unknown][] = [
-      ['mcp.connections', { agent: 'ghost' }],
-      ['mcp.connect', { agent: 'ghost', provider: 'x', token: CANARY }],
-      ['mcp.add', { slug: 'Bad Slug', url: `https://${CANARY}@x.test/`, allowLoopbackHttp: false }],
-      ['mcp.add', { slug: 'ok', url: { CANARY }, allowLoopbackHttp: false }],
-      // Not a MeshError: the server logs that the use case failed, never its input.
-      ['runs.show', { id: { CANARY } }],
+    const refusals: [AnyOperation, Record<string, unknown>][] = [
+      [listConnectionsOperation, { agent: 'ghost' }],
+      [connectOperation, { agent: 'ghost', provider: 'x', value: CANARY }],
+      [addMcpProviderOperation, { slug: 'ok', url: `https://${CANARY}@x.test/` }],
+      [addMcpProviderOperation, { slug: 'ok', url: `ftp://${CANARY}.test/` }],
+      [showRunOperation, { run: 'not-a-run' }],
     ];
     try {
-      for (const [name, input] of refusals) {
-        const local = await failure(runUseCase(mesh, name as never, input as never));
-        const remote = await failure(client.call(name as never, input));
-        if (local.code === undefined) {
-          expect(remote.code).toBe('internal_error');
-          expect(remote.message).toMatch(
-            /^the server failed; see its log \(request [0-9a-f-]{36}\)$/,
-          );
-        } else expect(remote).toEqual(local);
+      for (const [op, input] of refusals) {
+        const local = await failure(invokeOperation(mesh, op, input, { actor: 'test' }));
+        const request = operationRequest(op, input);
+        const remote = await failure(
+          client.request(request.method, request.target, request.body as JsonObject | undefined),
+        );
+        expect(local.code, op.name).toMatch(/^[a-z_]+$/);
+        expect({ code: remote.code, message: remote.message }).toEqual({
+          code: local.code,
+          message: local.message.replace('`input.run`', '`path.run`'),
+        });
         expect(JSON.stringify(remote)).not.toContain(CANARY);
       }
     } finally {
       client.close();
     }
-    expect(log.filter((line) => line.includes(' error '))).toEqual([
-      expect.stringMatching(
-        /^cli: error request [0-9a-f-]{36} Error: use case runs\.show failed \(TypeError\)$/,
-      ),
-    ]);
+    expect(log.filter((line) => line.includes(' error '))).toEqual([]);
     expect(log.join('\n')).not.toContain(CANARY);
   });
 });

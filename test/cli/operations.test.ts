@@ -44,10 +44,17 @@ describe('catalog operations beside a running server', () => {
   it('prints, for every read operation of the catalog, what the API answers', async () => {
     const { operations } = await import('../../src/app/operations/catalog.ts');
     const { operationRequest } = await import('../../src/app/operations/http-layout.ts');
-    // What each read needs beyond the demo agent: the MCP catalog names a connection, which the
-    // demo has none of (its CLI and API are compared in mcp-cli.test.ts).
-    const needsMore = new Set(['mcp.catalog']);
-    const reads = operations.filter((op) => op.http.method === 'GET' && !needsMore.has(op.name));
+    // What each read needs beyond the demo's world: the MCP catalog names a connection, which the
+    // demo has none of (its CLI and API are compared in mcp-cli.test.ts), and the demo's runs
+    // store no artifact. Reads that are not on the command line say so in the catalog's test.
+    const needsMore = new Set(['mcp.catalog', 'runs.artifact']);
+    const reads = operations.filter(
+      (op) => op.http.method === 'GET' && !needsMore.has(op.name) && 'command' in op.cli,
+    );
+    const runs = (await api('/api/runs?agent=demo')).body['runs'] as {
+      run_id: string;
+      conversation_id: string;
+    }[];
     expect(reads.map((op) => op.name)).toEqual(
       expect.arrayContaining([
         'agents.list',
@@ -58,11 +65,25 @@ describe('catalog operations beside a running server', () => {
         'tools.search',
         'config.list',
         'secrets.list',
+        'runs.show',
+        'conversations.list',
+        'conversations.show',
+        'packages.list',
+        'packages.show',
+        'packages.installed',
+        'mcp.list',
+        'mcp.connections',
       ]),
     );
     for (const op of reads) {
       // What each read needs, from the demo's world: the agent, and words to search for.
-      const samples: Record<string, string> = { agent: 'demo', q: 'remember what I said' };
+      const samples: Record<string, string> = {
+        agent: 'demo',
+        q: 'remember what I said',
+        run: runs[0]?.run_id ?? '',
+        conversation: runs[0]?.conversation_id ?? '',
+        package: 'mesh.memory',
+      };
       const input: Record<string, string> = Object.fromEntries(
         op.input.required.map((k: string) => [k, samples[k] ?? '']),
       );

@@ -87,7 +87,7 @@ describe('serveMesh, the wiring mesh serve runs', () => {
             ),
           ),
         );
-        await expect(client.call('mcp.connections', { agent: 'ghost' })).rejects.toMatchObject({
+        await expect(client.request('GET', '/api/agents/ghost/mcp')).rejects.toMatchObject({
           code: 'agent_not_found',
           message: 'no agent named "ghost"',
         });

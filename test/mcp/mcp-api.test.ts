@@ -94,7 +94,9 @@ describe('the remote-MCP routes of the operator API', () => {
       connections: [{ provider: 'idx', audiences: ['shared'], excluded_tools: ['search'] }],
     });
 
-    expect((await server.api('DELETE', '/api/agents/ada/mcp/idx')).status).toBe(204);
+    const disconnected = await server.api('DELETE', '/api/agents/ada/mcp/idx');
+    expect(disconnected.status).toBe(200);
+    expect(disconnected.json).toEqual({ agent: 'ada', provider: 'idx', disconnected: true });
     expect((await server.api('GET', '/api/agents/ada/mcp/idx/catalog')).status).toBe(404);
     expect(server.bodies.join('\n')).not.toContain(token);
     expect(server.logs.join('\n')).not.toContain(token);

@@ -2,9 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serialize } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { USE_CASE_MEDIA_TYPE } from '../../src/app/cli-socket.ts';
 import { listenOnSocket, type SocketServer } from '../../src/server/socket-server.ts';
 import { testDatabases, type TestDatabase } from '../support/db.ts';
 import { openServerWithAgent, type TestServer } from '../support/server.ts';
@@ -147,51 +145,15 @@ describe('the API on the CLI socket', () => {
     }
   });
 
-  it('takes the CLI’s use cases on the socket only, refusing what is not one', async () => {
-    const listed = await overSocket(path, 'POST', '/cli/use-cases/mcp.providers', {
-      type: USE_CASE_MEDIA_TYPE,
-      bytes: new Uint8Array(serialize({})),
-    });
-    expect(listed.status).toBe(200);
-    const refusals: [string, { type: string; bytes: Uint8Array | string }, number, string][] = [
-      [
-        '/cli/use-cases/mcp.providers',
-        { type: USE_CASE_MEDIA_TYPE, bytes: 'not v8' },
-        400,
-        'invalid_body',
-      ],
-      [
-        '/cli/use-cases/mcp.providers',
-        { type: 'application/json', bytes: '{}' },
-        415,
-        'unsupported_media_type',
-      ],
-      [
-        '/cli/use-cases/mcp.providers',
-        { type: USE_CASE_MEDIA_TYPE, bytes: new Uint8Array(serialize([1])) },
-        400,
-        'invalid_body',
-      ],
-      [
-        '/cli/use-cases/no.such',
-        { type: USE_CASE_MEDIA_TYPE, bytes: new Uint8Array(serialize({})) },
-        404,
-        'route_not_found',
-      ],
-    ];
-    for (const [target, body, status, code] of refusals) {
-      const answer = await overSocket(path, 'POST', target, body);
-      expect(answer.status).toBe(status);
-      expect((answer.json as { error: { code: string } }).error.code).toBe(code);
+  it('serves the API and nothing else on the socket: no pages, no route beside the API', async () => {
+    for (const target of ['/', '/agents', '/cli/use-cases/mcp.list']) {
+      const answer = await overSocket(path, 'POST', target, {
+        type: 'application/json',
+        bytes: '{}',
+      });
+      expect(answer.status, target).toBe(404);
     }
-    // Over TCP the route does not exist: nothing but the API and the signed-in pages are there.
-    const tcp = await fetch(`${server.url}cli/use-cases/mcp.providers`, {
-      method: 'POST',
-      headers: { 'content-type': USE_CASE_MEDIA_TYPE },
-      body: new Uint8Array(serialize({})),
-      redirect: 'manual',
-    });
-    expect(tcp.status).not.toBe(200);
-    expect(tcp.headers.get('content-type')).not.toBe(USE_CASE_MEDIA_TYPE);
+    const listed = await overSocket(path, 'GET', '/api/mcp/providers', undefined);
+    expect(listed.status).toBe(200);
   });
 });

@@ -2,7 +2,7 @@ import type { SecretOwnerType } from '../../secrets/secret-records.ts';
 import type { ErrorCode } from '../../tool/error-codes.ts';
 import { MeshError, quoteName } from '../../tool/errors.ts';
 import type { Mesh } from '../mesh.ts';
-import { defineOperation, type HttpFace } from '../operations/operation.ts';
+import { defineOperation } from '../operations/operation.ts';
 
 /*
  * A registered backend's API key, replaced in place: the one shape model providers, web
@@ -41,7 +41,7 @@ export interface RotatedKey {
 
 /** The operation that replaces a family's backend key: `<group>.key`. */
 export function keyRotationOperation(family: KeyedBackendFamily) {
-  const http: HttpFace = { method: 'PUT', path: `${family.path}/api-key` };
+  const http = { method: 'PUT' as const, path: `${family.path}/api-key` };
   return defineOperation({
     name: `${family.group}.key`,
     summary: `Replace a ${family.noun}'s API key (write-only): the next call uses the new one`,

@@ -9,14 +9,18 @@ import {
 } from '../backends/operations.ts';
 import { webOperations } from '../backends/web-operations.ts';
 import { workspaceOperations } from '../backends/workspace-operations.ts';
-import { mcpCatalogOperation } from '../mcp-operations.ts';
-import { listRunsOperation } from '../runs/operations.ts';
+import { mcpCatalogOperations } from '../mcp/catalog-operations.ts';
+import { mcpConnectionOperations } from '../mcp/connection-operations.ts';
+import { mcpProviderOperations } from '../mcp/provider-operations.ts';
+import { conversationOperations } from '../conversations/operations.ts';
+import { runOperations } from '../runs/operations.ts';
 import {
   agentToolsOperation,
   callToolOperation,
   searchToolsOperation,
 } from '../tool-operations.ts';
 import { configOperations } from '../packages/config-operations.ts';
+import { packageOperations, setToolEnabledOperation } from '../packages/package-operations.ts';
 import { secretOperations } from '../packages/secret-operations.ts';
 import { tokenOperations } from '../token-operations.ts';
 import type { AnyOperation } from './operation.ts';
@@ -30,8 +34,12 @@ export const operations: readonly AnyOperation[] = [
   agentToolsOperation,
   callToolOperation,
   searchToolsOperation,
-  listRunsOperation,
-  mcpCatalogOperation,
+  setToolEnabledOperation,
+  ...conversationOperations,
+  ...runOperations,
+  ...mcpProviderOperations,
+  ...mcpCatalogOperations,
+  ...mcpConnectionOperations,
   addProviderOperation,
   listProvidersOperation,
   deleteProviderOperation,
@@ -43,6 +51,7 @@ export const operations: readonly AnyOperation[] = [
   ...tokenOperations,
   ...secretOperations,
   ...configOperations,
+  ...packageOperations,
 ];
 
 /** The operation of that name, if the catalog holds one. */

@@ -20,6 +20,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Who asks: the acting operator, as messages and audit records name them. */
 export interface Caller {
   readonly actor: string;
+  /** This Mesh's origin as the caller reached it, when it came over HTTP (not the socket). */
+  readonly origin?: string;
 }
 
 /** An input object's schema: closed, each field described (the descriptions become help). */
@@ -31,11 +33,23 @@ export interface InputSchema {
 }
 
 /** How the HTTP API serves an operation. Path parameters are input fields of the same name. */
-export interface HttpFace {
+export interface HttpFace<O = unknown> {
   readonly method: HttpMethod;
   readonly path: string;
   /** The success status (200 unless said). */
-  readonly status?: 200 | 201 | 204;
+  readonly status?: 200 | 201 | 202 | 204;
+  /** Fields of a POST, PUT or PATCH given as query parameters rather than in the body. */
+  readonly query?: readonly string[];
+  /**
+   * An integer field that an RFC 7240 `Prefer: wait=N` header fills when the request does not
+   * give it (cut to the field's maximum; the answer says `Preference-Applied`).
+   */
+  readonly preferWait?: string;
+  /** The status and headers for an output, where they depend on it (a 202 until settled). */
+  answer?(output: O): {
+    readonly status: 200 | 201 | 202;
+    readonly headers?: Record<string, string>;
+  };
 }
 
 /** How the CLI offers an operation: `mesh <group> <verb>`. */
@@ -49,6 +63,13 @@ export interface CliFace<O> {
   readonly switches?: readonly string[];
   /** Flags named otherwise than their field: `{arguments: 'args'}`. */
   readonly flags?: Readonly<Record<string, string>>;
+  /** Fields read from their flag's text by a reader of their own (`all` or `a,b`). */
+  readonly readers?: Readonly<Record<string, (text: string) => unknown>>;
+  /**
+   * Further verbs that run the operation with some fields fixed: `{exclude: {excluded: true}}`
+   * makes `mesh mcp exclude TOOL` the same as `mesh mcp tool TOOL --excluded on`.
+   */
+  readonly aliases?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /**
    * The output as lines for a person on standard output, with the input it answers (a 204 has no
    * output to name what it did); `--json` prints the output itself.
@@ -83,7 +104,7 @@ export interface Operation<I = never, O = unknown> {
   readonly output?: JsonSchema;
   /** The codes it refuses with, beside `invalid_input` (which every operation may answer). */
   readonly errors: readonly ErrorCode[];
-  readonly http: HttpFace;
+  readonly http: HttpFace<O>;
   readonly cli: CliFace<O> | NotOnFace;
   run(mesh: Mesh, input: I, caller: Caller): Promise<O>;
 }

@@ -1,5 +1,8 @@
-import { isoText, runSummaryJson } from '../views.ts';
+import { MAX_WAIT_S } from '../conversations/operations.ts';
+import { AGENT_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
+import { isoText, runSummaryJson } from '../views.ts';
+import { runLines, type RunAnswer } from './run-lines.ts';
 import { shortRunId } from './run-ref.ts';
 
 /** The statuses a run can be in, as filters name them. */
@@ -82,3 +85,152 @@ export const listRunsOperation = defineOperation({
     };
   },
 });
+
+const RUN_FIELD = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  description: 'the run, by its id or the first 8 or more characters of it',
+} as const;
+
+export const showRunOperation = defineOperation({
+  name: 'runs.show',
+  summary:
+    'A run and every step: model requests (offered and withheld tools, token estimate), tool calls with commit stamps, observations, the reply; and its effects with their delivery states',
+  tag: 'runs',
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['run'],
+    properties: {
+      run: RUN_FIELD,
+      wait: {
+        type: 'integer',
+        minimum: 0,
+        maximum: MAX_WAIT_S,
+        description: `wait up to this many seconds (0-${MAX_WAIT_S}) for the run to settle first`,
+      },
+    },
+  },
+  errors: ['run_not_found', 'run_id_ambiguous'],
+  http: { method: 'GET', path: '/api/runs/{run}' },
+  cli: { command: ['runs', 'show'], positionals: ['run'], print: runLines },
+  async run(mesh, input): Promise<RunAnswer> {
+    const [{ resolveRun }, { runEffects }, { runJson }] = await Promise.all([
+      import('./run-ref.ts'),
+      import('../outbound-view.ts'),
+      import('../views.ts'),
+    ]);
+    const found = await resolveRun(mesh, input.run, 'input.run');
+    const run = input.wait
+      ? ((await mesh.runs.settled(found.id, input.wait * 1000)) ?? found)
+      : found;
+    const [steps, effects] = await Promise.all([
+      mesh.ledger.steps(run.id),
+      runEffects(mesh, run.id),
+    ]);
+    return runJson(run, steps, effects) as unknown as RunAnswer;
+  },
+});
+
+export const agentRunsOperation = defineOperation({
+  name: 'runs.agent',
+  summary: "An agent's runs, newest first",
+  tag: 'runs',
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['agent'],
+    properties: {
+      agent: AGENT_FIELD,
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 200,
+        description: 'how many to return (1-200, default 50)',
+      },
+    },
+  },
+  errors: ['agent_not_found'],
+  http: { method: 'GET', path: '/api/agents/{agent}/runs' },
+  cli: {
+    notOnCli: '`mesh runs list --agent A` lists the same runs, with short ids and the agent',
+  },
+  async run(mesh, input): Promise<{ runs: Record<string, unknown>[] }> {
+    const [{ requireAgent }, { listRuns }] = await Promise.all([
+      import('../agents.ts'),
+      import('../queries.ts'),
+    ]);
+    const agent = await requireAgent(mesh, input.agent);
+    const runs = await listRuns(mesh, { agentId: agent.id, limit: input.limit ?? 50 });
+    return { runs: runs.map(runSummaryJson) };
+  },
+});
+
+/** An artifact as the API answers it: text as text, other bytes as base64. */
+export interface ArtifactAnswer {
+  readonly id: string;
+  readonly run_id: string;
+  readonly step_seq: number | null;
+  readonly media_type: string;
+  readonly size_bytes: number;
+  readonly sha256: string;
+  readonly content: string | null;
+  readonly content_base64: string | null;
+}
+
+export const showArtifactOperation = defineOperation({
+  name: 'runs.artifact',
+  summary: 'An observation stored whole as an artifact (its step shows the head and tail)',
+  tag: 'runs',
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['run', 'artifact'],
+    properties: {
+      run: RUN_FIELD,
+      artifact: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        description: 'the artifact, by id (its step names it)',
+      },
+    },
+  },
+  errors: ['run_not_found', 'run_id_ambiguous', 'artifact_not_found'],
+  http: { method: 'GET', path: '/api/runs/{run}/artifacts/{artifact}' },
+  cli: {
+    command: ['runs', 'artifact'],
+    positionals: ['run', 'artifact'],
+    print: (a: ArtifactAnswer) =>
+      a.content === null
+        ? [
+            `${a.media_type}, ${a.size_bytes} bytes (sha256 ${a.sha256}): not text; --json gives it as base64, GET /api/runs/${a.run_id}/artifacts/${a.id}/content as bytes`,
+          ]
+        : [a.content],
+  },
+  async run(mesh, input): Promise<ArtifactAnswer> {
+    const { runArtifact } = await import('./artifacts.ts');
+    const artifact = await runArtifact(mesh, input.run, input.artifact, 'input.run');
+    const textual =
+      artifact.mediaType.startsWith('text/') || artifact.mediaType.startsWith('application/json');
+    return {
+      id: artifact.id,
+      run_id: artifact.runId,
+      step_seq: artifact.stepSeq,
+      media_type: artifact.mediaType,
+      size_bytes: Number(artifact.sizeBytes),
+      sha256: artifact.sha256,
+      // Bytes that are not text would not survive UTF-8: they come as base64 (or from /content).
+      content: textual ? Buffer.from(artifact.content).toString('utf8') : null,
+      content_base64: textual ? null : Buffer.from(artifact.content).toString('base64'),
+    };
+  },
+});
+
+export const runOperations = [
+  listRunsOperation,
+  showRunOperation,
+  showArtifactOperation,
+  agentRunsOperation,
+] as const;

@@ -11,8 +11,8 @@ export interface ApiContext {
   /** Who the call acts as, for message actors and audit records ({@link actorOf} of a token). */
   readonly actor: string;
   readonly version: string;
-  /** This server's origin as the request reached it. */
-  readonly origin: string;
+  /** This server's origin as the request reached it; none on the CLI's socket (no browser). */
+  readonly origin: string | undefined;
   /** The live event streams this server holds open. */
   readonly streams: StreamSlots;
   /** The request's `Last-Event-ID` header (a reconnecting event stream sends it). */

@@ -4,21 +4,20 @@ import { readHomeLock, type HomeLockInfo } from '../store/home-lock.ts';
 import type { JsonObject } from '../model/json.ts';
 import { MeshError } from '../tool/errors.ts';
 import type { CliSocketClient } from './cli-socket.ts';
-import type { Mesh } from './mesh.ts';
-import type { AnyOperation } from './operations/operation.ts';
-import type { UseCaseInput, UseCaseName, UseCaseOutput } from './use-cases.ts';
+import { invokeOperation, type AnyOperation } from './operations/operation.ts';
+import { findUnstorable, unstorableMessage } from '../tool/storable-text.ts';
 
-/**
- * How a face calls a use case: by name, with a plain input. The same call runs in this process or
- * in a running server, and fails with the same MeshError either way.
- */
-export type UseCaseCall = <N extends UseCaseName>(
-  name: N,
-  input: UseCaseInput<N>,
-) => Promise<UseCaseOutput<N>>;
+/** Refuses an input holding text the database cannot store, naming the field. */
+function refuseUnstorable(input: Readonly<Record<string, unknown>>): void {
+  const unstorable = findUnstorable(input, 'input');
+  if (unstorable)
+    throw new MeshError('invalid_text', unstorableMessage(unstorable.field, unstorable.inName), {
+      field: unstorable.field,
+    });
+}
 
 /** Where the CLI's work runs: this process, or the server that holds the embedded database. */
-export type UseCaseTarget =
+export type CliTarget =
   | { readonly kind: 'local' }
   | { readonly kind: 'server'; readonly socket: string; readonly holder: HomeLockInfo };
 
@@ -28,7 +27,7 @@ export type UseCaseTarget =
  * recorded a socket gets the work; otherwise this process opens the database (and is refused by
  * the lock when another process holds it without a socket).
  */
-export function useCaseTarget(env: NodeJS.ProcessEnv = process.env): UseCaseTarget {
+export function cliTarget(env: NodeJS.ProcessEnv = process.env): CliTarget {
   const options = connectOptionsFromEnv(env);
   if (options.databaseUrl) return { kind: 'local' };
   const home = options.meshHome ?? resolveMeshHome(env);
@@ -37,32 +36,46 @@ export function useCaseTarget(env: NodeJS.ProcessEnv = process.env): UseCaseTarg
   return { kind: 'server', socket: resolve(home, holder.socket), holder };
 }
 
-async function inProcess<T>(fn: (call: UseCaseCall) => Promise<T>, env: NodeJS.ProcessEnv) {
-  const [{ openMesh, meshOptionsFromEnv }, { runUseCase }] = await Promise.all([
-    import('./mesh.ts'),
-    import('./use-cases.ts'),
-  ]);
-  // Opened on the first call, so work refused before it needs the database never opens it; and
-  // for this one command only (a small embedded buffer pool).
-  let opened: Promise<Mesh> | undefined;
-  const open = () =>
-    openMesh({
-      ...meshOptionsFromEnv(env),
-      oneShot: true,
-      onProgress: (line) => process.stderr.write(`mesh: ${line}\n`),
-    });
-  const call = (async (name: UseCaseName, input: UseCaseInput<UseCaseName>) =>
-    runUseCase(await (opened ??= open()), name, input)) as UseCaseCall;
+/**
+ * Runs an operation in this process, on a Mesh opened for this one command (a small embedded
+ * buffer pool), as the process's own user. Opened only when the input passed, so work refused
+ * before it needs the database never opens it.
+ */
+async function inProcess(
+  op: AnyOperation,
+  input: Readonly<Record<string, unknown>>,
+  env: NodeJS.ProcessEnv,
+): Promise<unknown> {
+  const [{ openMesh, meshOptionsFromEnv }, { validateInput }, { currentOperator }] =
+    await Promise.all([
+      import('./mesh.ts'),
+      import('./operations/validate-input.ts'),
+      import('./operator-call.ts'),
+    ]);
+  validateInput(op, input);
+  // The HTTP face refuses these before an operation runs; a file's text is refused here alike,
+  // never by the database's own message.
+  refuseUnstorable(input);
+  const mesh = await openMesh({
+    ...meshOptionsFromEnv(env),
+    oneShot: true,
+    onProgress: (line) => process.stderr.write(`mesh: ${line}\n`),
+  });
   try {
-    return await fn(call);
+    return await invokeOperation(mesh, op, input, { actor: currentOperator() });
+  } catch (error) {
+    // A failure's message may carry what a server or provider said: a held secret is removed
+    // before any face prints it.
+    if (error instanceof Error) error.message = mesh.redactor.text(error.message);
+    throw error;
   } finally {
-    if (opened) await (await opened.catch(() => undefined))?.close();
+    await mesh.close();
   }
 }
 
 /**
  * Runs `here` in this process, or `there` with the server holding the home (see
- * {@link useCaseTarget}). A server that stopped between reading its lock and connecting is
+ * {@link cliTarget}). A server that stopped between reading its lock and connecting is
  * noticed: the work then runs here once the lock is free.
  */
 async function hereOrThere<T>(
@@ -70,7 +83,7 @@ async function hereOrThere<T>(
   there: (server: CliSocketClient) => Promise<T>,
   env: NodeJS.ProcessEnv,
 ): Promise<T> {
-  const target = useCaseTarget(env);
+  const target = cliTarget(env);
   if (target.kind === 'local') return here();
   const { connectToServer } = await import('./cli-socket.ts');
   let client;
@@ -79,7 +92,7 @@ async function hereOrThere<T>(
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ECONNREFUSED' && code !== 'ENOENT') throw error;
-    if (useCaseTarget(env).kind === 'local') return here();
+    if (cliTarget(env).kind === 'local') return here();
     throw new MeshError(
       'home_locked',
       `the embedded database is in use by process ${target.holder.pid}` +
@@ -91,19 +104,6 @@ async function hereOrThere<T>(
   } finally {
     client.close();
   }
-}
-
-/** Runs `fn` with a way to call use cases, in this process or in the server holding the home. */
-export function withUseCases<T>(
-  fn: (call: UseCaseCall) => Promise<T>,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<T> {
-  return hereOrThere(
-    () => inProcess(fn, env),
-    (server) =>
-      fn((name, input) => server.call(name, input) as Promise<UseCaseOutput<typeof name>>),
-    env,
-  );
 }
 
 /**
@@ -118,10 +118,7 @@ export function invokeFromCli(
 ): Promise<unknown> {
   return hereOrThere(
     async () => {
-      const output = await inProcess(
-        (call) => call('operations.invoke', { name: op.name, input }),
-        env,
-      );
+      const output = await inProcess(op, input, env);
       return output === undefined ? undefined : (JSON.parse(JSON.stringify(output)) as unknown);
     },
     async (server) => {

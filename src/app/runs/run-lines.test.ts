@@ -1,16 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { describeStep } from './runs.ts';
+import { describeStep } from './run-lines.ts';
 
 describe('mesh runs show', () => {
   it('prints a line per artifact an observation links: kind, media type, size and id', () => {
     const id = '6f1d0c6e-94a4-4f51-a1c7-2d2f0c3c1b7a';
     const lines = describeStep({
-      runId: 'r',
       seq: 4,
       kind: 'observation',
       status: 'completed',
-      startedAt: new Date(0),
-      finishedAt: new Date(0),
       toolName: 'cam__snap',
       callId: 'c1',
       observation: {
@@ -35,12 +32,9 @@ describe('mesh runs show', () => {
 
   it("prints a request's tool loading on lines of its own: index, both figures, what changed", () => {
     const lines = describeStep({
-      runId: 'r',
       seq: 1,
       kind: 'model_request',
       status: 'completed',
-      startedAt: new Date(0),
-      finishedAt: new Date(0),
       data: {
         round: 2,
         estimate: { total: 900, tools: 600 },
