@@ -9,6 +9,12 @@ import {
   type EffectReceipt,
   type Outbox,
 } from '../tool/outbound.ts';
+import {
+  retrying,
+  retryPolicy,
+  sleep as abortableSleep,
+  type RetryPolicy,
+} from '../tool/retry-policy.ts';
 import { effectKey } from './key.ts';
 import type { OutboundEventRecord, OutboundStore } from './records.ts';
 
@@ -19,21 +25,10 @@ export interface OutboxHooks {
   at(point: OutboundPoint, event: OutboundEventRecord): void | Promise<void>;
 }
 
-/** How often and how patiently an effect is attempted. */
-export interface RetryPolicy {
-  /** Attempts in all, the first included. */
-  readonly maxAttempts: number;
-  /** The wait before the second attempt; each later one waits `factor` times longer. */
-  readonly baseDelayMs: number;
-  readonly factor: number;
-  /** No wait (a provider's Retry-After included) is longer than this. */
-  readonly maxDelayMs: number;
-}
-
-export const DEFAULT_RETRY: RetryPolicy = Object.freeze({
+/** How often and how patiently an effect is attempted: four attempts, 250 ms doubling to 10 s. */
+export const DEFAULT_RETRY: RetryPolicy = retryPolicy({
   maxAttempts: 4,
   baseDelayMs: 250,
-  factor: 4,
   maxDelayMs: 10_000,
 });
 
@@ -42,6 +37,8 @@ export interface OutboxOptions {
   readonly retry?: RetryPolicy;
   /** Waits between attempts; injected so a test does not sleep. Rejects when `signal` aborts. */
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where the backoff's jitter comes from (default Math.random; tests pin it). */
+  readonly random?: () => number;
   readonly hooks?: OutboxHooks;
 }
 
@@ -54,21 +51,6 @@ export class UnrecordedEffectError extends MeshError {
       `tool ${tool} hands effects to the outbound machinery, which needs the call's recorded step`,
     );
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason as Error);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function stored(receipt: EffectReceipt) {
@@ -124,6 +106,9 @@ function unknownText(effect: Effect): string {
  * left (`delivering` after a crash): reconciled through the provider's lookup when it has one,
  * otherwise reported unknown and never sent again.
  */
+/** The retry loop's own signal: the run's reaches the waits and the attempts directly. */
+const NEVER_ABORTED = new AbortController().signal;
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { store, hooks } = options;
   const retry = options.retry ?? DEFAULT_RETRY;
@@ -157,6 +142,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }
   };
 
+  /**
+   * Attempts an effect until it is delivered, fails for good, or its attempts (counted on its row,
+   * across every holder of the run) are spent. Each attempt is begun on the row first; a retryable
+   * failure is recorded there, and the next attempt waits the shared backoff or the provider's
+   * Retry-After.
+   */
   const attemptLoop = async (
     ctx: ToolContext,
     effect: Effect,
@@ -164,7 +155,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     first: OutboundEventRecord,
   ): Promise<Delivery> => {
     let row = first;
-    for (;;) {
+    const attemptOnce = async (): Promise<Delivery> => {
       const begun = await store.beginAttempt(row.id, row.attempts);
       if (!begun) {
         // Another holder of this run began an attempt since this one read the row: its outcome
@@ -203,9 +194,22 @@ export function createOutbox(options: OutboxOptions): Outbox {
         return { state: 'failed', error, attempts: row.attempts };
       }
       await store.retryLater(row.id, failure.message);
-      const backoff = retry.baseDelayMs * retry.factor ** (row.attempts - 1);
-      await sleep(Math.min(retry.maxDelayMs, failure.retryAfterMs ?? backoff), ctx.signal);
-    }
+      throw failure;
+    };
+    return retrying(attemptOnce, {
+      // The row counts the attempts, so the loop itself never gives up; the waits stop when the
+      // run does (the signal reaches them through `sleep`, and an aborted attempt is rethrown).
+      policy: { ...retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+      signal: NEVER_ABORTED,
+      sleep: (ms) => sleep(ms, ctx.signal),
+      ...(options.random ? { random: options.random } : {}),
+      judge: (error) =>
+        error instanceof DeliveryError
+          ? error.retryAfterMs === undefined
+            ? {}
+            : { retryAfterMs: error.retryAfterMs }
+          : undefined,
+    });
   };
 
   return Object.freeze({

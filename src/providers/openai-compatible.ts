@@ -11,13 +11,7 @@ import type { ModelRequest, ModelResponse } from '../model/wire.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
 import { fromChatCompletion, toChatCompletionsBody } from './chat-completions-wire.ts';
 import { ModelCallError, redactCredentials } from './errors.ts';
-import {
-  backoffDelayMs,
-  retryAfterMs,
-  retryPolicy,
-  sleep,
-  type RetryPolicy,
-} from '../tool/retry-policy.ts';
+import { retryAfterMs, retrying, retryPolicy, type RetryPolicy } from '../tool/retry-policy.ts';
 
 /** Reported once before every HTTP attempt, so a caller can count attempts against its budget. */
 export interface AttemptInfo {
@@ -145,39 +139,57 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
       throw new ModelCallError({ code: 'bad_request', message, retryable: false }, 0);
     }
     const body = toChatCompletionsBody(request, model);
-    let previous: Failed | undefined;
-    for (let attempt = 1; ; attempt++) {
-      signal.throwIfAborted();
-      const delayMs = previous === undefined ? 0 : delayBefore(attempt, previous);
-      const info: AttemptInfo = { attempt, delayMs, ...previousOf(previous) };
-      options.onAttempt?.(info);
-      onAttempt?.(info);
-      if (delayMs > 0) await sleep(delayMs, signal);
-      const outcome = await attemptOnce(body, signal, attempt);
-      if (outcome.kind === 'body') {
-        const parsed = fromChatCompletion(outcome.json);
-        if (parsed.kind === 'completion') return parsed.response;
-        const failure: ModelFailure = {
-          code: 'invalid_response',
-          message: parsed.reason,
-          retryable: false,
-        };
-        throw new ModelCallError(failure, attempt);
-      }
-      if (!outcome.failure.retryable || attempt >= policy.maxAttempts) {
-        throw new ModelCallError(outcome.failure, attempt);
-      }
-      previous = outcome;
-    }
-  }
-
-  function delayBefore(attempt: number, previous: Failed): number {
-    return previous.retryAfterMs === undefined
-      ? backoffDelayMs(policy, attempt - 1)
-      : Math.min(previous.retryAfterMs, policy.maxDelayMs);
+    const { json, attempt } = await retrying(
+      async (attempt) => {
+        const outcome = await attemptOnce(body, signal, attempt);
+        if (outcome.kind === 'failed') throw new AttemptFailed(outcome, attempt);
+        return { json: outcome.json, attempt };
+      },
+      {
+        policy,
+        signal,
+        onAttempt: (attempt, delayMs, previous) => {
+          const info: AttemptInfo = {
+            attempt,
+            delayMs,
+            ...previousOf((previous as AttemptFailed | undefined)?.outcome),
+          };
+          options.onAttempt?.(info);
+          onAttempt?.(info);
+        },
+        judge: (error) => {
+          if (!(error instanceof AttemptFailed) || !error.outcome.failure.retryable)
+            return undefined;
+          const after = error.outcome.retryAfterMs;
+          return after === undefined ? {} : { retryAfterMs: after };
+        },
+      },
+    ).catch((error: unknown) => {
+      throw error instanceof AttemptFailed
+        ? new ModelCallError(error.outcome.failure, error.attempt)
+        : error;
+    });
+    const parsed = fromChatCompletion(json);
+    if (parsed.kind === 'completion') return parsed.response;
+    const failure: ModelFailure = {
+      code: 'invalid_response',
+      message: parsed.reason,
+      retryable: false,
+    };
+    throw new ModelCallError(failure, attempt);
   }
 
   return Object.freeze({ kind: 'openai_compatible', complete });
+}
+
+/** An attempt that failed, carried through the retry loop to the final ModelCallError. */
+class AttemptFailed extends Error {
+  constructor(
+    readonly outcome: Failed,
+    readonly attempt: number,
+  ) {
+    super(outcome.failure.message);
+  }
 }
 
 interface Failed {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../tool/clock.ts';
 import { hasCode } from '../tool/errors.ts';
-import { backoffDelayMs, retryAfterMs, retryPolicy, sleep } from './retry-policy.ts';
+import { backoffDelayMs, retryAfterMs, retrying, retryPolicy, sleep } from './retry-policy.ts';
 
 const headers = (entries: Record<string, string>) => new Headers(entries);
 
@@ -99,5 +99,111 @@ describe('sleep', () => {
     const waiting = sleep(60_000, controller.signal);
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
+  });
+});
+
+describe('retrying', () => {
+  const policy = retryPolicy({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1_000 });
+  class Busy extends Error {
+    constructor(readonly retryAfterMs?: number) {
+      super('busy');
+    }
+  }
+  const judge = (error: unknown) =>
+    error instanceof Busy
+      ? error.retryAfterMs === undefined
+        ? {}
+        : { retryAfterMs: error.retryAfterMs }
+      : undefined;
+
+  function recorder() {
+    const waits: number[] = [];
+    return { waits, sleep: async (ms: number) => void waits.push(ms) };
+  }
+
+  it("waits the backoff, or the server's wait capped, and succeeds when an attempt does", async () => {
+    const { waits, sleep } = recorder();
+    const failures = [new Busy(5_000), new Busy()];
+    const seen: [number, number][] = [];
+    const answer = await retrying(
+      async (n) => {
+        const failure = failures[n - 1];
+        if (failure) throw failure;
+        return `ok after ${n}`;
+      },
+      {
+        policy,
+        signal: new AbortController().signal,
+        judge,
+        sleep,
+        random: () => 1,
+        onAttempt: (n, delayMs) => seen.push([n, delayMs]),
+      },
+    );
+    expect(answer).toBe('ok after 3');
+    // 5 s asked for, capped at 1 s; then the second retry's ceiling, 100 ms doubled.
+    expect(waits).toEqual([1_000, 200]);
+    expect(seen).toEqual([
+      [1, 0],
+      [2, 1_000],
+      [3, 200],
+    ]);
+  });
+
+  it('rethrows a failure it may not retry at once, and gives up after the last attempt', async () => {
+    const { waits, sleep } = recorder();
+    const signal = new AbortController().signal;
+    const final = new Error('bad request');
+    await expect(
+      retrying(() => Promise.reject(final), { policy, signal, judge, sleep }),
+    ).rejects.toBe(final);
+    expect(waits).toEqual([]);
+    let attempts = 0;
+    await expect(
+      retrying(
+        () => {
+          attempts++;
+          return Promise.reject(new Busy());
+        },
+        { policy, signal, judge, sleep, giveUp: (_e, n) => new Error(`gave up after ${n}`) },
+      ),
+    ).rejects.toThrow('gave up after 3');
+    expect(attempts).toBe(3);
+  });
+
+  it('lets an attempt hook refuse an attempt, and stops with the signal’s reason', async () => {
+    const signal = new AbortController().signal;
+    const { sleep } = recorder();
+    const refused = new Error('ceiling reached');
+    let attempts = 0;
+    await expect(
+      retrying(
+        () => {
+          attempts++;
+          return Promise.reject(new Busy());
+        },
+        {
+          policy,
+          signal,
+          judge,
+          sleep,
+          onAttempt: (n) => {
+            if (n === 2) throw refused;
+          },
+        },
+      ),
+    ).rejects.toBe(refused);
+    expect(attempts).toBe(1);
+    const controller = new AbortController();
+    const reason = new Error('run stopped');
+    await expect(
+      retrying(
+        () => {
+          controller.abort(reason);
+          return Promise.reject(new Busy());
+        },
+        { policy, signal: controller.signal, judge },
+      ),
+    ).rejects.toBe(reason);
   });
 });

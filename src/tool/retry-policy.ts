@@ -1,4 +1,8 @@
 import { MeshError } from './errors.ts';
+import { sleep } from './retry-after.ts';
+
+// The wait a server asks for, and an abortable sleep.
+export { retryAfterMs, sleep } from './retry-after.ts';
 
 /*
  * One retry policy and one backoff for whatever Mesh retries: model calls (src/providers), query
@@ -58,5 +62,68 @@ export function backoffDelayMs(
   return Math.round(random() * ceiling);
 }
 
-// The wait a server asks for, and an abortable sleep.
-export { retryAfterMs, sleep } from './retry-after.ts';
+/** A failed attempt that may be made again, with the wait its server asked for, if any. */
+export interface Retryable {
+  readonly retryAfterMs?: number;
+}
+
+/** How {@link retrying} spends a call's attempts. */
+export interface RetryingOptions {
+  readonly policy: RetryPolicy;
+  /** Stops the waits and the attempts; an abort rejects with the signal's reason. */
+  readonly signal: AbortSignal;
+  /**
+   * Whether what an attempt threw may be retried (and after how long the server asked for), or
+   * undefined when it is final: then it is rethrown at once.
+   */
+  judge(error: unknown): Retryable | undefined;
+  /**
+   * What to throw when the attempts are spent (default: the last failure itself), given the last
+   * failure and the attempts made.
+   */
+  giveUp?(error: unknown, attempts: number): unknown;
+  /**
+   * Called before every attempt (1 for the first) with the wait before it and the failure it
+   * retries, before waiting. Throwing refuses the attempt: the call rejects with what was thrown.
+   */
+  onAttempt?(attempt: number, delayMs: number, previous: unknown): void;
+  /** Waits `ms` unless `signal` aborts first (tests pass one that does not sleep). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where the jitter comes from (default Math.random). */
+  readonly random?: () => number;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails for good, or the policy's attempts are spent: the one
+ * retry loop of Mesh (model calls, query providers, vendor clients, the outbox's deliveries).
+ * A retryable failure waits full-jitter backoff, or the server's Retry-After capped by
+ * `maxDelayMs`; anything `judge` does not call retryable propagates at once.
+ */
+export async function retrying<T>(
+  attempt: (attempt: number) => Promise<T>,
+  options: RetryingOptions,
+): Promise<T> {
+  const { policy, signal } = options;
+  const wait = options.sleep ?? sleep;
+  let previous: { readonly error: unknown; readonly retry: Retryable } | undefined;
+  for (let n = 1; ; n++) {
+    signal.throwIfAborted();
+    const delayMs =
+      previous === undefined
+        ? 0
+        : previous.retry.retryAfterMs === undefined
+          ? backoffDelayMs(policy, n - 1, options.random)
+          : Math.min(previous.retry.retryAfterMs, policy.maxDelayMs);
+    options.onAttempt?.(n, delayMs, previous?.error);
+    if (previous !== undefined) await wait(delayMs, signal);
+    try {
+      return await attempt(n);
+    } catch (error) {
+      signal.throwIfAborted();
+      const retry = options.judge(error);
+      if (retry === undefined) throw error;
+      if (n >= policy.maxAttempts) throw options.giveUp ? options.giveUp(error, n) : error;
+      previous = { error, retry };
+    }
+  }
+}

@@ -1,4 +1,4 @@
-import { backoffDelayMs, sleep as sleepUnlessAborted } from '../tool/retry-policy.ts';
+import { retrying, sleep as sleepUnlessAborted } from '../tool/retry-policy.ts';
 import { isQueryProviderError, QueryProviderError } from './provider.ts';
 
 /** How {@link withRetries} spends a call's attempts. */
@@ -53,24 +53,22 @@ export async function withRetries<T>(
       attempts: 0,
     });
   }
-  let previous: QueryProviderError | undefined;
-  for (let n = 1; ; n++) {
-    signal.throwIfAborted();
-    onAttempt?.(n);
-    if (previous !== undefined) {
-      const asked = previous.retryAfterMs;
-      const delayMs =
-        asked === undefined
-          ? backoffDelayMs(policy, n - 1, options.random)
-          : Math.min(asked, policy.maxDelayMs);
-      await sleep(delayMs, signal);
-    }
-    try {
-      return await attempt(n);
-    } catch (error) {
-      if (!isQueryProviderError(error)) throw error;
-      if (!error.retryable || n >= maxAttempts) throw error.withAttempts(n);
-      previous = error;
-    }
-  }
+  // Every failure of an attempt says how many attempts were made by then.
+  const counted = (n: number) =>
+    attempt(n).catch((error: unknown) => {
+      throw isQueryProviderError(error) ? error.withAttempts(n) : error;
+    });
+  return retrying(counted, {
+    policy,
+    signal,
+    ...(onAttempt ? { onAttempt: (n: number) => onAttempt(n) } : {}),
+    sleep,
+    ...(options.random ? { random: options.random } : {}),
+    judge: (error) =>
+      isQueryProviderError(error) && error.retryable
+        ? error.retryAfterMs === undefined
+          ? {}
+          : { retryAfterMs: error.retryAfterMs }
+        : undefined,
+  });
 }

@@ -152,7 +152,7 @@ describe('mesh.sentry against the Sentry fake', () => {
     fake.failures.push('ratelimited', 'unavailable');
     const observation = await h.call('resolve_sentry_issue', { issue: '1001' });
     expect(observation.kind).toBe('result');
-    expect(h.delays.slice(-2)).toEqual([2000, 1000]);
+    expect(h.delays.slice(-2)).toEqual([2000, 500]);
     expect(requests()).toEqual([
       'GET /organizations/acme/issues/1001/',
       'PUT /organizations/acme/issues/1001/',

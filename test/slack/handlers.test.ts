@@ -65,7 +65,7 @@ describe('mesh.slack against the Slack fake', () => {
     expect(observation.kind).toBe('result');
     expect(posts()).toHaveLength(3);
     expect(fake.posted).toHaveLength(1);
-    expect(h.delays.slice(-2)).toEqual([0, 1000]);
+    expect(h.delays.slice(-2)).toEqual([0, 500]);
   });
 
   it('an answer lost after Slack may have posted is reported unknown, never re-posted', async () => {

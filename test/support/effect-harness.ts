@@ -61,6 +61,8 @@ export async function effectHarness(
     sleep: async (ms) => {
       delays.push(ms);
     },
+    // The backoff's ceiling every time, so a test reads the waits it asserts.
+    random: () => 1,
   });
   let step = 0;
   const harness: EffectHarness = {

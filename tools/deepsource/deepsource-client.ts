@@ -1,6 +1,6 @@
 import type { ToolContext } from '../../src/tool/context.ts';
 import { TOKEN_KIND, type DeepSourceSettings } from './settings.ts';
-import { retryAfterMs, sleep } from '../../src/tool/retry-after.ts';
+import { retryAfterMs, retrying, retryPolicy } from '../../src/tool/retry-policy.ts';
 
 // DeepSource publishes no Node SDK (its CLI is Go), so this is a small GraphQL POST over fetch:
 // `{query, variables}` to the endpoint with the agent's own token as a Bearer credential. Every
@@ -9,9 +9,8 @@ import { retryAfterMs, sleep } from '../../src/tool/retry-after.ts';
 
 /** Attempts per operation, the first included. */
 export const MAX_ATTEMPTS = 3;
-/** No wait between attempts exceeds this, not even one DeepSource asked for. */
-const MAX_DELAY_MS = 10_000;
-const BASE_DELAY_MS = 250;
+/** Three attempts, 250 ms doubling; no wait exceeds 10 s, not even one DeepSource asked for. */
+const RETRY = retryPolicy({ maxAttempts: MAX_ATTEMPTS, baseDelayMs: 250, maxDelayMs: 10_000 });
 const TIMEOUT_MS = 30_000;
 
 /**
@@ -108,17 +107,20 @@ export async function connect(ctx: ToolContext, settings: DeepSourceSettings): P
   };
   return async <Data>(query: string, variables: Record<string, unknown>) => {
     const body = JSON.stringify({ query, variables });
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await once<Data>(body);
-      } catch (error) {
-        if (!(error instanceof RetryableError)) throw error;
-        if (attempt >= MAX_ATTEMPTS)
-          throw new DeepSourceError(error.failure.kind, error.failure.message, attempt);
-        const delay = error.retryAfterMs ?? BASE_DELAY_MS * 4 ** (attempt - 1);
-        await sleep(Math.min(delay, MAX_DELAY_MS), ctx.signal);
-      }
-    }
+    return retrying(() => once<Data>(body), {
+      policy: RETRY,
+      signal: ctx.signal,
+      judge: (error) =>
+        error instanceof RetryableError
+          ? error.retryAfterMs === undefined
+            ? {}
+            : { retryAfterMs: error.retryAfterMs }
+          : undefined,
+      giveUp: (error, attempts) => {
+        const { failure } = error as RetryableError;
+        return new DeepSourceError(failure.kind, failure.message, attempts);
+      },
+    });
   };
 }
 

@@ -65,7 +65,7 @@ export const BAD_CREDENTIAL_TEXT =
   `or its GitHub App's private key when auth_mode is app); until then no GitHub call can succeed.`;
 
 /** The longest wait a rate limit may ask for and still be retried by the outbound machinery. */
-const RETRIABLE_WAIT_MS = 10_000;
+const RETRYABLE_WAIT_MS = 10_000;
 
 /**
  * How long GitHub asked to wait, when its answer was a rate limit: 429, or 403 with
@@ -126,7 +126,7 @@ export function deliveryError(
     return new DeliveryError('ambiguous', failureText(what, settings, error), { cause: error });
   const wait = rateLimitWaitMs(error);
   if (wait !== undefined)
-    return wait <= RETRIABLE_WAIT_MS
+    return wait <= RETRYABLE_WAIT_MS
       ? new DeliveryError('retryable', `GitHub rate-limited ${what} (${failure.status})`, {
           retryAfterMs: wait,
         })

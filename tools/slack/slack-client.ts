@@ -67,7 +67,7 @@ function platformText(error: string, channel: string): string {
 }
 
 /** Errors with which Slack says it did not act, and may if asked again later. */
-const RETRIABLE = new Set(['ratelimited', 'service_unavailable']);
+const RETRYABLE = new Set(['ratelimited', 'service_unavailable']);
 /** Errors after which the message may or may not have been posted (Slack's own words). */
 const AMBIGUOUS = new Set(['fatal_error', 'internal_error', 'request_timeout']);
 
@@ -93,7 +93,7 @@ export function deliveryError(error: unknown, channel: string): DeliveryError {
       });
     case 'slack_webapi_platform_error': {
       const code = typeof e.data?.error === 'string' ? e.data.error : 'unknown_error';
-      if (RETRIABLE.has(code)) return new DeliveryError('retryable', `Slack answered ${code}`);
+      if (RETRYABLE.has(code)) return new DeliveryError('retryable', `Slack answered ${code}`);
       if (AMBIGUOUS.has(code)) return new DeliveryError('ambiguous', `Slack answered ${code}`);
       return new DeliveryError('terminal', platformText(code, channel));
     }

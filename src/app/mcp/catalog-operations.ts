@@ -275,7 +275,10 @@ export const setScopesOperation = defineOperation({
   },
   async run(mesh, input): Promise<undefined> {
     if (input.audiences === undefined && input.conversation_ids === undefined)
-      throw new InvalidInputError('give `audiences`, `conversation_ids` or both', 'input.audiences');
+      throw new InvalidInputError(
+        'give `audiences`, `conversation_ids` or both',
+        'input.audiences',
+      );
     const { setScopes } = await import('../mcp-catalog.ts');
     await setScopes(mesh, await agentNamed(mesh, input.agent), input.provider, {
       ...(input.audiences === undefined ? {} : { audiences: input.audiences }),
