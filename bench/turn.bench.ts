@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { InstanceKey } from '../src/secrets/instance-key.ts';
 import { assembleMesh, type Mesh } from '../src/app/mesh.ts';
-import { chat } from '../src/app/turns.ts';
+import { chat } from '../src/app/conversations/turns.ts';
 import type { ModelClient } from '../src/model/client.ts';
 import { parseScript, scriptedClient } from '../src/providers/scripted.ts';
 import { insertAgent } from '../src/store/agents.ts';

@@ -23,11 +23,14 @@ import type { RetryPolicy } from '../tool/retry-policy.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import { MeshError } from '../tool/errors.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
-import { createMcpRuntime, type McpRuntime, type McpRuntimeOptions } from './mcp-runtime.ts';
+import { createMcpRuntime, type McpRuntime, type McpRuntimeOptions } from './mcp/runtime.ts';
 import { createRedactor, type Redactor } from '../tool/redaction.ts';
-import { createQueryProviderRuntime, type QueryProviderRuntimeOptions } from './web-service.ts';
-import { createWorkspaceRuntime, type WorkspaceRuntime } from './workspaces.ts';
-import { TurnSlots, turnConcurrency } from './turn-slots.ts';
+import {
+  createQueryProviderRuntime,
+  type QueryProviderRuntimeOptions,
+} from './backends/web-service.ts';
+import { createWorkspaceRuntime, type WorkspaceRuntime } from './backends/workspaces.ts';
+import { TurnSlots, turnConcurrency } from './conversations/turn-slots.ts';
 import { RunQueue, SETTLE_POLL_MS } from '../run/run-queue.ts';
 import { RUN_ENDED_CHANNEL } from '../store/runs.ts';
 
@@ -211,7 +214,7 @@ export function assembleMesh(
   };
   // Imported when a notice first comes: only a process with an MCP session open gets one.
   mcp.onToolsChanged((agentId, provider) => {
-    void import('./mcp-catalog.ts').then((m) => m.catalogChanged(mesh, agentId, provider));
+    void import('./mcp/catalog.ts').then((m) => m.catalogChanged(mesh, agentId, provider));
   });
   return mesh;
 }

@@ -50,7 +50,7 @@ async function inProcess(
     await Promise.all([
       import('./mesh.ts'),
       import('./operations/validate-input.ts'),
-      import('./operator-call.ts'),
+      import('./runs/operator-call.ts'),
     ]);
   validateInput(op, input);
   // The HTTP face refuses these before an operation runs; a file's text is refused here alike,

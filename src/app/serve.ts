@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { recordServing } from '../store/home-lock.ts';
 import { CLI_SOCKET_NAME } from './cli-socket.ts';
 import type { Mesh } from './mesh.ts';
-import { createOperatorToken, ensureFirstOperatorToken } from './operator-auth.ts';
-import { createAgent } from './agents.ts';
-import { addModelProvider } from './model-providers.ts';
+import { createOperatorToken, ensureFirstOperatorToken } from './operators/operator-auth.ts';
+import { createAgent } from './agents/agents.ts';
+import { addModelProvider } from './backends/model-providers.ts';
 import { findAgent, findModelProvider } from './queries.ts';
-import { meshWorker } from './turns.ts';
+import { meshWorker } from './conversations/turns.ts';
 import { meshVersion } from './version.ts';
 
 const DEMO_SCRIPT = new URL('../../examples/demo-script.json', import.meta.url);

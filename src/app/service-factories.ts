@@ -12,10 +12,10 @@ import type { Redactor } from '../tool/redaction.ts';
 import type { Registry } from '../tool/registry.ts';
 import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
 import { WEB_READ, WEB_SEARCH, type WebRead, type WebSearch } from '../../tools/web/web-service.ts';
-import { conversationSearchService } from './conversation-search.ts';
-import { memoryStoreService } from './memory-service.ts';
-import { outboxService } from './outbound-service.ts';
-import type { QueryProviderRuntime } from './web-service.ts';
+import { conversationSearchService } from './conversations/search.ts';
+import { memoryStoreService } from './agents/memory-service.ts';
+import { outboxService } from './runs/outbound-service.ts';
+import type { QueryProviderRuntime } from './backends/web-service.ts';
 
 /** What a service factory may build on: the platform's own parts, never a face. */
 export interface ServiceHost {

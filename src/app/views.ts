@@ -7,8 +7,8 @@ import type {
 } from '../run/records.ts';
 import type { OutboundEventRecord } from '../outbound/records.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
-import type { AgentPackageView } from './packages.ts';
-import type { SecretSlotView } from './secret-slot.ts';
+import type { AgentPackageView } from './packages/packages.ts';
+import type { SecretSlotView } from './packages/secret-slot.ts';
 
 /**
  * The JSON shapes operators read (API responses and `--json` output), built field by field so

@@ -1,4 +1,4 @@
-import { agentOperations } from '../app/agent-operations.ts';
+import { agentOperations } from '../app/agents/operations.ts';
 import type { CommandBody } from './command.ts';
 import { operationGroup } from './operation-command.ts';
 

@@ -1,5 +1,5 @@
-import { agentOperations } from '../app/agent-operations.ts';
-import { tokenOperations } from '../app/token-operations.ts';
+import { agentOperations } from '../app/agents/operations.ts';
+import { tokenOperations } from '../app/operators/token-operations.ts';
 import { secretOperations } from '../app/packages/secret-operations.ts';
 import { configOperations } from '../app/packages/config-operations.ts';
 import { packageOperations, setToolEnabledOperation } from '../app/packages/package-operations.ts';
@@ -17,7 +17,7 @@ import {
   agentToolsOperation,
   callToolOperation,
   searchToolsOperation,
-} from '../app/tool-operations.ts';
+} from '../app/packages/tool-operations.ts';
 import type { Command } from './command.ts';
 import { operationUsage } from './operation-command.ts';
 import { webOperations } from '../app/backends/web-operations.ts';

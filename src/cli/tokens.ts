@@ -1,4 +1,4 @@
-import { tokenOperations } from '../app/token-operations.ts';
+import { tokenOperations } from '../app/operators/token-operations.ts';
 import type { CommandBody } from './command.ts';
 import { operationGroup } from './operation-command.ts';
 

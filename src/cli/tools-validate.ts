@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
-import { checkPackages } from '../app/package-check.ts';
+import { checkPackages } from '../app/packages/package-check.ts';
 import { UsageError, type CliIo, type Subcommand } from './command.ts';
 
 /*
  * `mesh tools validate`: checks the tool packages under DIR (default: tools/) as the build and
- * start-up will (src/app/package-check.ts). Prints one problem per line (file: field: message)
+ * start-up will (src/app/packages/package-check.ts). Prints one problem per line (file: field: message)
  * and exits 1 when there is any.
  */
 

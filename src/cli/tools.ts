@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { installedTool, installedTools, type ToolListing } from '../app/tool-catalog.ts';
+import { installedTool, installedTools, type ToolListing } from '../app/packages/tool-catalog.ts';
 import {
   agentToolsOperation,
   callToolOperation,
   searchToolsOperation,
-} from '../app/tool-operations.ts';
+} from '../app/packages/tool-operations.ts';
 import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
 import { operationSubcommand } from './operation-command.ts';
 import { setToolEnabledOperation } from '../app/packages/package-operations.ts';

@@ -1,7 +1,7 @@
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { Mesh } from '../app/mesh.ts';
 import type { JsonSchema } from '../model/json.ts';
-import { verifyOperatorToken } from '../app/operator-auth.ts';
+import { verifyOperatorToken } from '../app/operators/operator-auth.ts';
 import type { OperatorTokenRecord } from '../app/records.ts';
 import { actorOf } from './api/context.ts';
 import type { FailureLimiter } from './failure-limit.ts';

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
-import { finishOAuthConnection } from '../app/mcp-connections.ts';
+import { finishOAuthConnection } from '../app/mcp/connections.ts';
 import type { Mesh } from '../app/mesh.ts';
 import {
   closeOperatorSession,
@@ -10,7 +10,7 @@ import {
   openOperatorSession,
   SESSION_TTL_MS,
   verifyOperatorToken,
-} from '../app/operator-auth.ts';
+} from '../app/operators/operator-auth.ts';
 import type { FailureLimiter } from './failure-limit.ts';
 import { HttpError } from './http-error.ts';
 import { errorResponse, isExpected, readForm } from './http.ts';

@@ -2,7 +2,7 @@ import { chmodSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { prepareSocketPath } from '../app/cli-socket.ts';
 import type { Mesh } from '../app/mesh.ts';
-import { currentOperator } from '../app/operator-call.ts';
+import { currentOperator } from '../app/runs/operator-call.ts';
 import { meshApp, nodeServer } from './server.ts';
 
 /*

@@ -1,17 +1,10 @@
 import type { JsonObject } from '../model/json.ts';
 import type { Audience } from '../policy/audience.ts';
+import type { McpCatalogStore } from '../mcp/catalog-store.ts';
+import type { BindingRecord, McpToolRecord, ToolProviderRecord } from '../mcp/records.ts';
 import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 
-/** A registered remote MCP server (a `tool_providers` row of kind `mcp`). */
-export interface ToolProviderRecord {
-  readonly id: string;
-  readonly slug: string;
-  readonly url: string;
-  readonly allowLoopbackHttp: boolean;
-  /** How long one request to the server may take before it fails (connect, list, call). */
-  readonly requestTimeoutMs: number;
-  readonly createdAt: Date;
-}
+export type { BindingRecord, McpToolRecord, ToolProviderRecord } from '../mcp/records.ts';
 
 const PROVIDER = `id, slug, url, allow_loopback_http as "allowLoopbackHttp",
   request_timeout_ms as "requestTimeoutMs", created_at as "createdAt"`;
@@ -74,20 +67,6 @@ export async function listToolProviders(q: Queryable): Promise<ToolProviderRecor
     `select ${PROVIDER} from tool_providers where kind = 'mcp' order by slug`,
   );
   return rows;
-}
-
-/** An agent's connection to a provider, with its exclusions and scopes. */
-export interface BindingRecord {
-  readonly agentId: string;
-  readonly providerId: string;
-  readonly authKind: 'bearer' | 'oauth';
-  readonly excludedTools: readonly string[];
-  readonly audiences: readonly Audience[] | null;
-  readonly conversationIds: readonly string[] | null;
-  readonly catalogCheckedAt: Date | null;
-  readonly catalogFreshUntil: Date | null;
-  readonly catalogError: string | null;
-  readonly createdAt: Date;
 }
 
 /** A binding's columns, read through the alias `b`. */
@@ -182,19 +161,6 @@ export async function setBindingScopes(
      where agent_id = $1 and provider_id = $2`,
     [agentId, providerId, scopes.audiences, scopes.conversationIds],
   );
-}
-
-/** One remote tool as a binding's account last saw it. */
-export interface McpToolRecord {
-  readonly toolName: string;
-  readonly definition: JsonObject;
-  readonly fingerprint: string;
-  readonly previousFingerprint: string | null;
-  readonly legacyQueryFingerprint: string | null;
-  readonly reviewedFingerprint: string | null;
-  readonly firstSeenAt: Date;
-  readonly changedAt: Date;
-  readonly removedAt: Date | null;
 }
 
 const TOOL = `tool_name as "toolName", definition, fingerprint,
@@ -319,4 +285,13 @@ export async function agentsBoundTo(q: Queryable, providerId: string): Promise<s
 export async function deleteToolProviderRow(q: Queryable, providerId: string): Promise<boolean> {
   const { rowCount } = await q.query(`delete from tool_providers where id = $1`, [providerId]);
   return rowCount > 0;
+}
+
+/** The catalog store of src/mcp over one database connection or pool. */
+export function mcpCatalogStore(q: Queryable): McpCatalogStore {
+  return {
+    tools: (agentId, providerId) => listMcpTools(q, agentId, providerId),
+    record: (binding, tools, freshUntil) => recordCatalog(q, binding, tools, freshUntil),
+    recordError: (binding, message) => recordCatalogError(q, binding, message),
+  };
 }

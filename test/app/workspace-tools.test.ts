@@ -4,9 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { callToolAsOperator, operatorCallDriver } from '../../src/app/operator-call.ts';
-import { turnPolicy } from '../../src/app/policy.ts';
-import { addBackend, describeWorkspaces, grantBackend } from '../../src/app/workspace-admin.ts';
+import { callToolAsOperator, operatorCallDriver } from '../../src/app/runs/operator-call.ts';
+import { turnPolicy } from '../../src/app/packages/policy.ts';
+import {
+  addBackend,
+  describeWorkspaces,
+  grantBackend,
+} from '../../src/app/backends/workspace-admin.ts';
 import { driveHeldRun } from '../../src/run/held-run.ts';
 import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import { hasCode } from '../../src/tool/errors.ts';

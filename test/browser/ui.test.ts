@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callToolAsOperator } from '../../src/app/operator-call.ts';
+import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
 import { findAgent } from '../../src/app/queries.ts';
 import type { Lease } from '../../src/run/records.ts';
 import { parseScript } from '../../src/providers/scripted.ts';

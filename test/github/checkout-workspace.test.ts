@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureAgentSecret } from '../../src/app/agent-secrets.ts';
-import { requireAgent } from '../../src/app/agents.ts';
+import { captureAgentSecret } from '../../src/app/agents/secrets.ts';
+import { requireAgent } from '../../src/app/agents/agents.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { operatorCallDriver } from '../../src/app/operator-call.ts';
-import { setAgentConfig } from '../../src/app/packages.ts';
-import { agentRegistry } from '../../src/app/policy.ts';
-import { addBackend, grantBackend } from '../../src/app/workspace-admin.ts';
+import { operatorCallDriver } from '../../src/app/runs/operator-call.ts';
+import { setAgentConfig } from '../../src/app/packages/packages.ts';
+import { agentRegistry } from '../../src/app/packages/policy.ts';
+import { addBackend, grantBackend } from '../../src/app/backends/workspace-admin.ts';
 import type { JsonObject } from '../../src/model/json.ts';
 import { driveHeldRun } from '../../src/run/held-run.ts';
 import { RUN_LEASE_MS } from '../../src/run/lease-heartbeat.ts';

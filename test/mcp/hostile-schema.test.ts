@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentRegistry } from '../../src/app/policy.ts';
+import { agentRegistry } from '../../src/app/packages/policy.ts';
 import { testDatabases } from '../support/db.ts';
 import { textTool } from '../support/mcp-server.ts';
 import { openRemoteAgent, type RemoteAgent } from '../support/remote-agent.ts';

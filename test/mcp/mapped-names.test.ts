@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../../src/app/agents.ts';
-import { connectAgent } from '../../src/app/mcp-connections.ts';
-import { addToolProvider } from '../../src/app/mcp-providers.ts';
-import { callToolAsOperator } from '../../src/app/operator-call.ts';
+import { createAgent } from '../../src/app/agents/agents.ts';
+import { connectAgent } from '../../src/app/mcp/connections.ts';
+import { addToolProvider } from '../../src/app/mcp/providers.ts';
+import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
 import { freshPglite } from '../support/db.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 import { signIn, startTestServer, type TestServer } from '../support/server.ts';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { createAgent } from '../../src/app/agents.ts';
-import { finishOAuthConnection, startOAuthConnection } from '../../src/app/mcp-connections.ts';
-import { credentialFor, expireOAuthToken } from '../../src/app/mcp-credentials.ts';
-import { addToolProvider } from '../../src/app/mcp-providers.ts';
+import { createAgent } from '../../src/app/agents/agents.ts';
+import { finishOAuthConnection, startOAuthConnection } from '../../src/app/mcp/connections.ts';
+import { credentialFor, expireOAuthToken } from '../../src/app/mcp/credentials.ts';
+import { addToolProvider } from '../../src/app/mcp/providers.ts';
 import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
 import type { Db } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';

@@ -81,7 +81,7 @@ describe('connecting an agent to a remote MCP server with OAuth', () => {
     const tool = catalog.tools[0]?.tool ?? '';
     const before = oauth.mcpRequests.length;
     await server.mesh.db.query('select 1');
-    const { callToolAsOperator } = await import('../../src/app/operator-call.ts');
+    const { callToolAsOperator } = await import('../../src/app/runs/operator-call.ts');
     const called = await callToolAsOperator(server.mesh, {
       agent: 'ada',
       tool,

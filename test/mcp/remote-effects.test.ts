@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runtimeFor } from '../../src/app/operator-call.ts';
-import { runEffects } from '../../src/app/outbound-view.ts';
-import { agentRegistry } from '../../src/app/policy.ts';
+import { runtimeFor } from '../../src/app/runs/operator-call.ts';
+import { runEffects } from '../../src/app/runs/outbound-view.ts';
+import { agentRegistry } from '../../src/app/packages/policy.ts';
 import type { Mesh } from '../../src/app/mesh.ts';
 import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import type { RunRecord } from '../../src/run/records.ts';

@@ -8,17 +8,17 @@ import {
   markLegacyQuery,
   reviewCatalog,
   setScopes,
-} from '../../src/app/mcp-catalog.ts';
-import { connectAgent, disconnectAgent } from '../../src/app/mcp-connections.ts';
-import { DEFAULT_CATALOG_FRESH_MS } from '../../src/app/mcp-runtime.ts';
-import { addToolProvider } from '../../src/app/mcp-providers.ts';
-import { callToolAsOperator } from '../../src/app/operator-call.ts';
-import { requireAgent } from '../../src/app/agents.ts';
-import { agentRegistry } from '../../src/app/policy.ts';
-import { chat } from '../../src/app/turns.ts';
+} from '../../src/app/mcp/catalog.ts';
+import { connectAgent, disconnectAgent } from '../../src/app/mcp/connections.ts';
+import { DEFAULT_CATALOG_FRESH_MS } from '../../src/app/mcp/runtime.ts';
+import { addToolProvider } from '../../src/app/mcp/providers.ts';
+import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
+import { requireAgent } from '../../src/app/agents/agents.ts';
+import { agentRegistry } from '../../src/app/packages/policy.ts';
+import { chat } from '../../src/app/conversations/turns.ts';
 import type { AgentRecord } from '../../src/run/records.ts';
 import { insertToolProvider } from '../../src/store/mcp.ts';
-import { runEffects } from '../../src/app/outbound-view.ts';
+import { runEffects } from '../../src/app/runs/outbound-view.ts';
 import { testDatabases } from '../support/db.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
 import { scriptedAgent, testInstanceKey } from '../support/turn.ts';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setToolProviderTimeoutSeconds } from '../../src/app/mcp-providers.ts';
+import { setToolProviderTimeoutSeconds } from '../../src/app/mcp/providers.ts';
 import { testDatabases } from '../support/db.ts';
 import { textTool } from '../support/mcp-server.ts';
 import { openRemoteAgent, type RemoteAgent } from '../support/remote-agent.ts';

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireAgent } from '../../src/app/agents.ts';
-import { connectAgent } from '../../src/app/mcp-connections.ts';
-import { addToolProvider } from '../../src/app/mcp-providers.ts';
-import { callToolAsOperator } from '../../src/app/operator-call.ts';
-import { chat } from '../../src/app/turns.ts';
+import { requireAgent } from '../../src/app/agents/agents.ts';
+import { connectAgent } from '../../src/app/mcp/connections.ts';
+import { addToolProvider } from '../../src/app/mcp/providers.ts';
+import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
+import { chat } from '../../src/app/conversations/turns.ts';
 import type { AgentRecord } from '../../src/run/records.ts';
 import { insertModelProvider } from '../../src/store/model-providers.ts';
 import { getArtifact } from '../../src/store/artifacts.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectKey } from '../../src/outbound/key.ts';
-import { outboxService } from '../../src/app/outbound-service.ts';
+import { outboxService } from '../../src/app/runs/outbound-service.ts';
 import { createOutbox } from '../../src/outbound/outbox.ts';
 import { RunLedger } from '../../src/run/ledger.ts';
 import { scriptCheckpoint } from '../../src/run/script-driver.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { chat } from '../../src/app/turns.ts';
+import { chat } from '../../src/app/conversations/turns.ts';
 import { insertAgent } from '../../src/store/agents.ts';
 import { insertModelProvider } from '../../src/store/model-providers.ts';
 import { setPackageAudiences, setToolEnabled } from '../../src/store/tool-policy.ts';

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOperatorToken } from '../../src/app/operator-auth.ts';
+import { createOperatorToken } from '../../src/app/operators/operator-auth.ts';
 import { apiRoutes } from '../../src/server/api.ts';
 import { revokeOperatorToken } from '../../src/store/operator-auth.ts';
 import { testDatabases } from '../support/db.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOperatorToken } from '../../src/app/operator-auth.ts';
+import { createOperatorToken } from '../../src/app/operators/operator-auth.ts';
 import { meshApp } from '../../src/server/server.ts';
 import { runEventStream, StreamSlots } from '../../src/server/run-events.ts';
 import { testDatabases } from '../support/db.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { turnPolicy } from '../../src/app/policy.ts';
+import { turnPolicy } from '../../src/app/packages/policy.ts';
 import { insertAgent } from '../../src/store/agents.ts';
 import { freshPglite } from '../support/db.ts';
 import { signIn, startTestServer, type TestServer } from '../support/server.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
-import { requireAgent } from '../../src/app/agents.ts';
-import { agentRegistry } from '../../src/app/policy.ts';
-import { callToolAsOperator, type OperatorCallResult } from '../../src/app/operator-call.ts';
+import { requireAgent } from '../../src/app/agents/agents.ts';
+import { agentRegistry } from '../../src/app/packages/policy.ts';
+import { callToolAsOperator, type OperatorCallResult } from '../../src/app/runs/operator-call.ts';
 import type { TestServer } from './server.ts';
 
 /** One row of an agent's catalog as the operator API shows it. */

@@ -1,7 +1,7 @@
-import { requireAgent } from '../../src/app/agents.ts';
-import { connectAgent } from '../../src/app/mcp-connections.ts';
-import { addToolProvider } from '../../src/app/mcp-providers.ts';
-import { callToolAsOperator, type OperatorCallResult } from '../../src/app/operator-call.ts';
+import { requireAgent } from '../../src/app/agents/agents.ts';
+import { connectAgent } from '../../src/app/mcp/connections.ts';
+import { addToolProvider } from '../../src/app/mcp/providers.ts';
+import { callToolAsOperator, type OperatorCallResult } from '../../src/app/runs/operator-call.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import type { InstanceKey } from '../../src/secrets/index.ts';
 import type { Db } from '../../src/store/db.ts';

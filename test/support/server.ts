@@ -1,6 +1,6 @@
 import { catalog as firstParty } from '../../src/generated/catalog.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { ensureFirstOperatorToken } from '../../src/app/operator-auth.ts';
+import { ensureFirstOperatorToken } from '../../src/app/operators/operator-auth.ts';
 import type { Catalog } from '../../src/manifest/catalog.ts';
 import { loadCatalog, type LoadedCatalog } from '../../src/manifest/verify-catalog.ts';
 import type { Db } from '../../src/store/db.ts';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { callToolAsOperator } from '../../src/app/operator-call.ts';
-import { chat } from '../../src/app/turns.ts';
+import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
+import { chat } from '../../src/app/conversations/turns.ts';
 import type { Db } from '../../src/store/db.ts';
 import { insertAgent } from '../../src/store/agents.ts';
 import { listMemories } from '../../src/store/memories.ts';

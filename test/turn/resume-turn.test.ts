@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { turnEnvironment } from '../../src/app/turns.ts';
+import { turnEnvironment } from '../../src/app/conversations/turns.ts';
 import { Worker } from '../../src/run/worker.ts';
 import { listMemories } from '../../src/store/memories.ts';
 import { turnDriver } from '../../src/turn/engine.ts';

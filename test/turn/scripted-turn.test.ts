@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataOf } from '../support/run.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
-import { chat } from '../../src/app/turns.ts';
+import { chat } from '../../src/app/conversations/turns.ts';
 import { listMemories } from '../../src/store/memories.ts';
 import { testDatabases } from '../support/db.ts';
 import { scriptedAgent, testInstanceKey } from '../support/turn.ts';

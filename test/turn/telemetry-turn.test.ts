@@ -8,7 +8,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { registerTracing } from '../../src/app/telemetry.ts';
-import { chat } from '../../src/app/turns.ts';
+import { chat } from '../../src/app/conversations/turns.ts';
 import { freshPglite } from '../support/db.ts';
 import { invoke } from '../../src/tool/executor.ts';
 import { testDefinition, testOrigin, testRuntime } from '../support/tool.ts';

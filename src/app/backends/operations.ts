@@ -80,7 +80,7 @@ export const listProvidersOperation = defineOperation({
   },
   async run(mesh): Promise<{ providers: ProviderAnswer[] }> {
     const [{ describeProviders }, { providerJson }] = await Promise.all([
-      import('../model-providers.ts'),
+      import('./model-providers.ts'),
       import('../views.ts'),
     ]);
     return {
@@ -135,7 +135,7 @@ export const addProviderOperation = defineOperation({
   async run(mesh, input): Promise<ProviderAnswer> {
     const [{ addModelProvider, describeProviders }, { providerJson }, { InvalidInputError }] =
       await Promise.all([
-        import('../model-providers.ts'),
+        import('./model-providers.ts'),
         import('../views.ts'),
         import('../operations/operation.ts'),
       ]);
@@ -206,7 +206,7 @@ export const deleteProviderOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<undefined> {
-    const { deleteModelProvider } = await import('../model-providers.ts');
+    const { deleteModelProvider } = await import('./model-providers.ts');
     await deleteModelProvider(mesh, input.provider);
     return undefined;
   },

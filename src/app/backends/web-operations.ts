@@ -73,7 +73,7 @@ export const listWebOperation = defineOperation({
     ],
   },
   async run(mesh): Promise<{ providers: WebProviderAnswer[]; grants: WebGrantAnswer[] }> {
-    const { describeWeb } = await import('../web-admin.ts');
+    const { describeWeb } = await import('./web-admin.ts');
     const state = await describeWeb(mesh);
     return {
       providers: state.providers.map((p) => ({
@@ -139,7 +139,7 @@ export const addWebOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<WebProviderAnswer> {
-    const { addWebProvider, servedVerbs } = await import('../web-admin.ts');
+    const { addWebProvider, servedVerbs } = await import('./web-admin.ts');
     const added = await addWebProvider(mesh, {
       name: input.name,
       kind: input.kind,
@@ -185,7 +185,7 @@ export const setWebOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<{ name: string; max_calls_per_run: number }> {
-    const { setWebProvider } = await import('../web-admin.ts');
+    const { setWebProvider } = await import('./web-admin.ts');
     const updated = await setWebProvider(mesh, {
       provider: input.provider,
       maxCallsPerRun: input.max_calls_per_run,
@@ -214,7 +214,7 @@ export const removeWebOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<undefined> {
-    const { removeWebProvider } = await import('../web-admin.ts');
+    const { removeWebProvider } = await import('./web-admin.ts');
     await removeWebProvider(mesh, input.provider);
     return undefined;
   },
@@ -235,7 +235,7 @@ export const grantWebOperation = defineOperation({
     ],
   },
   async run(mesh, input, caller) {
-    const { grantWebProvider } = await import('../web-admin.ts');
+    const { grantWebProvider } = await import('./web-admin.ts');
     return grantWebProvider(mesh, { ...input, operator: caller.actor });
   },
 });
@@ -256,7 +256,7 @@ export const revokeWebOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<{ agent: string; provider: string; revoked: boolean }> {
-    const { revokeWebProvider } = await import('../web-admin.ts');
+    const { revokeWebProvider } = await import('./web-admin.ts');
     const revoked = await revokeWebProvider(mesh, input);
     return { agent: input.agent, provider: input.provider, revoked };
   },

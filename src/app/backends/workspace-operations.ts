@@ -78,7 +78,7 @@ export const listWorkspacesOperation = defineOperation({
   http: { method: 'GET', path: '/api/workspaces' },
   cli: { command: ['workspaces', 'list'], print: listLines },
   async run(mesh): Promise<WorkspacesAnswer> {
-    const { describeWorkspaces } = await import('../workspace-admin.ts');
+    const { describeWorkspaces } = await import('./workspace-admin.ts');
     const state = await describeWorkspaces(mesh);
     return {
       backends: state.backends.map((b) => ({
@@ -157,7 +157,7 @@ export const addWorkspaceBackendOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<BackendAnswer> {
-    const { addBackend } = await import('../workspace-admin.ts');
+    const { addBackend } = await import('./workspace-admin.ts');
     const added = await addBackend(mesh, {
       name: input.name,
       kind: input.kind,
@@ -198,7 +198,7 @@ export const removeWorkspaceBackendOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<undefined> {
-    const { removeBackend } = await import('../workspace-admin.ts');
+    const { removeBackend } = await import('./workspace-admin.ts');
     await removeBackend(mesh, input.backend);
     return undefined;
   },
@@ -234,7 +234,7 @@ export const grantWorkspaceBackendOperation = defineOperation({
     ],
   },
   async run(mesh, input, caller): Promise<BackendGrantAnswer> {
-    const { grantBackend } = await import('../workspace-admin.ts');
+    const { grantBackend } = await import('./workspace-admin.ts');
     return grantBackend(mesh, {
       agent: input.agent,
       backend: input.backend,
@@ -264,7 +264,7 @@ export const revokeWorkspaceBackendOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<{ agent: string; revoked: boolean }> {
-    const { revokeBackend } = await import('../workspace-admin.ts');
+    const { revokeBackend } = await import('./workspace-admin.ts');
     return { agent: input.agent, revoked: await revokeBackend(mesh, input.agent) };
   },
 });

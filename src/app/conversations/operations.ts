@@ -83,8 +83,8 @@ export const sendMessageOperation = defineOperation({
   },
   async run(mesh, input, caller): Promise<SentAnswer> {
     const [{ requireAgent }, turns] = await Promise.all([
-      import('../agents.ts'),
-      import('../turns.ts'),
+      import('../agents/agents.ts'),
+      import('./turns.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     const message = {
@@ -177,7 +177,7 @@ export const listConversationsOperation = defineOperation({
   },
   async run(mesh, input): Promise<{ conversations: ConversationAnswer[] }> {
     const [{ requireAgent }, { listConversations }, { conversationJson }] = await Promise.all([
-      import('../agents.ts'),
+      import('../agents/agents.ts'),
       import('../queries.ts'),
       import('../views.ts'),
     ]);

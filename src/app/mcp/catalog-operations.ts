@@ -64,9 +64,9 @@ export const mcpCatalogOperation = defineOperation({
   },
   async run(mesh, input): Promise<CatalogAnswer> {
     const [{ requireAgent }, mcp, { bindingJson, catalogEntryJson }] = await Promise.all([
-      import('../agents.ts'),
-      import('../mcp-catalog.ts'),
-      import('../mcp-views.ts'),
+      import('../agents/agents.ts'),
+      import('./catalog.ts'),
+      import('./views.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     if (input.refresh === true) await mcp.recheckCatalog(mesh, agent, input.provider);
@@ -117,7 +117,7 @@ function remoteName(tool: string): string {
 }
 
 async function agentNamed(mesh: Mesh, name: string) {
-  return (await import('../agents.ts')).requireAgent(mesh, name);
+  return (await import('../agents/agents.ts')).requireAgent(mesh, name);
 }
 
 /** A list of choices as a flag says it: `a,b`, or `all` for no limit (null). */
@@ -143,7 +143,7 @@ export const checkCatalogOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<CheckAnswer> {
-    const { recheckCatalog } = await import('../mcp-catalog.ts');
+    const { recheckCatalog } = await import('./catalog.ts');
     return recheckCatalog(mesh, await agentNamed(mesh, input.agent), input.provider);
   },
 });
@@ -162,7 +162,7 @@ export const reviewCatalogOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<undefined> {
-    const { reviewCatalog } = await import('../mcp-catalog.ts');
+    const { reviewCatalog } = await import('./catalog.ts');
     await reviewCatalog(mesh, await agentNamed(mesh, input.agent), input.provider);
     return undefined;
   },
@@ -217,7 +217,7 @@ export const setRemoteToolOperation = defineOperation({
   async run(mesh, input): Promise<undefined> {
     if (input.excluded === undefined && input.legacy_query === undefined)
       throw new InvalidInputError('give `excluded`, `legacy_query` or both', 'input.excluded');
-    const { excludeTool, markLegacyQuery } = await import('../mcp-catalog.ts');
+    const { excludeTool, markLegacyQuery } = await import('./catalog.ts');
     const agent = await agentNamed(mesh, input.agent);
     const tool = remoteName(input.tool);
     if (input.excluded !== undefined)
@@ -279,7 +279,7 @@ export const setScopesOperation = defineOperation({
         'give `audiences`, `conversation_ids` or both',
         'input.audiences',
       );
-    const { setScopes } = await import('../mcp-catalog.ts');
+    const { setScopes } = await import('./catalog.ts');
     await setScopes(mesh, await agentNamed(mesh, input.agent), input.provider, {
       ...(input.audiences === undefined ? {} : { audiences: input.audiences }),
       ...(input.conversation_ids === undefined ? {} : { conversationIds: input.conversation_ids }),

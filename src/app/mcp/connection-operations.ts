@@ -23,7 +23,7 @@ export interface ConnectionAnswer extends Record<string, unknown> {
 }
 
 async function agentNamed(mesh: Mesh, name: string) {
-  return (await import('../agents.ts')).requireAgent(mesh, name);
+  return (await import('../agents/agents.ts')).requireAgent(mesh, name);
 }
 
 export const listConnectionsOperation = defineOperation({
@@ -50,8 +50,8 @@ export const listConnectionsOperation = defineOperation({
   },
   async run(mesh, input): Promise<{ connections: ConnectionAnswer[] }> {
     const [{ agentConnections }, { bindingJson }] = await Promise.all([
-      import('../mcp-connections.ts'),
-      import('../mcp-views.ts'),
+      import('./connections.ts'),
+      import('./views.ts'),
     ]);
     const agent = await agentNamed(mesh, input.agent);
     const rows = await agentConnections(mesh, agent);
@@ -105,9 +105,9 @@ export const connectOperation = defineOperation({
   },
   async run(mesh, input): Promise<ConnectAnswer> {
     const [{ connectAgent }, { catalogView, withheldTools }, { bindingJson }] = await Promise.all([
-      import('../mcp-connections.ts'),
-      import('../mcp-catalog.ts'),
-      import('../mcp-views.ts'),
+      import('./connections.ts'),
+      import('./catalog.ts'),
+      import('./views.ts'),
     ]);
     const agent = await agentNamed(mesh, input.agent);
     const { binding, check } = await connectAgent(mesh, agent, input.provider, input.value);
@@ -157,7 +157,7 @@ export const startOAuthOperation = defineOperation({
         "name this Mesh's origin, which the authorization server redirects back to",
         'input.origin',
       );
-    const { startOAuthConnection } = await import('../mcp-connections.ts');
+    const { startOAuthConnection } = await import('./connections.ts');
     const agent = await agentNamed(mesh, input.agent);
     const { authorizationUrl } = await startOAuthConnection(mesh, agent, input.provider, origin);
     return { authorization_url: authorizationUrl.toString() };
@@ -184,7 +184,7 @@ export const oauthStatusOperation = defineOperation({
     notOnCli: '`mesh mcp oauth` waits on it after starting the authorization',
   },
   async run(mesh, input): Promise<OAuthStatusAnswer> {
-    const { oauthStatus } = await import('../mcp-connections.ts');
+    const { oauthStatus } = await import('./connections.ts');
     return oauthStatus(mesh, await agentNamed(mesh, input.agent), input.provider);
   },
 });
@@ -205,7 +205,7 @@ export const disconnectOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<{ agent: string; provider: string; disconnected: boolean }> {
-    const { disconnectAgent } = await import('../mcp-connections.ts');
+    const { disconnectAgent } = await import('./connections.ts');
     const agent = await agentNamed(mesh, input.agent);
     const disconnected = await disconnectAgent(mesh, agent, input.provider);
     return { agent: agent.name, provider: input.provider, disconnected };

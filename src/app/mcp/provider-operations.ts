@@ -48,7 +48,7 @@ async function answer(record: Promise<ToolProviderRecord>): Promise<ToolProvider
   };
 }
 
-const providers = () => import('../mcp-providers.ts');
+const providers = () => import('./providers.ts');
 
 export const addMcpProviderOperation = defineOperation({
   name: 'mcp.add',

@@ -1,4 +1,4 @@
-import { agentOperations } from '../agent-operations.ts';
+import { agentOperations } from '../agents/operations.ts';
 import {
   addProviderOperation,
   deleteProviderOperation,
@@ -18,11 +18,11 @@ import {
   agentToolsOperation,
   callToolOperation,
   searchToolsOperation,
-} from '../tool-operations.ts';
+} from '../packages/tool-operations.ts';
 import { configOperations } from '../packages/config-operations.ts';
 import { packageOperations, setToolEnabledOperation } from '../packages/package-operations.ts';
 import { secretOperations } from '../packages/secret-operations.ts';
-import { tokenOperations } from '../token-operations.ts';
+import { tokenOperations } from '../operators/token-operations.ts';
 import type { AnyOperation } from './operation.ts';
 
 /**

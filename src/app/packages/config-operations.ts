@@ -49,8 +49,8 @@ export const setConfigOperation = defineOperation({
   },
   async run(mesh, input): Promise<undefined> {
     const [{ requireAgent }, { configValueFromText, setAgentConfig }] = await Promise.all([
-      import('../agents.ts'),
-      import('../packages.ts'),
+      import('../agents/agents.ts'),
+      import('./packages.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     // A form, a command line or a client that sends text: read as the key's declared type.
@@ -88,8 +88,8 @@ export const resetConfigOperation = defineOperation({
   },
   async run(mesh, input): Promise<undefined> {
     const [{ requireAgent }, { resetAgentConfig }] = await Promise.all([
-      import('../agents.ts'),
-      import('../packages.ts'),
+      import('../agents/agents.ts'),
+      import('./packages.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     await resetAgentConfig(mesh, agent, input.package, input.key);
@@ -118,8 +118,8 @@ export const listConfigOperation = defineOperation({
   },
   async run(mesh, input): Promise<{ config: Record<string, Record<string, unknown>> }> {
     const [{ requireAgent }, { agentConfig }] = await Promise.all([
-      import('../agents.ts'),
-      import('../policy.ts'),
+      import('../agents/agents.ts'),
+      import('./policy.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     const configFor = await agentConfig(mesh, agent.id);

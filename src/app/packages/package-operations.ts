@@ -42,7 +42,7 @@ export const listPackagesOperation = defineOperation({
     print: (out: { packages: readonly PackageAnswer[] }) => out.packages.map(catalogLine),
   },
   async run(mesh): Promise<{ packages: PackageAnswer[] }> {
-    const { packageViews } = await import('../packages.ts');
+    const { packageViews } = await import('./packages.ts');
     return { packages: packageViews(mesh) as unknown as PackageAnswer[] };
   },
 });
@@ -73,7 +73,7 @@ export const showPackageOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<PackageAnswer> {
-    const { packageView, requirePackage } = await import('../packages.ts');
+    const { packageView, requirePackage } = await import('./packages.ts');
     return packageView(mesh, requirePackage(mesh, input.package));
   },
 });
@@ -104,8 +104,8 @@ export const agentPackagesOperation = defineOperation({
   },
   async run(mesh, input): Promise<{ packages: AgentPackageAnswer[] }> {
     const [{ requireAgent }, { agentPackages }, { agentPackageJson }] = await Promise.all([
-      import('../agents.ts'),
-      import('../packages.ts'),
+      import('../agents/agents.ts'),
+      import('./packages.ts'),
       import('../views.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
@@ -140,8 +140,8 @@ export const setToolEnabledOperation = defineOperation({
   },
   async run(mesh, input): Promise<undefined> {
     const [{ requireAgent }, { setAgentToolEnabled }] = await Promise.all([
-      import('../agents.ts'),
-      import('../packages.ts'),
+      import('../agents/agents.ts'),
+      import('./packages.ts'),
     ]);
     await setAgentToolEnabled(
       mesh,
@@ -196,8 +196,8 @@ export const setAudiencesOperation = defineOperation({
   },
   async run(mesh, input): Promise<undefined> {
     const [{ requireAgent }, { setAgentAudiences }] = await Promise.all([
-      import('../agents.ts'),
-      import('../packages.ts'),
+      import('../agents/agents.ts'),
+      import('./packages.ts'),
     ]);
     await setAgentAudiences(
       mesh,

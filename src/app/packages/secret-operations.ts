@@ -51,8 +51,8 @@ export const setSecretOperation = defineOperation({
   },
   async run(mesh, input): Promise<SecretAnswer> {
     const [{ requireAgent }, { captureAgentSecret }] = await Promise.all([
-      import('../agents.ts'),
-      import('../agent-secrets.ts'),
+      import('../agents/agents.ts'),
+      import('../agents/secrets.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     // A value file's trailing newline is not part of the secret.
@@ -98,8 +98,8 @@ export const removeSecretOperation = defineOperation({
   },
   async run(mesh, input): Promise<undefined> {
     const [{ requireAgent }, { retireAgentSecret }] = await Promise.all([
-      import('../agents.ts'),
-      import('../agent-secrets.ts'),
+      import('../agents/agents.ts'),
+      import('../agents/secrets.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     await retireAgentSecret(mesh, agent, input.package, input.key);
@@ -130,8 +130,8 @@ export const listSecretsOperation = defineOperation({
   },
   async run(mesh, input): Promise<{ secrets: SecretAnswer[] }> {
     const [{ requireAgent }, { agentPackages }] = await Promise.all([
-      import('../agents.ts'),
-      import('../packages.ts'),
+      import('../agents/agents.ts'),
+      import('./packages.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     const packages = await agentPackages(mesh, agent);

@@ -62,7 +62,7 @@ export const listRunsOperation = defineOperation({
   },
   async run(mesh, input): Promise<RunListing> {
     const [{ requireAgent }, { listRuns }, { listAgents }] = await Promise.all([
-      import('../agents.ts'),
+      import('../agents/agents.ts'),
       import('../../store/run-reads.ts'),
       import('../queries.ts'),
     ]);
@@ -118,7 +118,7 @@ export const showRunOperation = defineOperation({
   async run(mesh, input): Promise<RunAnswer> {
     const [{ resolveRun }, { runEffects }, { runJson }] = await Promise.all([
       import('./run-ref.ts'),
-      import('../outbound-view.ts'),
+      import('./outbound-view.ts'),
       import('../views.ts'),
     ]);
     const found = await resolveRun(mesh, input.run, 'input.run');
@@ -158,7 +158,7 @@ export const agentRunsOperation = defineOperation({
   },
   async run(mesh, input): Promise<{ runs: Record<string, unknown>[] }> {
     const [{ requireAgent }, { listRuns }] = await Promise.all([
-      import('../agents.ts'),
+      import('../agents/agents.ts'),
       import('../queries.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);

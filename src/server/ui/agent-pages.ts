@@ -1,4 +1,4 @@
-import type { AgentPackageView, ConfigFieldView } from '../../app/packages.ts';
+import type { AgentPackageView, ConfigFieldView } from '../../app/packages/packages.ts';
 import type { AgentRecord, ModelProviderRecord } from '../../app/records.ts';
 import type { JsonValue } from '../../model/json.ts';
 import { audienceForm, secretStatus, toggle } from './controls.ts';

@@ -1,15 +1,15 @@
-import { captureAgentSecret, retireAgentSecret } from '../../app/agent-secrets.ts';
-import { createAgent, deleteAgent, requireAgent } from '../../app/agents.ts';
+import { captureAgentSecret, retireAgentSecret } from '../../app/agents/secrets.ts';
+import { createAgent, deleteAgent, requireAgent } from '../../app/agents/agents.ts';
 import {
   configValueFromText,
   agentPackages,
   setAgentAudiences,
   setAgentConfig,
   setAgentToolEnabled,
-} from '../../app/packages.ts';
+} from '../../app/packages/packages.ts';
 import { listAgents, listModelProviders } from '../../app/queries.ts';
-import { updateAgentOperation } from '../../app/agent-operations.ts';
-import { agentToolsOperation, callToolOperation } from '../../app/tool-operations.ts';
+import { updateAgentOperation } from '../../app/agents/operations.ts';
+import { agentToolsOperation, callToolOperation } from '../../app/packages/tool-operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { agentsPage, settingsPage, toolsPage } from './agent-pages.ts';

@@ -1,5 +1,5 @@
 import type { AgentRecord } from '../../app/records.ts';
-import type { AgentTools } from '../../app/tool-operations.ts';
+import type { AgentTools } from '../../app/packages/tool-operations.ts';
 import { html } from './html.ts';
 import { agentHeader, csrfField, layout, listTable, type PageSession } from './layout.ts';
 

@@ -1,5 +1,5 @@
-import { mappedRemoteNames } from '../../app/mcp-catalog.ts';
-import { requireAgent } from '../../app/agents.ts';
+import { mappedRemoteNames } from '../../app/mcp/catalog.ts';
+import { requireAgent } from '../../app/agents/agents.ts';
 import {
   getAgent,
   getArtifact,
@@ -11,7 +11,7 @@ import {
   listRuns,
 } from '../../app/queries.ts';
 import type { Audience } from '../../app/records.ts';
-import { sendMessage } from '../../app/turns.ts';
+import { sendMessage } from '../../app/conversations/turns.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { listRunsOperation } from '../../app/runs/operations.ts';
 import { resolveRun } from '../../app/runs/run-ref.ts';
@@ -19,7 +19,7 @@ import { allRunsPage } from './all-runs-page.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { artifactResponse } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
-import { runEffects } from '../../app/outbound-view.ts';
+import { runEffects } from '../../app/runs/outbound-view.ts';
 import { resumeAfter, runEventStream } from '../run-events.ts';
 import { chatPage } from './chat-page.ts';
 import { runPage, runsPage, stepItem } from './run-pages.ts';

@@ -1,4 +1,4 @@
-import type { SecretSlotView } from '../../app/secret-slot.ts';
+import type { SecretSlotView } from '../../app/packages/secret-slot.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, time, type PageSession } from './layout.ts';
 

@@ -1,4 +1,4 @@
-import type { ConnectionView } from '../../app/mcp-catalog.ts';
+import type { ConnectionView } from '../../app/mcp/catalog.ts';
 import type { AgentRecord, ToolProviderRecord } from '../../app/records.ts';
 import { html, type Html } from './html.ts';
 import { audienceForm, toggle } from './controls.ts';

@@ -5,9 +5,9 @@ import {
   recheckCatalog,
   reviewCatalog,
   setScopes,
-} from '../../app/mcp-catalog.ts';
-import { connectAgent, disconnectAgent, startOAuthConnection } from '../../app/mcp-connections.ts';
-import { requireAgent } from '../../app/agents.ts';
+} from '../../app/mcp/catalog.ts';
+import { connectAgent, disconnectAgent, startOAuthConnection } from '../../app/mcp/connections.ts';
+import { requireAgent } from '../../app/agents/agents.ts';
 import { listToolProviders } from '../../app/queries.ts';
 import type { Audience } from '../../app/records.ts';
 import { isMeshError } from '../../tool/errors.ts';

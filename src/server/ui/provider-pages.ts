@@ -1,5 +1,5 @@
-import type { PackageView } from '../../app/packages.ts';
-import type { SecretSlotView } from '../../app/secret-slot.ts';
+import type { PackageView } from '../../app/packages/packages.ts';
+import type { SecretSlotView } from '../../app/packages/secret-slot.ts';
 import type { ModelProviderRecord } from '../../app/records.ts';
 import { secretStatus } from './controls.ts';
 import { html, type Html } from './html.ts';

@@ -3,9 +3,9 @@ import {
   deleteModelProvider,
   describeProviders,
   setProviderKey,
-} from '../../app/model-providers.ts';
-import { packageViews } from '../../app/packages.ts';
-import { addToolProvider, removeToolProvider } from '../../app/mcp-providers.ts';
+} from '../../app/backends/model-providers.ts';
+import { packageViews } from '../../app/packages/packages.ts';
+import { addToolProvider, removeToolProvider } from '../../app/mcp/providers.ts';
 import { listToolProviders } from '../../app/queries.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { mcpProvidersSection } from './mcp-pages.ts';

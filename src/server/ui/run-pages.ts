@@ -1,4 +1,4 @@
-import type { RemoteNameOrigin } from '../../app/mcp-catalog.ts';
+import type { RemoteNameOrigin } from '../../app/mcp/catalog.ts';
 import type { AgentRecord, OutboundEventRecord, RunRecord, StepRecord } from '../../app/records.ts';
 import { isRenderable } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';

@@ -1,4 +1,4 @@
-import type { ToolView } from '../../app/packages.ts';
+import type { ToolView } from '../../app/packages/packages.ts';
 import { html, type Html } from './html.ts';
 
 /** One column of a tool table after the tool itself: its heading and how a row fills it. */

@@ -1,4 +1,4 @@
-import type { describeWeb } from '../../app/web-admin.ts';
+import type { describeWeb } from '../../app/backends/web-admin.ts';
 import { keyForm } from './controls.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, type PageSession } from './layout.ts';

@@ -7,7 +7,7 @@ import {
   removeWebProvider,
   revokeWebProvider,
   setWebProvider,
-} from '../../app/web-admin.ts';
+} from '../../app/backends/web-admin.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { field, post, type UiRoute } from './ui-route.ts';
 import { webPage } from './web-pages.ts';

@@ -1,4 +1,4 @@
-import type { describeWorkspaces } from '../../app/workspace-admin.ts';
+import type { describeWorkspaces } from '../../app/backends/workspace-admin.ts';
 import { keyForm } from './controls.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, type PageSession } from './layout.ts';

@@ -5,7 +5,7 @@ import {
   describeWorkspaces,
   grantBackend,
   removeBackend,
-} from '../../app/workspace-admin.ts';
+} from '../../app/backends/workspace-admin.ts';
 import { field, post, type UiRoute } from './ui-route.ts';
 import { workspacesPage } from './workspace-pages.ts';
 

@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import { capabilitiesOf, DEFAULT_BASE_URLS } from '../../web/adapters/index.ts';
+import { QUERY_PROVIDER_KINDS, type QueryProviderKind } from '../../web/provider.ts';
+import {
+  deleteQueryGrant,
+  deleteQueryProvider,
+  findQueryProvider,
+  insertQueryProvider,
+  listQueryGrants,
+  listQueryProviders,
+  setQueryProviderCeiling,
+  upsertQueryGrant,
+  type QueryProviderRecord,
+} from '../../store/query-providers.ts';
+import { checkSecretValue } from '../../secrets/index.ts';
+import { checkUrlAtRegistration, EgressRefusedError } from '../../egress/address-policy.ts';
+import { hasCode, MeshError, quoteName } from '../../tool/errors.ts';
+import { requireAgent } from '../agents/agents.ts';
+import { isLoopbackHost } from '../mcp/providers.ts';
+import type { Mesh } from '../mesh.ts';
+
+/** The operator's side of the query providers: register, set ceilings, grant, list. */
+
+/** A provider's name becomes part of no tool name, but it is shown and typed: keep it plain. */
+export const PROVIDER_NAME_PATTERN = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+export const DEFAULT_MAX_CALLS_PER_RUN = 20;
+const MAX_CEILING = 10_000;
+
+export interface NewWebProvider {
+  readonly name: string;
+  readonly kind: string;
+  /** Default: the vendor's own API root. */
+  readonly baseUrl?: string;
+  /** Development only: plain http to a loopback base URL (the same setting as remote MCP's). */
+  readonly allowLoopbackHttp?: boolean;
+  readonly maxCallsPerRun?: number;
+  /** Cloudflare: the account the Browser Run API is called for. */
+  readonly accountId?: string;
+  /** The provider's API key, stored encrypted as the provider's secret. */
+  readonly apiKey: string;
+}
+
+function invalid(message: string): MeshError {
+  return new MeshError('invalid_web_provider', message);
+}
+
+/** The base URL as stored: https, or loopback http with the development setting; no credentials. */
+function checkBaseUrl(raw: string, allowLoopbackHttp: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid('the base URL is not a URL');
+  }
+  if (url.username || url.password) throw invalid('the base URL must not carry credentials');
+  if (url.search || url.hash) throw invalid('the base URL must not have a query or fragment');
+  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !(loopbackHttp && allowLoopbackHttp))
+    throw invalid(
+      'the base URL must be https (plain http only to loopback, with --allow-loopback-http)',
+    );
+  // A private, link-local, metadata or (without the development setting) loopback address is
+  // refused now; a name is resolved and checked on every request (the guarded fetch).
+  try {
+    checkUrlAtRegistration(url, { allowLoopbackHttp });
+  } catch (error) {
+    if (hasCode(error, EgressRefusedError.code))
+      throw invalid(`the base URL is refused: ${error.message}`);
+    throw error;
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+function checkCeiling(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_CEILING)
+    throw invalid(`the call ceiling is a whole number from 1 to ${MAX_CEILING}`);
+  return value;
+}
+
+/** Registers a provider with its key as one unit of work. */
+export async function addWebProvider(
+  mesh: Mesh,
+  input: NewWebProvider,
+): Promise<QueryProviderRecord> {
+  if (!PROVIDER_NAME_PATTERN.test(input.name) || input.name.length > 32)
+    throw invalid(
+      'a provider name is 1-32 lowercase letters and digits, words joined by "_" (e.g. exa or brave_team)',
+    );
+  if (!(QUERY_PROVIDER_KINDS as readonly string[]).includes(input.kind))
+    throw invalid(
+      `unknown provider kind ${quoteName(input.kind)}; the kinds are ${QUERY_PROVIDER_KINDS.join(', ')}`,
+    );
+  const kind = input.kind as QueryProviderKind;
+  const allowLoopbackHttp = input.allowLoopbackHttp === true;
+  const baseUrl = checkBaseUrl(input.baseUrl ?? DEFAULT_BASE_URLS[kind], allowLoopbackHttp);
+  const apiKey = input.apiKey.trim();
+  if (apiKey === '') throw invalid('the API key is empty');
+  checkSecretValue(apiKey, 'credential', 'api_key');
+  const settings: Record<string, string> = {};
+  if (kind === 'cloudflare') {
+    if (input.accountId === undefined)
+      throw invalid('a cloudflare provider needs its account id (--account-id)');
+    if (!/^[0-9a-f]{32}$/.test(input.accountId))
+      throw invalid('the account id is not a Cloudflare account id (32 hex digits)');
+    settings['accountId'] = input.accountId;
+  } else if (input.accountId !== undefined) {
+    throw invalid(`a ${kind} provider takes no account id`);
+  }
+  return mesh.transaction(async ({ db, secrets }) => {
+    const provider = await insertQueryProvider(db, {
+      id: randomUUID(),
+      name: input.name,
+      kind,
+      baseUrl,
+      allowLoopbackHttp,
+      requestTimeoutMs: 30_000,
+      maxCallsPerRun: checkCeiling(input.maxCallsPerRun ?? DEFAULT_MAX_CALLS_PER_RUN),
+      settings,
+    });
+    await secrets.capture({
+      ownerType: 'tool_provider',
+      ownerId: provider.id,
+      kind: 'api_key',
+      value: apiKey,
+      field: 'api_key',
+    });
+    return provider;
+  });
+}
+
+async function requireWebProvider(mesh: Mesh, name: string): Promise<QueryProviderRecord> {
+  const provider = await findQueryProvider(mesh.db, name);
+  if (!provider)
+    throw new MeshError(
+      'web_provider_not_found',
+      `no web provider named ${quoteName(name)}; list them with mesh web list`,
+    );
+  return provider;
+}
+
+/** Removes a provider with its grants and its key. */
+export async function removeWebProvider(mesh: Mesh, name: string): Promise<void> {
+  const provider = await requireWebProvider(mesh, name);
+  await mesh.transaction(async ({ db, secrets }) => {
+    await secrets.retire({ ownerType: 'tool_provider', ownerId: provider.id }, 'api_key');
+    await deleteQueryProvider(db, provider.id);
+  });
+}
+
+/** Sets the per-run call ceiling (runs already under way see it on their next call). */
+export async function setWebProvider(
+  mesh: Mesh,
+  input: { provider: string; maxCallsPerRun: number },
+): Promise<{ name: string; maxCallsPerRun: number }> {
+  const provider = await requireWebProvider(mesh, input.provider);
+  const updated = await setQueryProviderCeiling(
+    mesh.db,
+    provider.id,
+    checkCeiling(input.maxCallsPerRun),
+  );
+  return { name: provider.name, maxCallsPerRun: updated?.maxCallsPerRun ?? input.maxCallsPerRun };
+}
+
+export async function grantWebProvider(
+  mesh: Mesh,
+  input: { agent: string; provider: string; operator: string },
+): Promise<{ agent: string; provider: string; serves: readonly string[] }> {
+  const agent = await requireAgent(mesh, input.agent);
+  const provider = await requireWebProvider(mesh, input.provider);
+  await upsertQueryGrant(mesh.db, {
+    agentId: agent.id,
+    providerId: provider.id,
+    grantedBy: input.operator,
+  });
+  return { agent: agent.name, provider: provider.name, serves: servedVerbs(provider.kind) };
+}
+
+export async function revokeWebProvider(
+  mesh: Mesh,
+  input: { agent: string; provider: string },
+): Promise<boolean> {
+  const agent = await requireAgent(mesh, input.agent);
+  const provider = await requireWebProvider(mesh, input.provider);
+  return deleteQueryGrant(mesh.db, agent.id, provider.id);
+}
+
+/** The web verbs a provider kind can serve. */
+export function servedVerbs(kind: QueryProviderKind): string[] {
+  const caps = capabilitiesOf(kind);
+  return [...(caps.search ? ['web_search'] : []), ...(caps.read ? ['web_read'] : [])];
+}
+
+/** Providers (never their keys: only whether one is captured) and grants. */
+export async function describeWeb(mesh: Mesh) {
+  const [providers, grants] = await Promise.all([
+    listQueryProviders(mesh.db),
+    listQueryGrants(mesh.db),
+  ]);
+  return {
+    providers: await Promise.all(
+      providers.map(async (p) => ({
+        name: p.name,
+        kind: p.kind,
+        baseUrl: p.baseUrl,
+        allowLoopbackHttp: p.allowLoopbackHttp,
+        maxCallsPerRun: p.maxCallsPerRun,
+        serves: servedVerbs(p.kind),
+        settings: p.settings,
+        apiKey: (await mesh.secrets.describe({ ownerType: 'tool_provider', ownerId: p.id })).some(
+          (m) => m.kind === 'api_key',
+        ),
+      })),
+    ),
+    grants: grants.map((g) => ({
+      agent: g.agentName,
+      provider: g.providerName,
+      grantedBy: g.grantedBy,
+      grantedAt: new Date(g.grantedAt).toISOString(),
+    })),
+  };
+}

@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import type { ModelClient } from '../../model/client.ts';
+import { ModelCallError } from '../../providers/errors.ts';
+import type { AttemptListener } from '../../providers/openai-compatible.ts';
+import { parseScript, scriptedClient } from '../../providers/scripted.ts';
+import { driveHeldRun } from '../../run/held-run.ts';
+import { isSettled } from '../../run/run-queue.ts';
+import { Worker } from '../../run/worker.ts';
+import { RUN_LEASE_MS } from '../../run/lease-heartbeat.ts';
+import type { AgentRecord, RunRecord, StepRecord } from '../../run/records.ts';
+import { getAgent } from '../../store/agents.ts';
+import { getConversation, getMessage, listMessagesBefore } from '../../store/conversations.ts';
+import { recentActiveMemories } from '../../store/memories.ts';
+import { getModelProvider, type ModelProviderRecord } from '../../store/model-providers.ts';
+import { MeshError } from '../../tool/errors.ts';
+import { turnDriver, type TurnEnvironment, type TurnModel } from '../../turn/engine.ts';
+import { receiveMessage, type InboundMessage } from '../../turn/intake.ts';
+import type { Mesh } from '../mesh.ts';
+import { workerMetrics } from '../metrics.ts';
+import { operatorCallDriver, runtimeFor } from '../runs/operator-call.ts';
+import { turnPolicy } from '../packages/policy.ts';
+
+/** Builds a model client for a provider row; the composition root supplies the key lookup. */
+export type ModelClientFactory = (
+  provider: ModelProviderRecord,
+  onAttempt?: AttemptListener,
+) => ModelClient;
+
+/** Model attempts one run may make in all, retries included: a storm of 5xx ends the run. */
+export const MODEL_ATTEMPTS_PER_RUN = 8;
+
+/** The turn engine's environment over a Mesh. */
+export function turnEnvironment(
+  mesh: Mesh,
+  clientFor: ModelClientFactory = defaultClientFor(mesh),
+): TurnEnvironment {
+  return {
+    packages: mesh.catalog.packages,
+    async loadTurn(run: RunRecord) {
+      const agent = await getAgent(mesh.db, run.agentId);
+      const conversation = run.conversationId
+        ? await getConversation(mesh.db, run.conversationId)
+        : undefined;
+      const inbound = run.inboundMessageId
+        ? await getMessage(mesh.db, run.inboundMessageId)
+        : undefined;
+      if (!agent || !conversation || !inbound) {
+        throw new MeshError(
+          'turn_incomplete',
+          `run ${run.id} has no agent, conversation or inbound message`,
+        );
+      }
+      const history = await listMessagesBefore(mesh.db, conversation.id, inbound.id);
+      const memories = (await recentActiveMemories(mesh.db, agent.id, 20)).map((m) => ({
+        id: m.id,
+        content: m.content,
+      }));
+      return { agent, conversation, inbound, history, memories };
+    },
+    policyFor: (_run, agent, conversation) =>
+      turnPolicy(mesh, agent.id, conversation.audience, conversation.id),
+    runtimeFor: (run, signal, configFor) => runtimeFor(mesh, run, signal, configFor),
+    async modelFor(agent: AgentRecord): Promise<TurnModel> {
+      if (!agent.modelProviderId || !agent.model) {
+        throw new MeshError(
+          'agent_has_no_model',
+          `agent ${agent.name} has no model provider; set one with mesh agents create --provider`,
+        );
+      }
+      const provider = await getModelProvider(mesh.db, agent.modelProviderId);
+      if (!provider)
+        throw new MeshError(
+          'provider_not_found',
+          `agent ${agent.name}'s model provider no longer exists`,
+        );
+      let attempts = 0;
+      const cap: AttemptListener = () => {
+        attempts++;
+        if (attempts > MODEL_ATTEMPTS_PER_RUN) {
+          throw new ModelCallError(
+            {
+              code: 'server_error',
+              message: `the run's ${MODEL_ATTEMPTS_PER_RUN} model attempts are spent`,
+              retryable: false,
+            },
+            0,
+          );
+        }
+      };
+      return {
+        client: clientFor(provider, cap),
+        model: agent.model,
+        imageInput: agent.modelImageInput,
+        budget: {
+          contextTokens: provider.contextTokens,
+          reservedOutputTokens: provider.maxOutputTokens,
+        },
+      };
+    },
+  };
+}
+
+/** Scripted providers only; the OpenAI-compatible client is wired where secrets are available. */
+function defaultClientFor(mesh: Mesh): ModelClientFactory {
+  return (provider, onAttempt) => {
+    if (provider.kind === 'scripted') return scriptedClient(parseScript(provider.script));
+    return mesh.modelClientFor(provider, onAttempt);
+  };
+}
+
+/** The worker that drives this Mesh's queued runs, and resumes what a crash left: turns and operator calls. */
+export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
+  return new Worker({
+    ledger: mesh.ledger,
+    drivers: [turnDriver(turnEnvironment(mesh)), operatorCallDriver(mesh)],
+    // Every turn is driven by a worker now: MESH_TURN_CONCURRENCY bounds them per process.
+    concurrency: mesh.turnSlots.limit,
+    log,
+    observer: workerMetrics(),
+  });
+}
+
+/** A message as it arrives for an agent (its run's budget and lease are this module's to set). */
+export type MessageInput = Omit<InboundMessage, 'budget' | 'lease'>;
+
+/** A recorded message and the run that answers it, queued. */
+export interface SentMessage {
+  readonly runId: string;
+  readonly conversationId: string;
+  readonly messageId: string;
+}
+
+/**
+ * Records a message with its run, queued, and returns at once: a worker (this process's, or any
+ * replica's) drives the turn. A process with no worker yet starts one, so a queued run never
+ * waits for a process that is not coming.
+ */
+export async function sendMessage(mesh: Mesh, input: MessageInput): Promise<SentMessage> {
+  const { conversation, message, run } = await receiveMessage(mesh.ledger, input);
+  if (mesh.runs.worker) mesh.runs.queued();
+  else mesh.runs.attach(meshWorker(mesh, () => undefined));
+  return { runId: run.id, conversationId: conversation.id, messageId: message.id };
+}
+
+/** What a turn came to. */
+export interface ChatResult {
+  readonly runId: string;
+  readonly conversationId: string;
+  readonly status: string;
+  readonly reason: string | null;
+  readonly reply: string | null;
+  readonly steps: readonly StepRecord[];
+}
+
+/** A settled run's outcome with its reply; undefined while it has not settled. */
+export async function turnOutcome(mesh: Mesh, run: RunRecord): Promise<ChatResult | undefined> {
+  if (!isSettled(run)) return undefined;
+  return outcomeOf(mesh, { ...run, conversationId: run.conversationId ?? '' });
+}
+
+async function outcomeOf(
+  mesh: Mesh,
+  run: Pick<ChatResult, 'conversationId' | 'status' | 'reason'> & { readonly id: string },
+): Promise<ChatResult> {
+  const steps = await mesh.ledger.steps(run.id);
+  const reply = steps.find((s) => s.kind === 'reply');
+  const body = reply?.kind === 'reply' ? reply.data.body : undefined;
+  return {
+    runId: run.id,
+    conversationId: run.conversationId,
+    status: run.status,
+    reason: run.reason,
+    reply: typeof body === 'string' ? body : null,
+    steps,
+  };
+}
+
+/**
+ * Sends a message and waits for its turn to settle. With a worker in this process (a serving
+ * Mesh) the turn is queued for the workers like any other; a process without one (a CLI command
+ * on its own home) drives it here, under a lease: the same run a worker would drive, resumable by
+ * one if this process dies.
+ */
+export async function chat(mesh: Mesh, input: MessageInput): Promise<ChatResult> {
+  if (mesh.runs.worker) {
+    const sent = await sendMessage(mesh, input);
+    const run = await mesh.runs.settled(sent.runId, Number.POSITIVE_INFINITY);
+    const outcome = run && (await turnOutcome(mesh, run));
+    if (!outcome) throw new MeshError('run_not_found', `run ${sent.runId} is gone`);
+    return outcome;
+  }
+  return mesh.turnSlots.run(() => chatNow(mesh, input));
+}
+
+async function chatNow(mesh: Mesh, input: MessageInput): Promise<ChatResult> {
+  const owner = `chat:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const { conversation, run } = await receiveMessage(mesh.ledger, {
+    ...input,
+    lease: { owner, leaseMs: RUN_LEASE_MS },
+  });
+  const lease = { runId: run.id, owner, epoch: run.leaseEpoch };
+  const end = await driveHeldRun(mesh.ledger, turnDriver(turnEnvironment(mesh)), run, lease);
+  return outcomeOf(mesh, {
+    id: run.id,
+    conversationId: conversation.id,
+    status: end.status,
+    reason: end.reason,
+  });
+}

@@ -1,0 +1,165 @@
+import { EgressRefusedError } from '../../egress/guarded-fetch.ts';
+import { McpProtocolError, transportFailure } from '../../mcp/session.ts';
+import type { JsonSchema } from '../../model/json.ts';
+import { isLegacyQuery, remoteToolName } from '../../policy/remote-offer.ts';
+import type { McpToolRecord, ToolProviderRecord } from '../../store/mcp.ts';
+import { prepareDecoder } from '../../tool/decode-arguments.ts';
+import type { JsonObject } from '../../model/json.ts';
+import type { ToolContext } from '../../tool/context.ts';
+import type { Definition, ToolHandler, ToolOutput } from '../../tool/definition.ts';
+import { DeliveryError, deliveryOutput, OUTBOX, OUTBOX_NEED } from '../../tool/outbound.ts';
+import { hasCode, ToolUnavailableError } from '../../tool/errors.ts';
+import { createRegistry } from '../../tool/registry.ts';
+import { toOutput } from './content.ts';
+import { withSession } from './credentials.ts';
+import type { Mesh } from '../mesh.ts';
+
+/** A catalog row as a definition the executor runs: the call goes to the server as the agent. */
+
+/** A definition the registry can hold for one catalog row, calling the server as the agent. */
+function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRecord): Definition {
+  const query = isLegacyQuery(tool);
+  const remote = tool.definition;
+  const inputSchema = (remote['inputSchema'] as JsonSchema | undefined) ?? { type: 'object' };
+  const outputSchema = remote['outputSchema'] as JsonSchema | undefined;
+  const checker = outputSchema ? outputChecker(outputSchema) : undefined;
+  // The binding's pooled session; a call is sent again only when it provably never reached the
+  // server (the session had ended, or no connection could be made): an effect must not repeat.
+  const call = (ctx: ToolContext, args: JsonObject) =>
+    withSession(
+      mesh,
+      ctx.agentId,
+      provider,
+      (session) => session.callTool(tool.toolName, args, ctx.signal),
+      'not_sent',
+    );
+  const queryCall: ToolHandler = async (ctx, args) => {
+    try {
+      return toOutput(await call(ctx, args), checker);
+    } catch (error) {
+      if (hasCode(error, McpProtocolError.code))
+        return { text: `${provider.slug} refused the call: ${error.message}`, isError: true };
+      if (hasCode(error, EgressRefusedError.code)) throw error;
+      // Nothing was sent, or the request may have reached the server: a query says unavailable.
+      throw new ToolUnavailableError(
+        transportFailure(error)?.delivery === 'not_sent'
+          ? `${provider.slug} could not be reached`
+          : `${provider.slug} did not answer`,
+      );
+    }
+  };
+  // A call with effect semantics is an outbound event: recorded before it is sent, its delivery
+  // state kept, and a call whose answer was lost reported unknown, never sent again.
+  const effectCall: ToolHandler = async (ctx, args) => {
+    let output: ToolOutput | undefined;
+    const what = `the call to ${provider.slug}'s ${tool.toolName}`;
+    const delivery = await ctx.services.get(OUTBOX).deliver(ctx, {
+      name: 'call',
+      kind: `mcp.${provider.slug}`,
+      target: `${provider.slug} tool ${tool.toolName}`,
+      payload: args,
+      async send(key) {
+        try {
+          output = toOutput(await call(ctx, args), checker);
+        } catch (error) {
+          if (hasCode(error, McpProtocolError.code))
+            throw new DeliveryError(
+              'terminal',
+              `${provider.slug} refused the call: ${error.message}`,
+            );
+          if (hasCode(error, EgressRefusedError.code))
+            throw new DeliveryError('terminal', error.message);
+          if (transportFailure(error)?.delivery === 'not_sent')
+            throw new DeliveryError('retryable', `${provider.slug} could not be reached`);
+          // The request may have reached the server, and MCP has no way to ask what it did.
+          const why = error instanceof Error ? error.message : 'no answer';
+          throw new DeliveryError('ambiguous', `${provider.slug}: ${why}`, { cause: error });
+        }
+        return {
+          externalId: key.uuid,
+          data: { text: output.text.slice(0, 2000), is_error: output.isError === true },
+        };
+      },
+    });
+    if (delivery.state === 'delivered' && output !== undefined) return output;
+    return deliveryOutput(what, delivery, (receipt) => ({
+      text:
+        typeof receipt.data?.['text'] === 'string' ? receipt.data['text'] : `${what} was delivered`,
+    }));
+  };
+  const execute = query ? queryCall : effectCall;
+  const description =
+    typeof remote['description'] === 'string'
+      ? remote['description']
+      : typeof remote['title'] === 'string'
+        ? remote['title']
+        : '';
+  return {
+    tool: {
+      name: remoteToolName(provider.slug, tool.toolName),
+      description,
+      parameters: inputSchema,
+    },
+    class: query ? 'query' : 'effect',
+    replay: query ? 'replayable' : 'effectful',
+    needs: query ? [] : [OUTBOX_NEED],
+    ...(outputSchema ? { outputSchema } : {}),
+    origin: {
+      source: 'remote',
+      packageId: `mcp.${provider.slug}`,
+      version: '0',
+      digest: tool.fingerprint,
+    },
+    execute,
+  };
+}
+
+/**
+ * A check of structured results against a remote output schema (the executor's own decoder, so
+ * the two never disagree). A mismatch is the server's fault: the call is reported, not fatal.
+ */
+function outputChecker(schema: JsonSchema): (data: unknown) => string | undefined {
+  return (data) => {
+    try {
+      const errors = prepareDecoder(schema, 'lenient').compiled.validate(data);
+      const first = errors[0];
+      return first ? `at ${first.instancePath || '/'}` : undefined;
+    } catch {
+      return 'the output schema itself is not valid';
+    }
+  };
+}
+
+/**
+ * Checked definitions by (provider, tool, fingerprint, semantics), per Mesh: an unchanged remote
+ * tool is compiled once, not at every turn (the decoders are cached by schema object).
+ */
+export type CheckedDefinition = { definition: Definition } | { refused: string };
+const MAX_CHECKED = 5000;
+
+export function checkedDefinition(
+  mesh: Mesh,
+  provider: ToolProviderRecord,
+  tool: McpToolRecord,
+): CheckedDefinition {
+  const cache = mesh.mcp.definitions;
+  // The provider's settings are in the key: a definition carries them to its calls, so a changed
+  // request timeout applies to the next call, not after a restart.
+  const key = `${provider.id}\n${provider.url}\n${provider.allowLoopbackHttp}\n${provider.requestTimeoutMs}\n${tool.toolName}\n${tool.fingerprint}\n${isLegacyQuery(tool) ? 'query' : 'effect'}`;
+  let entry = cache.get(key);
+  if (!entry) {
+    const definition = definitionFor(mesh, provider, tool);
+    try {
+      createRegistry([definition]);
+      entry = { definition };
+    } catch (error) {
+      entry = {
+        refused:
+          error instanceof Error ? (error.message.split('\n')[0] ?? '').slice(0, 200) : 'invalid',
+      };
+    }
+    if (cache.size >= MAX_CHECKED) cache.clear();
+    cache.set(key, entry);
+  }
+  return entry;
+}
