@@ -4,7 +4,6 @@ import type { SecretMetadata } from '../../secrets/secret-store.ts';
 import {
   agentsUsingProvider,
   deleteModelProviderRow,
-  findModelProvider,
   insertModelProvider,
   listModelProviders,
   type ModelProviderRecord,
@@ -12,6 +11,7 @@ import {
 import { MeshError } from '../../tool/errors.ts';
 import { someNames } from '../agents/agents.ts';
 import type { Mesh } from '../mesh.ts';
+import { modelProviders } from './families.ts';
 import { secretSlotView, type SecretSlotView } from '../packages/secret-slot.ts';
 
 /** Model providers: OpenAI-compatible endpoints with their key as a secret, or scripts. */
@@ -73,26 +73,19 @@ export async function addModelProvider(
     if (input.apiKey.trim() === '') throw new MeshError('invalid_provider', 'the API key is empty');
     baseUrl = url.toString();
   }
-  return mesh.transaction(async ({ db, secrets }) => {
-    const provider = await insertModelProvider(db, {
-      id: randomUUID(),
-      name: input.name,
-      kind: input.kind,
-      baseUrl,
-      script: script as never,
-      ...(input.contextTokens ? { contextTokens: input.contextTokens } : {}),
-    });
-    if (input.kind === 'openai_compatible') {
-      await secrets.capture({
-        ownerType: 'model_provider',
-        ownerId: provider.id,
-        kind: 'api_key',
-        value: input.apiKey.trim(),
-        field: 'api_key',
-      });
-    }
-    return provider;
-  });
+  return modelProviders.register(
+    mesh,
+    (db) =>
+      insertModelProvider(db, {
+        id: randomUUID(),
+        name: input.name,
+        kind: input.kind,
+        baseUrl,
+        script: script as never,
+        ...(input.contextTokens ? { contextTokens: input.contextTokens } : {}),
+      }),
+    input.kind === 'openai_compatible' ? input.apiKey.trim() : undefined,
+  );
 }
 
 /** Rotates a provider's API key (write-only). */
@@ -101,22 +94,7 @@ export async function setProviderKey(
   nameOrId: string,
   apiKey: string,
 ): Promise<SecretMetadata> {
-  const provider = await findModelProvider(mesh.db, nameOrId);
-  if (!provider)
-    throw new MeshError(
-      'provider_not_found',
-      `no model provider named ${JSON.stringify(nameOrId)}`,
-    );
-  if (provider.kind !== 'openai_compatible')
-    throw new MeshError('invalid_provider', `${provider.name} is scripted and takes no API key`);
-  if (apiKey.trim() === '') throw new MeshError('invalid_provider', 'the API key is empty');
-  return mesh.secrets.capture({
-    ownerType: 'model_provider',
-    ownerId: provider.id,
-    kind: 'api_key',
-    value: apiKey.trim(),
-    field: 'api_key',
-  });
+  return (await modelProviders.rotateKey(mesh, nameOrId, apiKey)).meta;
 }
 
 /** Providers with whether their key is present (never the key). */
@@ -126,12 +104,8 @@ export async function describeProviders(
   const providers = await listModelProviders(mesh.db);
   return Promise.all(
     providers.map(async (p) => {
-      if (p.kind !== 'openai_compatible') return { ...p, apiKey: null };
-      const meta = await mesh.secrets.describeOne(
-        { ownerType: 'model_provider', ownerId: p.id },
-        'api_key',
-      );
-      return { ...p, apiKey: secretSlotView(meta) };
+      const meta = await modelProviders.key(mesh, p);
+      return { ...p, apiKey: meta === null ? null : secretSlotView(meta) };
     }),
   );
 }
@@ -141,20 +115,17 @@ export async function describeProviders(
  * uses it: the agent would be left without a model.
  */
 export async function deleteModelProvider(mesh: Mesh, nameOrId: string): Promise<void> {
-  const provider = await findModelProvider(mesh.db, nameOrId);
-  if (!provider)
-    throw new MeshError(
-      'provider_not_found',
-      `no model provider named ${JSON.stringify(nameOrId)}`,
-    );
-  await mesh.transaction(async ({ db, secrets }) => {
-    const users = await agentsUsingProvider(db, provider.id);
-    if (users.length > 0)
-      throw new MeshError(
-        'provider_in_use',
-        `model provider ${provider.name} is used by ${users.length} agent${users.length === 1 ? '' : 's'} (${someNames(users)}); move or delete them first`,
-      );
-    await secrets.retireOwners({ ownerType: 'model_provider', ownerId: provider.id });
-    await deleteModelProviderRow(db, provider.id);
-  });
+  await modelProviders.remove(
+    mesh,
+    nameOrId,
+    (db, provider) => deleteModelProviderRow(db, provider.id),
+    async (db, provider) => {
+      const users = await agentsUsingProvider(db, provider.id);
+      if (users.length > 0)
+        throw new MeshError(
+          'provider_in_use',
+          `model provider ${provider.name} is used by ${users.length} agent${users.length === 1 ? '' : 's'} (${someNames(users)}); move or delete them first`,
+        );
+    },
+  );
 }

@@ -1,56 +1,31 @@
 import { nameField, NO_INPUT } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
+import { modelProviders, webProviders, workspaceBackends } from './families.ts';
 import { keyRotationOperation } from './key-rotation.ts';
 
 /** Replacing the key of a model provider, a web provider or a workspace backend. */
 export const providerKeyOperation = keyRotationOperation({
   group: 'providers',
-  noun: 'model provider',
   param: 'provider',
   path: '/api/providers/{provider}',
   tag: 'providers',
-  ownerType: 'model_provider',
-  notFound: 'provider_not_found',
-  async find(mesh, name) {
-    const { findModelProvider } = await import('../../store/model-providers.ts');
-    const p = await findModelProvider(mesh.db, name);
-    if (!p) return undefined;
-    return p.kind === 'openai_compatible'
-      ? p
-      : { ...p, noKey: `${p.name} is scripted and takes no API key` };
-  },
+  family: modelProviders,
 });
 
 export const webProviderKeyOperation = keyRotationOperation({
   group: 'web',
-  noun: 'web provider',
   param: 'provider',
   path: '/api/web/providers/{provider}',
   tag: 'web',
-  ownerType: 'tool_provider',
-  notFound: 'web_provider_not_found',
-  async find(mesh, name) {
-    const { findQueryProvider } = await import('../../store/query-providers.ts');
-    return findQueryProvider(mesh.db, name);
-  },
+  family: webProviders,
 });
 
 export const workspaceBackendKeyOperation = keyRotationOperation({
   group: 'workspaces',
-  noun: 'workspace backend',
   param: 'backend',
   path: '/api/workspaces/backends/{backend}',
   tag: 'workspaces',
-  ownerType: 'execution_backend',
-  notFound: 'backend_not_found',
-  async find(mesh, name) {
-    const { findExecutionBackend } = await import('../../store/workspaces.ts');
-    const b = await findExecutionBackend(mesh.db, name);
-    if (!b) return undefined;
-    return b.kind === 'e2b'
-      ? b
-      : { ...b, noKey: `${b.name} is a ${b.kind} backend and takes no API key` };
-  },
+  family: workspaceBackends,
 });
 
 /** A model provider as the API lists it (`providerJson`). */

@@ -4,7 +4,6 @@ import { QUERY_PROVIDER_KINDS, type QueryProviderKind } from '../../web/provider
 import {
   deleteQueryGrant,
   deleteQueryProvider,
-  findQueryProvider,
   insertQueryProvider,
   listQueryGrants,
   listQueryProviders,
@@ -18,6 +17,7 @@ import { hasCode, MeshError, quoteName } from '../../tool/errors.ts';
 import { requireAgent } from '../agents/agents.ts';
 import { isLoopbackHost } from '../mcp/providers.ts';
 import type { Mesh } from '../mesh.ts';
+import { webProviders } from './families.ts';
 
 /** The operator's side of the query providers: register, set ceilings, grant, list. */
 
@@ -106,45 +106,29 @@ export async function addWebProvider(
   } else if (input.accountId !== undefined) {
     throw invalid(`a ${kind} provider takes no account id`);
   }
-  return mesh.transaction(async ({ db, secrets }) => {
-    const provider = await insertQueryProvider(db, {
-      id: randomUUID(),
-      name: input.name,
-      kind,
-      baseUrl,
-      allowLoopbackHttp,
-      requestTimeoutMs: 30_000,
-      maxCallsPerRun: checkCeiling(input.maxCallsPerRun ?? DEFAULT_MAX_CALLS_PER_RUN),
-      settings,
-    });
-    await secrets.capture({
-      ownerType: 'tool_provider',
-      ownerId: provider.id,
-      kind: 'api_key',
-      value: apiKey,
-      field: 'api_key',
-    });
-    return provider;
-  });
+  const maxCallsPerRun = checkCeiling(input.maxCallsPerRun ?? DEFAULT_MAX_CALLS_PER_RUN);
+  return webProviders.register(
+    mesh,
+    (db) =>
+      insertQueryProvider(db, {
+        id: randomUUID(),
+        name: input.name,
+        kind,
+        baseUrl,
+        allowLoopbackHttp,
+        requestTimeoutMs: 30_000,
+        maxCallsPerRun,
+        settings,
+      }),
+    apiKey,
+  );
 }
 
-async function requireWebProvider(mesh: Mesh, name: string): Promise<QueryProviderRecord> {
-  const provider = await findQueryProvider(mesh.db, name);
-  if (!provider)
-    throw new MeshError(
-      'web_provider_not_found',
-      `no web provider named ${quoteName(name)}; list them with mesh web list`,
-    );
-  return provider;
-}
+const requireWebProvider = (mesh: Mesh, name: string) => webProviders.require(mesh, name);
 
 /** Removes a provider with its grants and its key. */
 export async function removeWebProvider(mesh: Mesh, name: string): Promise<void> {
-  const provider = await requireWebProvider(mesh, name);
-  await mesh.transaction(async ({ db, secrets }) => {
-    await secrets.retire({ ownerType: 'tool_provider', ownerId: provider.id }, 'api_key');
-    await deleteQueryProvider(db, provider.id);
-  });
+  await webProviders.remove(mesh, name, (db, provider) => deleteQueryProvider(db, provider.id));
 }
 
 /** Sets the per-run call ceiling (runs already under way see it on their next call). */
@@ -206,9 +190,7 @@ export async function describeWeb(mesh: Mesh) {
         maxCallsPerRun: p.maxCallsPerRun,
         serves: servedVerbs(p.kind),
         settings: p.settings,
-        apiKey: (await mesh.secrets.describe({ ownerType: 'tool_provider', ownerId: p.id })).some(
-          (m) => m.kind === 'api_key',
-        ),
+        apiKey: (await webProviders.key(mesh, p)) !== undefined,
       })),
     ),
     grants: grants.map((g) => ({

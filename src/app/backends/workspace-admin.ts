@@ -4,7 +4,6 @@ import { LOCAL_CAPABILITIES } from '../../exec/backends/local.ts';
 import {
   deleteBackendGrant,
   deleteExecutionBackend,
-  findExecutionBackend,
   insertExecutionBackend,
   listBackendGrants,
   listExecutionBackends,
@@ -16,6 +15,7 @@ import { MeshError, quoteName } from '../../tool/errors.ts';
 import { requireAgent } from '../agents/agents.ts';
 import { isLoopbackHost } from '../mcp/providers.ts';
 import type { Mesh } from '../mesh.ts';
+import { workspaceBackends } from './families.ts';
 
 /** The operator's side of the execution layer: backends, grants, live workspaces. */
 
@@ -91,44 +91,28 @@ export async function addBackend(mesh: Mesh, input: NewBackend): Promise<Executi
   } else if (input.apiKey !== undefined || input.apiUrl !== undefined) {
     throw new MeshError('invalid_backend', 'a local backend takes no API URL or key');
   }
-  return mesh.transaction(async ({ db, secrets }) => {
-    const backend = await insertExecutionBackend(db, {
-      id: randomUUID(),
-      name: input.name,
-      kind,
-      development,
-      settings,
-    });
-    if (kind === 'e2b')
-      await secrets.capture({
-        ownerType: 'execution_backend',
-        ownerId: backend.id,
-        kind: 'api_key',
-        value: (input.apiKey ?? '').trim(),
-        field: 'api_key',
-      });
-    return backend;
-  });
+  return workspaceBackends.register(
+    mesh,
+    (db) =>
+      insertExecutionBackend(db, {
+        id: randomUUID(),
+        name: input.name,
+        kind,
+        development,
+        settings,
+      }),
+    kind === 'e2b' ? (input.apiKey ?? '').trim() : undefined,
+  );
 }
 
 /** Removes a backend with its grants and its key. */
 export async function removeBackend(mesh: Mesh, name: string): Promise<void> {
-  const backend = await requireBackend(mesh, name);
-  await mesh.transaction(async ({ db, secrets }) => {
-    await secrets.retire({ ownerType: 'execution_backend', ownerId: backend.id }, 'api_key');
-    await deleteExecutionBackend(db, backend.id);
-  });
+  await workspaceBackends.remove(mesh, name, (db, backend) =>
+    deleteExecutionBackend(db, backend.id),
+  );
 }
 
-async function requireBackend(mesh: Mesh, name: string): Promise<ExecutionBackendRecord> {
-  const backend = await findExecutionBackend(mesh.db, name);
-  if (!backend)
-    throw new MeshError(
-      'backend_not_found',
-      `no execution backend named ${quoteName(name)}; list them with mesh workspaces list`,
-    );
-  return backend;
-}
+const requireBackend = (mesh: Mesh, name: string) => workspaceBackends.require(mesh, name);
 
 /** Grants an agent a backend and its workspaces' egress allowlist (replacing an earlier one). */
 export async function grantBackend(
@@ -177,12 +161,9 @@ export async function describeWorkspaces(mesh: Mesh) {
         kind: b.kind,
         development: b.development || (b.kind === 'local' && LOCAL_CAPABILITIES.development),
         settings: b.settings,
-        apiKey:
-          b.kind === 'e2b'
-            ? (await mesh.secrets.describe({ ownerType: 'execution_backend', ownerId: b.id })).some(
-                (m) => m.kind === 'api_key',
-              )
-            : null,
+        apiKey: await workspaceBackends
+          .key(mesh, b)
+          .then((meta) => (meta === null ? null : meta !== undefined)),
       })),
     ),
     grants: grants.map((g) => ({ agent: g.agentName, backend: g.backendName, egress: g.egress })),
