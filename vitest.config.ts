@@ -34,9 +34,24 @@ class LongestFirst extends BaseSequencer {
   }
 }
 
+/**
+ * Files that start real processes (`mesh` commands and servers, reference MCP servers, git,
+ * bubblewrap sandboxes, a browser): each runs in a fresh module graph of its own, so a child
+ * process, a signal handler or an environment change one of them leaves cannot reach another file.
+ */
+const SPAWNING = [
+  'test/cli/**/*.test.ts',
+  'test/crash/**/*.test.ts',
+  'test/interop/**/*.test.ts',
+  'test/browser/**/*.test.ts',
+  'test/exec/local-isolation.test.ts',
+  'test/github/fakes.test.ts',
+  'test/secrets/instance-key-file.test.ts',
+  'test/store/home-lock.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ['test/global-setup.ts'],
@@ -45,9 +60,24 @@ export default defineConfig({
     // Vitest would use one worker on a two-core machine; most files wait on processes, sockets and
     // databases rather than the CPU, so three run side by side.
     maxWorkers: 3,
-    // Files share a worker's module graph instead of each importing all of src/ again (the import
-    // took ~110 s of the suite's CPU). Tests keep no module state and restore what they change
-    // (process.env, spies); the product keeps none by rule (state lives on the Mesh object).
-    isolate: false,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'in-process',
+          include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: SPAWNING,
+          // Files share a worker's module graph instead of each importing all of src/ again (the
+          // import took ~110 s of the suite's CPU). Tests keep no module state and restore what
+          // they change (process.env, spies); the product keeps none by rule (state lives on the
+          // Mesh object).
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'processes', include: SPAWNING, isolate: true },
+      },
+    ],
   },
 });
