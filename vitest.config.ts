@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
@@ -66,7 +66,8 @@ export default defineConfig({
         test: {
           name: 'in-process',
           include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: SPAWNING,
+          // Vitest's own excludes (node_modules: test/conformance keeps its own) and the spawners.
+          exclude: [...configDefaults.exclude, ...SPAWNING],
           // Files share a worker's module graph instead of each importing all of src/ again (the
           // import took ~110 s of the suite's CPU). Tests keep no module state and restore what
           // they change (process.env, spies); the product keeps none by rule (state lives on the
@@ -76,7 +77,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'processes', include: SPAWNING, isolate: true },
+        test: {
+          name: 'processes',
+          include: SPAWNING,
+          exclude: configDefaults.exclude,
+          isolate: true,
+        },
       },
     ],
   },
