@@ -248,7 +248,8 @@ describe.each(testDatabases())('workers on $name', (database) => {
         begin
           for attempt in 1..6000 loop
             select count(pg_terminate_backend(pid)) into killed from pg_stat_activity
-             where query like '%mesh-drop-probe%' and pid <> pg_backend_pid();
+             where datname = current_database() and state = 'active'
+               and query like '%mesh-drop-probe%' and pid <> pg_backend_pid();
             exit when killed > 0;
             perform pg_sleep(0.005);
           end loop;
@@ -273,5 +274,7 @@ describe.each(testDatabases())('workers on $name', (database) => {
       expect(steps.find((s) => s.kind === 'tool_call')?.status).toBe('failed');
       expect((await ledger.run(healthy.id))?.status).toBe('succeeded');
     },
+    // Past the statement's own bound (30 s for the probe to show), so its words are what fails.
+    60_000,
   );
 });
