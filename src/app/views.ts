@@ -1,3 +1,5 @@
+import { budgetFrom } from '../run/budget.ts';
+import { budgetJson } from './agents/budget-meters.ts';
 import type {
   AgentRecord,
   ConversationRecord,
@@ -23,6 +25,8 @@ export function agentJson(a: AgentRecord): Record<string, unknown> {
     model_provider_id: a.modelProviderId,
     model: a.model,
     image_input: a.modelImageInput,
+    // The budget each new run copies: the profile, defaults where it sets nothing.
+    budget: budgetJson(budgetFrom(a.budget)),
     created_at: a.createdAt,
   };
 }

@@ -202,8 +202,13 @@ export function readInput(
       continue;
     }
     const reader = cli.readers?.[k];
-    if (reader) input[k] = reader(text);
-    else if (files[k]) {
+    if (reader) {
+      try {
+        input[k] = reader(text, `--${flag}`);
+      } catch (error) {
+        throw new UsageError(error instanceof Error ? error.message : `--${flag} is not valid`);
+      }
+    } else if (files[k]) {
       let content: string;
       try {
         content = readFileSync(text, 'utf8');

@@ -9,6 +9,8 @@ export interface Budget {
   readonly wallClockMs: number;
   /** Compute the run's workspaces may be metered, in seconds (the execution layer's meter). */
   readonly maxComputeSeconds: number;
+  /** Minutes the run's browser sessions may be held (the browser layer's meter). */
+  readonly maxSessionMinutes: number;
 }
 
 /** What a run has spent so far. */
@@ -32,6 +34,20 @@ export const DEFAULT_BUDGET: Budget = Object.freeze({
   maxTokens: 200_000,
   wallClockMs: 5 * 60_000,
   maxComputeSeconds: 10 * 60,
+  maxSessionMinutes: 30,
+});
+
+/**
+ * The most an operator may give one run of each meter: a run is a unit of work an operator
+ * follows, not a standing process. Documented in docs/budgets.md.
+ */
+export const BUDGET_BOUNDS: Budget = Object.freeze({
+  maxRounds: 200,
+  maxToolCalls: 1_000,
+  maxTokens: 20_000_000,
+  wallClockMs: 24 * 60 * 60_000,
+  maxComputeSeconds: 24 * 60 * 60,
+  maxSessionMinutes: 24 * 60,
 });
 
 export const ZERO_USAGE: RunUsage = Object.freeze({
@@ -61,6 +77,7 @@ export function budgetFrom(json: JsonObject): Budget {
     maxTokens: positiveInteger(json['maxTokens'], DEFAULT_BUDGET.maxTokens),
     wallClockMs: positiveInteger(json['wallClockMs'], DEFAULT_BUDGET.wallClockMs),
     maxComputeSeconds: positiveInteger(json['maxComputeSeconds'], DEFAULT_BUDGET.maxComputeSeconds),
+    maxSessionMinutes: positiveInteger(json['maxSessionMinutes'], DEFAULT_BUDGET.maxSessionMinutes),
   });
 }
 

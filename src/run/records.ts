@@ -192,6 +192,11 @@ export interface AgentRecord {
   readonly model: string | null;
   /** The model accepts image input: images tools returned are shown to it (off by default). */
   readonly modelImageInput: boolean;
+  /**
+   * The agent's budget profile: the meters an operator set (`Budget` fields); a meter left out is
+   * the default. Runs copy it when they are created.
+   */
+  readonly budget: JsonObject;
   readonly createdAt: Date;
 }
 

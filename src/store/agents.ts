@@ -1,8 +1,9 @@
+import type { JsonObject } from '../model/json.ts';
 import type { AgentRecord } from '../run/records.ts';
 import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 
 const COLUMNS = `id, name, persona, model_provider_id as "modelProviderId", model,
-  model_image_input as "modelImageInput", created_at as "createdAt"`;
+  model_image_input as "modelImageInput", budget, created_at as "createdAt"`;
 
 /** Agent names are what operators type; they stay short and shell-friendly. */
 export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -131,6 +132,19 @@ export async function updateAgentRow(
       has('modelImageInput'),
       changes.modelImageInput ?? false,
     ],
+  );
+  return rows[0];
+}
+
+/** Replaces an agent's budget profile; undefined when there is no such agent. */
+export async function setAgentBudgetRow(
+  q: Queryable,
+  id: string,
+  budget: JsonObject,
+): Promise<AgentRecord | undefined> {
+  const { rows } = await q.query<AgentRecord>(
+    `update agents set budget = $2::jsonb where id = $1 returning ${COLUMNS}`,
+    [id, JSON.stringify(budget)],
   );
   return rows[0];
 }

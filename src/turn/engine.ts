@@ -28,8 +28,6 @@ import { withImages, type RoundImage } from './round-images.ts';
 import { planToolLoading } from './tool-loading.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
 
-/** The spec's cap: enough for recall → amend → answer, short of an autonomous loop. */
-export const MAX_ROUNDS = 3;
 
 /** The policy-scoped registry of a turn, with the reasons for every tool left out. */
 export interface TurnOffer {
@@ -143,8 +141,8 @@ function callsJson(calls: readonly ToolCall[]): JsonValue[] {
 /**
  * The turn engine: a message to an agent becomes rounds of model requests and tool calls, each
  * persisted as steps, ending in a reply written against the ledger of what actually committed.
- * Rounds are capped at {@link MAX_ROUNDS}; on the last permitted round the request carries no
- * tools at all. Resumable: a run picked up by another worker continues from its steps.
+ * Rounds are capped by the run's budget (copied from its agent's profile when it was created); on
+ * the last permitted round the request carries no tools at all. Resumable: a run picked up by another worker continues from its steps.
  */
 export function turnDriver(env: TurnEnvironment): RunDriver {
   return {
@@ -195,7 +193,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     ...(env.hooks ? { hooks: env.hooks } : {}),
   };
   const budget = budgetFrom(run.budget);
-  const maxRounds = Math.min(MAX_ROUNDS, budget.maxRounds);
+  const maxRounds = budget.maxRounds;
   const startedAt = run.startedAt ?? run.createdAt;
   const clock = env.clock ?? systemClock;
   // Read once: while this turn holds the lease, only it writes the run's steps, so it keeps them.
@@ -285,6 +283,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
         estimate: estimateJson(fitted.estimate),
         ...(pictured.shown > 0 ? { images: pictured.shown } : {}),
         offered: offered.map((t) => t.name),
+        ...(round < maxRounds ? {} : { lastRound: true }),
         loading: loading.requestData(),
         withheld: [
           ...offer.withheld.map((w) => ({ ...w })),

@@ -237,6 +237,23 @@ describe('web UI in a browser (pglite)', () => {
     );
   });
 
+  it("sets the agent's budget per run on its Settings tab, as the API shows it", async () => {
+    await open('agents/demo/settings');
+    const form = page.locator('form[action="/agents/demo/budget"]');
+    await expect(form.locator('input[name=rounds]').inputValue()).resolves.toBe('3');
+    await form.locator('input[name=rounds]').fill('7');
+    await submit(page, form.getByRole('button', { name: 'Save budget' }));
+    expect(new URL(page.url()).pathname).toBe('/agents/demo/settings');
+    await expect(text(page.locator('p.flash.ok'))).resolves.toBe(
+      "Saved demo's budget: 7 rounds per run.",
+    );
+    await expect(form.locator('input[name=rounds]').inputValue()).resolves.toBe('7');
+    const agent = await server.api('GET', '/api/agents/demo');
+    expect((agent.json as { budget: { rounds: number } }).budget.rounds).toBe(7);
+    // Back to the default three rounds, so the chats below are what they were.
+    await server.api('PUT', '/api/agents/demo/budget', { reset: true });
+  });
+
   it('captures a secret write-only: presence and version show, the value never does', async () => {
     const canary = `canary-ui-${randomBytes(8).toString('hex')}`;
     await open('agents/demo/tools');

@@ -121,6 +121,37 @@ describe('catalog operations beside a running server', () => {
     expect(lines.stdout).toMatch(/create_github_issue +effect +withheld: needs secret/);
   });
 
+  it("sets an agent's budget profile with units, shows it as the API does, and refuses a bad unit", async () => {
+    const set = await mesh(
+      'agents',
+      'budget',
+      'demo',
+      '--rounds',
+      '20',
+      '--wall-clock',
+      '30m',
+      '--json',
+    );
+    expect(set.code, set.stderr).toBe(0);
+    const answer = JSON.parse(set.stdout) as { budget: Record<string, number>; set: string[] };
+    expect(answer.budget).toMatchObject({ rounds: 20, wall_clock_seconds: 1800, tool_calls: 16 });
+    expect(answer.set).toEqual(['rounds', 'wall_clock_seconds']);
+    // The agent's record shows the budget its next run copies.
+    expect((await api('/api/agents/demo')).body['budget']).toEqual(answer.budget);
+    const shown = await mesh('agents', 'budget', 'demo');
+    expect(shown.stdout).toMatch(/^ {2}rounds +20$/m);
+    expect(shown.stdout).toMatch(/^ {2}wall clock +30m$/m);
+    expect(shown.stdout).toMatch(/^ {2}tool calls +16 \(default\)$/m);
+    const badUnit = await mesh('agents', 'budget', 'demo', '--wall-clock', '30x');
+    expect(badUnit.code).toBe(2);
+    expect(badUnit.stderr).toContain('--wall-clock is a duration with its unit: 90s, 30m or 2h');
+    const tooMany = await mesh('agents', 'budget', 'demo', '--rounds', '500');
+    expect(tooMany.code).toBe(1);
+    expect(tooMany.stderr).toContain('--rounds');
+    const reset = await mesh('agents', 'budget', 'demo', '--reset', '--json');
+    expect((JSON.parse(reset.stdout) as { set: string[] }).set).toEqual([]);
+  });
+
   it('shows short ids in the listing, and takes them wherever a run is named', async () => {
     const listed = await mesh('runs', 'list');
     expect(listed.code, listed.stderr).toBe(0);

@@ -1,6 +1,7 @@
 import { AGENT_FIELD, nameField, NO_INPUT } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { agentJson, isoText } from '../views.ts';
+import { agentBudgetOperation } from './budget-operation.ts';
 
 /** An agent as the API answers it (`agentJson`). */
 export interface AgentAnswer extends Record<string, unknown> {
@@ -221,5 +222,6 @@ export const agentOperations = [
   showAgentOperation,
   updateAgentOperation,
   agentImageInputOperation,
+  agentBudgetOperation,
   deleteAgentOperation,
 ] as const;

@@ -3,6 +3,7 @@ import type { ModelClient } from '../../model/client.ts';
 import { ModelCallError } from '../../providers/errors.ts';
 import type { AttemptListener } from '../../providers/openai-compatible.ts';
 import { parseScript, scriptedClient } from '../../providers/scripted.ts';
+import { budgetFrom, type Budget } from '../../run/budget.ts';
 import { driveHeldRun } from '../../run/held-run.ts';
 import { isSettled } from '../../run/run-queue.ts';
 import { Worker } from '../../run/worker.ts';
@@ -123,6 +124,15 @@ export function meshWorker(mesh: Mesh, log: (line: string) => void): Worker {
 /** A message as it arrives for an agent (its run's budget and lease are this module's to set). */
 export type MessageInput = Omit<InboundMessage, 'budget' | 'lease'>;
 
+/**
+ * The budget a new run of the agent copies: its profile as it is now (defaults where it sets
+ * nothing). Nothing changes a run's budget after this.
+ */
+async function budgetFor(mesh: Mesh, agentId: string): Promise<Budget> {
+  const agent = await getAgent(mesh.db, agentId);
+  return budgetFrom(agent?.budget ?? {});
+}
+
 /** A recorded message and the run that answers it, queued. */
 export interface SentMessage {
   readonly runId: string;
@@ -136,7 +146,10 @@ export interface SentMessage {
  * waits for a process that is not coming.
  */
 export async function sendMessage(mesh: Mesh, input: MessageInput): Promise<SentMessage> {
-  const { conversation, message, run } = await receiveMessage(mesh.ledger, input);
+  const { conversation, message, run } = await receiveMessage(mesh.ledger, {
+    ...input,
+    budget: await budgetFor(mesh, input.agentId),
+  });
   if (mesh.runs.worker) mesh.runs.queued();
   else mesh.runs.attach(meshWorker(mesh, () => undefined));
   return { runId: run.id, conversationId: conversation.id, messageId: message.id };
@@ -196,6 +209,7 @@ async function chatNow(mesh: Mesh, input: MessageInput): Promise<ChatResult> {
   const owner = `chat:${process.pid}:${randomUUID().slice(0, 8)}`;
   const { conversation, run } = await receiveMessage(mesh.ledger, {
     ...input,
+    budget: await budgetFor(mesh, input.agentId),
     lease: { owner, leaseMs: RUN_LEASE_MS },
   });
   const lease = { runId: run.id, owner, epoch: run.leaseEpoch };

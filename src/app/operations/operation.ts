@@ -63,8 +63,11 @@ export interface CliFace<O> {
   readonly switches?: readonly string[];
   /** Flags named otherwise than their field: `{arguments: 'args'}`. */
   readonly flags?: Readonly<Record<string, string>>;
-  /** Fields read from their flag's text by a reader of their own (`all` or `a,b`). */
-  readonly readers?: Readonly<Record<string, (text: string) => unknown>>;
+  /**
+   * Fields read from their flag's text by a reader of their own (`all` or `a,b`, `30m`); a reader
+   * refuses text it cannot read by throwing, naming the flag it is given.
+   */
+  readonly readers?: Readonly<Record<string, (text: string, flag: string) => unknown>>;
   /**
    * Further verbs that run the operation with some fields fixed: `{exclude: {excluded: true}}`
    * makes `mesh mcp exclude TOOL` the same as `mesh mcp tool TOOL --excluded on`.

@@ -59,4 +59,14 @@ describe('mesh runs show', () => {
       'refused gh__merge: it is no longer granted to you',
     ]);
   });
+
+  it('marks the last permitted round: its request carries no tools', () => {
+    const lines = describeStep({
+      seq: 9,
+      kind: 'model_request',
+      status: 'completed',
+      data: { round: 3, estimate: { total: 100 }, offered: [], withheld: [], lastRound: true },
+    }).split('\n');
+    expect(lines[1]?.trim()).toBe('last round: tools removed');
+  });
 });

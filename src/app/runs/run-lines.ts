@@ -117,7 +117,8 @@ export function describeStep(step: StepAnswer): string {
       const offered = (data['offered'] as string[] | undefined) ?? [];
       const withheld = (data['withheld'] as { name: string; reason: string }[] | undefined) ?? [];
       const line = `${head} round ${JSON.stringify(data['round'] ?? null)}: ${estimate['total'] ?? '?'} tokens estimated (system ${estimate['system']}, memory ${estimate['memory']}, history ${estimate['history']}, current ${estimate['current']}, round ${estimate['round']}, tools ${estimate['tools']}) offered [${offered.join(', ')}]${withheld.length > 0 ? ` withheld [${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')}]` : ''}`;
-      return [line, ...loadingLines(data['loading'])].join('\n');
+      const last = data['lastRound'] === true ? [`${' '.repeat(5)}last round: tools removed`] : [];
+      return [line, ...last, ...loadingLines(data['loading'])].join('\n');
     }
     case 'model_response': {
       const data = step.data ?? {};

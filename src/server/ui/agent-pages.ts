@@ -5,6 +5,7 @@ import { audienceForm, secretStatus, toggle } from './controls.ts';
 import { html, type Html } from './html.ts';
 import { agentHeader, csrfField, layout, listTable, time, type PageSession } from './layout.ts';
 import { manifestToolTable, packageHeading } from './tool-table.ts';
+import type { BudgetAnswer } from '../../app/agents/budget-operation.ts';
 
 /** The agents, and the form that creates one. */
 export function agentsPage(
@@ -243,6 +244,7 @@ export function settingsPage(
   session: PageSession,
   agent: AgentRecord,
   providers: readonly ModelProviderRecord[],
+  budget: BudgetAnswer,
 ): string {
   const base = `/agents/${encodeURIComponent(agent.name)}`;
   return layout(
@@ -282,6 +284,45 @@ export function settingsPage(
       <p class="muted">
         The same change from a terminal: <code>mesh agents update ${agent.name} --model M</code>;
         over the API: <code>PATCH /api/agents/${agent.name}</code>.
-      </p>`,
+      </p>
+      ${budgetForm(session, agent, budget)}`,
   );
+}
+
+/** The budget profile's meters as the form shows them: name, label, unit. */
+const BUDGET_FIELDS = [
+  ['rounds', 'Rounds (model requests)', ''],
+  ['tool_calls', 'Tool calls', ''],
+  ['tokens', 'Tokens (input and output)', ''],
+  ['wall_clock_seconds', 'Wall clock', 'seconds'],
+  ['compute_seconds', 'Workspace compute', 'seconds'],
+  ['session_minutes', 'Browser sessions', 'minutes'],
+] as const;
+
+/** The agent's budget profile: what each of its runs may spend; a run copies it when created. */
+function budgetForm(session: PageSession, agent: AgentRecord, budget: BudgetAnswer): Html {
+  const base = `/agents/${encodeURIComponent(agent.name)}`;
+  return html`<h3>Budget per run</h3>
+    <form method="post" action="${base}/budget" class="stack">
+      ${csrfField(session)}
+      ${BUDGET_FIELDS.map(
+        ([name, label, unit]) =>
+          html`<label
+            >${label}${unit ? ` (${unit})` : ''}
+            <input
+              name="${name}"
+              type="number"
+              min="1"
+              value="${String(budget.budget[name])}"
+            />${budget.set.includes(name) ? '' : html` <span class="muted">default</span>`}</label
+          >`,
+      )}
+      <button>Save budget</button>
+    </form>
+    <p class="muted">
+      Each run copies this when it is created; a change never reaches a run under way. The last
+      permitted round carries no tools. From a terminal:
+      <code>mesh agents budget ${agent.name} --rounds N --wall-clock 30m</code>; over the API:
+      <code>PUT /api/agents/${agent.name}/budget</code>.
+    </p>`;
 }

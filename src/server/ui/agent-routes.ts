@@ -8,6 +8,7 @@ import {
   setAgentToolEnabled,
 } from '../../app/packages/packages.ts';
 import { listAgents, listModelProviders } from '../../app/queries.ts';
+import { agentBudgetOperation } from '../../app/agents/budget-operation.ts';
 import { updateAgentOperation } from '../../app/agents/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../../app/packages/tool-operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
@@ -109,7 +110,13 @@ export const agentRoutes: readonly UiRoute[] = [
     path: '/agents/{agent}/settings',
     handle: async ({ mesh, session, params }) => {
       const agent = await requireAgent(mesh, params['agent'] ?? '');
-      return { page: settingsPage(session, agent, await listModelProviders(mesh)) };
+      const budget = await invokeOperation(
+        mesh,
+        agentBudgetOperation,
+        { agent: agent.name },
+        session,
+      );
+      return { page: settingsPage(session, agent, await listModelProviders(mesh), budget) };
     },
   },
   post(
@@ -131,6 +138,33 @@ export const agentRoutes: readonly UiRoute[] = [
         session,
       );
       return { text: `Saved ${updated.name}'s settings.` };
+    },
+  ),
+  post(
+    '/agents/{agent}/budget',
+    (call) => agentPath(call.params['agent'] ?? '', 'settings'),
+    async ({ mesh, params, form, session }) => {
+      // Each meter as typed; what does not read as a whole number is refused by the operation,
+      // naming the field.
+      const meters: Record<string, unknown> = {};
+      for (const name of [
+        'rounds',
+        'tool_calls',
+        'tokens',
+        'wall_clock_seconds',
+        'compute_seconds',
+        'session_minutes',
+      ]) {
+        const text = field(form, name).trim();
+        if (text !== '') meters[name] = /^\d{1,9}$/.test(text) ? Number(text) : text;
+      }
+      const saved = await invokeOperation(
+        mesh,
+        agentBudgetOperation,
+        { agent: params['agent'] ?? '', ...meters },
+        session,
+      );
+      return { text: `Saved ${saved.agent}'s budget: ${saved.budget.rounds} rounds per run.` };
     },
   ),
   post('/agents/{agent}/tools/{tool}', toolsBack, async ({ mesh, params, form }) => {

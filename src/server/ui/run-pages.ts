@@ -134,7 +134,13 @@ function stepBody(step: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin
         </p>
         <div class="offered">
           <span class="label">Offered</span>
-          ${offered.length === 0 ? html`<span class="muted">no tools</span>` : offered.map((n) => html`<code class="tool">${n}</code> `)}
+          ${
+            data['lastRound'] === true
+              ? html`<strong class="last-round">last round: tools removed</strong>`
+              : offered.length === 0
+                ? html`<span class="muted">no tools</span>`
+                : offered.map((n) => html`<code class="tool">${n}</code> `)
+          }
         </div>
         ${loadingBody(data['loading'])}
         ${
