@@ -11,6 +11,11 @@ export interface Budget {
   readonly maxComputeSeconds: number;
   /** Minutes the run's browser sessions may be held (the browser layer's meter). */
   readonly maxSessionMinutes: number;
+  /**
+   * Calls the run may make to each query provider (by name), retries included: each granted
+   * provider's ceiling as it was when the run was created.
+   */
+  readonly providerCalls: Readonly<Record<string, number>>;
 }
 
 /** What a run has spent so far. */
@@ -35,6 +40,7 @@ export const DEFAULT_BUDGET: Budget = Object.freeze({
   wallClockMs: 5 * 60_000,
   maxComputeSeconds: 10 * 60,
   maxSessionMinutes: 30,
+  providerCalls: Object.freeze({}),
 });
 
 /**
@@ -48,6 +54,7 @@ export const BUDGET_BOUNDS: Budget = Object.freeze({
   wallClockMs: 24 * 60 * 60_000,
   maxComputeSeconds: 24 * 60 * 60,
   maxSessionMinutes: 24 * 60,
+  providerCalls: Object.freeze({}),
 });
 
 export const ZERO_USAGE: RunUsage = Object.freeze({
@@ -78,6 +85,7 @@ export function budgetFrom(json: JsonObject): Budget {
     wallClockMs: positiveInteger(json['wallClockMs'], DEFAULT_BUDGET.wallClockMs),
     maxComputeSeconds: positiveInteger(json['maxComputeSeconds'], DEFAULT_BUDGET.maxComputeSeconds),
     maxSessionMinutes: positiveInteger(json['maxSessionMinutes'], DEFAULT_BUDGET.maxSessionMinutes),
+    providerCalls: providerCallsFrom(json['providerCalls']),
   });
 }
 

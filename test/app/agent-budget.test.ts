@@ -2,6 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentBudgetOperation } from '../../src/app/agents/budget-operation.ts';
 import { createAgentOperation } from '../../src/app/agents/operations.ts';
 import { addModelProvider } from '../../src/app/backends/model-providers.ts';
+import {
+  addWebProvider,
+  grantWebProvider,
+  setWebProvider,
+} from '../../src/app/backends/web-admin.ts';
 import { chat, sendMessage } from '../../src/app/conversations/turns.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
@@ -126,6 +131,28 @@ describe.each(testDatabases())('agent budget profiles on $name', (database) => {
     const reset = await budget({ reset: true, tool_calls: 40 });
     expect(reset.budget).toMatchObject({ rounds: 3, tool_calls: 40, wall_clock_seconds: 300 });
     expect(reset.set).toEqual(['tool_calls']);
+  });
+
+  it("copies each granted web provider's call ceiling into the run: mesh web set reaches later runs only", async () => {
+    await addWebProvider(mesh, { name: 'exa', kind: 'exa', apiKey: 'exa-key', maxCallsPerRun: 5 });
+    await grantWebProvider(mesh, { agent: 'ada', provider: 'exa', operator: 'operator:test' });
+    const before = await sendMessage(mesh, {
+      agentId: await agentId(),
+      actor: 'user:ada',
+      body: 'hello',
+    });
+    await setWebProvider(mesh, { provider: 'exa', maxCallsPerRun: 1 });
+    const after = await sendMessage(mesh, {
+      agentId: await agentId(),
+      actor: 'user:ada',
+      body: 'hello again',
+    });
+    const ceiling = async (runId: string) =>
+      budgetFrom((await mesh.ledger.run(runId))?.budget ?? {}).providerCalls['exa'];
+    expect(await ceiling(before.runId)).toBe(5);
+    expect(await ceiling(after.runId)).toBe(1);
+    await mesh.runs.settled(before.runId, 10_000);
+    await mesh.runs.settled(after.runId, 10_000);
   });
 
   it('refuses a meter out of its bounds or of the wrong type, naming it, and changes nothing', async () => {

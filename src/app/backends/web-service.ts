@@ -8,7 +8,7 @@ import {
 } from '../../web/provider.ts';
 import { withRetries } from '../../web/retry.ts';
 import { checkReadTarget, ReadTargetError } from './web-target.ts';
-import { usageFrom } from '../../run/budget.ts';
+import { budgetFrom, usageFrom } from '../../run/budget.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
 import type { Db } from '../../store/db.ts';
 import { grantedQueryProviders, type QueryProviderRecord } from '../../store/query-providers.ts';
@@ -135,11 +135,19 @@ export function createQueryProviderRuntime(
     });
   }
 
-  /** Calls left in the run's ceiling for this provider. */
-  async function callsLeft(ctx: ToolContext, record: QueryProviderRecord): Promise<number> {
+  /**
+   * The run's ceiling for this provider, and the calls left in it. The ceiling is the one the run
+   * copied when it was created; a provider granted since (or a run from before ceilings were
+   * copied) has the provider's ceiling as it is now.
+   */
+  async function ceilingOf(
+    ctx: ToolContext,
+    record: QueryProviderRecord,
+  ): Promise<{ ceiling: number; left: number }> {
     const run = await getRun(db, ctx.runId);
-    if (!run) return 0;
-    return record.maxCallsPerRun - (usageFrom(run.usage).providerCalls[record.name] ?? 0);
+    if (!run) return { ceiling: record.maxCallsPerRun, left: 0 };
+    const ceiling = budgetFrom(run.budget).providerCalls[record.name] ?? record.maxCallsPerRun;
+    return { ceiling, left: ceiling - (usageFrom(run.usage).providerCalls[record.name] ?? 0) };
   }
 
   async function serve<T>(
@@ -159,11 +167,11 @@ export function createQueryProviderRuntime(
     const refused = refusal?.(record.kind);
     if (refused !== undefined)
       throw new WebProviderError('unsupported', refused, { provider: record.name, calls: 0 });
-    const left = await callsLeft(ctx, record);
+    const { ceiling, left } = await ceilingOf(ctx, record);
     if (left <= 0)
       throw new WebProviderError(
         'quota_exhausted',
-        `budget exhausted: the run's ceiling of ${record.maxCallsPerRun} calls to web provider ${record.name} is spent (an operator sets it with \`mesh web set --max-calls-per-run\`)`,
+        `budget exhausted: the run's ceiling of ${ceiling} calls to web provider ${record.name} is spent (an operator sets it with \`mesh web set --max-calls-per-run\`)`,
         { provider: record.name, calls: 0, exhausted: true },
       );
     let calls = 0;
@@ -187,7 +195,7 @@ export function createQueryProviderRuntime(
           ? (error as Error).message
           : failureText(reason, record.name, calls) +
             (calls >= left
-              ? `; this run's ${record.maxCallsPerRun} calls to it are now spent`
+              ? `; this run's ${ceiling} calls to it are now spent`
               : '');
       throw new WebProviderError(reason satisfies WebFailure, text, {
         provider: record.name,

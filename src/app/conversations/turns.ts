@@ -10,6 +10,7 @@ import { Worker } from '../../run/worker.ts';
 import { RUN_LEASE_MS } from '../../run/lease-heartbeat.ts';
 import type { AgentRecord, RunRecord, StepRecord } from '../../run/records.ts';
 import { getAgent } from '../../store/agents.ts';
+import { grantedQueryProviders } from '../../store/query-providers.ts';
 import { getConversation, getMessage, listMessagesBefore } from '../../store/conversations.ts';
 import { recentActiveMemories } from '../../store/memories.ts';
 import { getModelProvider, type ModelProviderRecord } from '../../store/model-providers.ts';
@@ -126,11 +127,16 @@ export type MessageInput = Omit<InboundMessage, 'budget' | 'lease'>;
 
 /**
  * The budget a new run of the agent copies: its profile as it is now (defaults where it sets
- * nothing). Nothing changes a run's budget after this.
+ * nothing) and its query providers' call ceilings. Nothing changes a run's budget after this.
  */
 async function budgetFor(mesh: Mesh, agentId: string): Promise<Budget> {
-  const agent = await getAgent(mesh.db, agentId);
-  return budgetFrom(agent?.budget ?? {});
+  const [agent, providers] = await Promise.all([
+    getAgent(mesh.db, agentId),
+    grantedQueryProviders(mesh.db, agentId),
+  ]);
+  // Each granted query provider's call ceiling as it is now: `mesh web set` reaches later runs.
+  const providerCalls = Object.fromEntries(providers.map((p) => [p.name, p.maxCallsPerRun]));
+  return { ...budgetFrom(agent?.budget ?? {}), providerCalls };
 }
 
 /** A recorded message and the run that answers it, queued. */
