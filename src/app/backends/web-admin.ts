@@ -131,7 +131,7 @@ export async function removeWebProvider(mesh: Mesh, name: string): Promise<void>
   await webProviders.remove(mesh, name, (db, provider) => deleteQueryProvider(db, provider.id));
 }
 
-/** Sets the per-run call ceiling (runs already under way see it on their next call). */
+/** Sets the per-run call ceiling: runs created from now on copy it; runs under way keep theirs. */
 export async function setWebProvider(
   mesh: Mesh,
   input: { provider: string; maxCallsPerRun: number },
