@@ -13,7 +13,7 @@ import { assembleMesh, type Mesh } from '../src/app/mesh.ts';
 import { chat } from '../src/app/conversations/turns.ts';
 import type { ModelClient } from '../src/model/client.ts';
 import { parseScript, scriptedClient } from '../src/providers/scripted.ts';
-import { insertAgent } from '../src/store/agents.ts';
+import { insertAgent, setAgentBudgetRow } from '../src/store/agents.ts';
 import type { Db, Queryable } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { insertModelProvider } from '../src/store/model-providers.ts';
@@ -24,8 +24,28 @@ import { percentile } from './stats.ts';
 
 const TURNS = Number(process.env['BENCH_TURNS'] ?? '150');
 
+/** A long run: nineteen tool rounds, then the answer (twenty model requests). */
+const LONG_ROUNDS = 20;
+const LONG_TURNS = Number(process.env['BENCH_LONG_TURNS'] ?? '15');
+
 const script = parseScript({
   rules: [
+    {
+      match: 'long-run',
+      rounds: [
+        ...Array.from({ length: LONG_ROUNDS - 1 }, (_, i) => ({
+          toolCalls: [{ name: 'recall', arguments: { query: `deploy window ${i}` } }],
+        })),
+        { content: 'Done.' },
+      ],
+    },
+    {
+      match: 'short-run',
+      rounds: [
+        { toolCalls: [{ name: 'recall', arguments: { query: 'deploy window' } }] },
+        { content: 'Done.' },
+      ],
+    },
     {
       match: '.*',
       rounds: [
@@ -43,6 +63,52 @@ const script = parseScript({
 interface StatementLog {
   on: boolean;
   readonly byKind: Map<string, { count: number; ms: number; bytes: number }>;
+}
+
+/** Starts timing a new turn (the first model call of a turn has no round before it). */
+let resetTurn = (): void => undefined;
+
+/**
+ * Long runs: the overhead per round of a 20-round run (19 tool rounds) beside a 1-tool-round
+ * run's, in the same process and database, and the 20-round run's early rounds beside its late
+ * ones: a round must not cost more for the rounds before it beyond what their context adds.
+ */
+async function longRuns(
+  label: string,
+  mesh: Mesh,
+  db: Db,
+  agentId: string,
+  route: (sink: number[] | undefined) => void,
+): Promise<void> {
+  await setAgentBudgetRow(db, agentId, { maxRounds: LONG_ROUNDS, maxToolCalls: 40 });
+  const run = async (body: string) => {
+    resetTurn();
+    const result = await chat(mesh, { agentId, actor: 'bench', body });
+    if (result.status !== 'succeeded')
+      throw new Error(`${body} ended ${result.status}: ${result.reason}`);
+  };
+  const short: number[] = [];
+  const long: number[][] = [];
+  for (let i = 0; i < LONG_TURNS + 2; i++) {
+    const rounds: number[] = [];
+    route(i < 2 ? [] : rounds); // two warm-up runs of each, not counted anywhere
+    await run(`long-run ${i}`);
+    if (i >= 2) long.push(rounds);
+    const one: number[] = [];
+    route(i < 2 ? [] : one);
+    await run(`short-run ${i}`);
+    if (i >= 2) short.push(...one);
+  }
+  route(undefined);
+  await setAgentBudgetRow(db, agentId, {});
+  const p50 = (xs: number[]) => percentile([...xs], 50);
+  const all = long.flat();
+  const early = long.flatMap((r) => r.slice(0, 5));
+  const late = long.flatMap((r) => r.slice(-5));
+  console.log(
+    `${label.padEnd(10)} per round, ${LONG_ROUNDS}-round run p50 ${p50(all).toFixed(2)} ms (${all.length} rounds; its first five p50 ${p50(early).toFixed(2)} ms, its last five ${p50(late).toFixed(2)} ms)` +
+      ` | 1-tool-round run p50 ${p50(short).toFixed(2)} ms (${short.length} rounds) | ratio ${(p50(all) / p50(short)).toFixed(2)}x`,
+  );
 }
 
 /** The Db with every statement timed (the time from sending it to its answer). */
@@ -82,11 +148,13 @@ async function measure(label: string, raw: Db): Promise<void> {
   const inner = scriptedClient(script);
   let last = 0;
   let inTurn = false;
+  // Where a round's overhead goes: the short turns' list, or a long run's (set by longRuns).
+  let gapsFor: number[] | undefined;
   const timed: ModelClient = {
     kind: 'scripted',
     async complete(request, options) {
       const now = performance.now();
-      if (inTurn && last !== 0) gaps.push(now - last);
+      if (inTurn && last !== 0) (gapsFor ?? gaps).push(now - last);
       inTurn = true;
       const response = await inner.complete(request, options);
       last = performance.now();
@@ -110,6 +178,10 @@ async function measure(label: string, raw: Db): Promise<void> {
     model: 'zero-latency',
   });
 
+  resetTurn = () => {
+    inTurn = false;
+    last = 0;
+  };
   for (let i = 0; i < TURNS + 10; i++) {
     inTurn = false;
     last = 0;
@@ -138,6 +210,9 @@ async function measure(label: string, raw: Db): Promise<void> {
     if (i >= 20) floor.push(performance.now() - t0);
   }
   const f = (xs: number[], p: number) => percentile([...xs], p).toFixed(2);
+  await longRuns(label, mesh, db, agentId, (on) => {
+    gapsFor = on;
+  });
   console.log(
     `${label.padEnd(10)} tool round overhead p50 ${f(gaps, 50)} ms  p99 ${f(gaps, 99)} ms  (${gaps.length} rounds)` +
       ` | floor, two INSERT…COMMIT p50 ${f(floor, 50)} ms  p99 ${f(floor, 99)} ms` +
