@@ -247,6 +247,8 @@ describe.each(testDatabases())('workers on $name', (database) => {
         declare killed int := 0;
         begin
           for attempt in 1..6000 loop
+            -- A transaction sees one snapshot of the activity view unless it asks for a new one.
+            perform pg_stat_clear_snapshot();
             select count(pg_terminate_backend(pid)) into killed from pg_stat_activity
              where datname = current_database() and state = 'active'
                and query like '%mesh-drop-probe%' and pid <> pg_backend_pid();
