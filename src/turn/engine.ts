@@ -28,7 +28,6 @@ import { withImages, type RoundImage } from './round-images.ts';
 import { planToolLoading } from './tool-loading.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
 
-
 /** The policy-scoped registry of a turn, with the reasons for every tool left out. */
 export interface TurnOffer {
   readonly registry: Registry;

@@ -1,4 +1,4 @@
-import { AGENT_FIELD, nameField, NO_INPUT } from '../operations/fields.ts';
+import { AGENT_FIELD, AGENT_INPUT, NO_INPUT, nameField } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { agentJson, isoText } from '../views.ts';
 import { agentBudgetOperation } from './budget-operation.ts';
@@ -134,12 +134,7 @@ export const showAgentOperation = defineOperation({
   name: 'agents.show',
   summary: 'One agent, by name or id',
   tag: 'agents',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent'],
-    properties: { agent: AGENT_FIELD },
-  },
+  input: AGENT_INPUT,
   errors: ['agent_not_found'],
   http: { method: 'GET', path: '/api/agents/{agent}' },
   cli: {
@@ -193,12 +188,7 @@ export const deleteAgentOperation = defineOperation({
   summary:
     'Delete an agent with its conversations, runs, memories, tool policy and remote bindings, and retire its secrets (refused while a run is unfinished)',
   tag: 'agents',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent'],
-    properties: { agent: AGENT_FIELD },
-  },
+  input: AGENT_INPUT,
   errors: ['agent_not_found', 'agent_busy'],
   http: { method: 'DELETE', path: '/api/agents/{agent}', status: 204 },
   cli: {

@@ -194,9 +194,7 @@ export function createQueryProviderRuntime(
         reason === 'unsupported'
           ? (error as Error).message
           : failureText(reason, record.name, calls) +
-            (calls >= left
-              ? `; this run's ${ceiling} calls to it are now spent`
-              : '');
+            (calls >= left ? `; this run's ${ceiling} calls to it are now spent` : '');
       throw new WebProviderError(reason satisfies WebFailure, text, {
         provider: record.name,
         calls,

@@ -1,4 +1,4 @@
-import { AGENT_FIELD, nameField, NO_INPUT } from '../operations/fields.ts';
+import { AGENT_FIELD, AGENT_INPUT, NO_INPUT, nameField } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /*
@@ -249,12 +249,7 @@ export const revokeWorkspaceBackendOperation = defineOperation({
   summary:
     "Revoke an agent's workspace backend: its workspace tools are no longer offered; `revoked` says whether it had one",
   tag: 'workspaces',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent'],
-    properties: { agent: AGENT_FIELD },
-  },
+  input: AGENT_INPUT,
   errors: ['agent_not_found'],
   http: { method: 'DELETE', path: '/api/agents/{agent}/workspace-backend' },
   cli: {

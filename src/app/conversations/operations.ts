@@ -1,4 +1,4 @@
-import { AGENT_FIELD } from '../operations/fields.ts';
+import { AGENT_FIELD, LIMIT_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { isoText } from '../views.ts';
 
@@ -155,12 +155,7 @@ export const listConversationsOperation = defineOperation({
     required: ['agent'],
     properties: {
       agent: AGENT_FIELD,
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 200,
-        description: 'how many to return (1-200, default 50)',
-      },
+      limit: LIMIT_FIELD,
     },
   },
   errors: ['agent_not_found'],

@@ -1,5 +1,5 @@
 import type { Mesh } from '../mesh.ts';
-import { AGENT_FIELD } from '../operations/fields.ts';
+import { AGENT_FIELD, listOrAll } from '../operations/fields.ts';
 import { defineOperation, InvalidInputError } from '../operations/operation.ts';
 import { PROVIDER_FIELD } from './provider-operations.ts';
 import { isoText } from '../views.ts';
@@ -116,17 +116,9 @@ function remoteName(tool: string): string {
   return at === -1 ? tool : tool.slice(at + 2);
 }
 
-async function agentNamed(mesh: Mesh, name: string) {
+/** The agent an operation names (its module imported when an operation runs). */
+export async function agentNamed(mesh: Mesh, name: string) {
   return (await import('../agents/agents.ts')).requireAgent(mesh, name);
-}
-
-/** A list of choices as a flag says it: `a,b`, or `all` for no limit (null). */
-function listOrAll(text: string): readonly string[] | null {
-  if (text === 'all') return null;
-  return text
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean);
 }
 
 export const checkCatalogOperation = defineOperation({

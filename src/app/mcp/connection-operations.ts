@@ -1,8 +1,7 @@
-import type { Mesh } from '../mesh.ts';
-import { AGENT_FIELD } from '../operations/fields.ts';
+import { AGENT_FIELD, AGENT_INPUT } from '../operations/fields.ts';
 import { defineOperation, InvalidInputError } from '../operations/operation.ts';
 import { isoText } from '../views.ts';
-import { BINDING, type CheckAnswer } from './catalog-operations.ts';
+import { agentNamed, BINDING, type CheckAnswer } from './catalog-operations.ts';
 import { PROVIDER_FIELD } from './provider-operations.ts';
 
 /*
@@ -22,20 +21,11 @@ export interface ConnectionAnswer extends Record<string, unknown> {
   readonly catalog_error: string | null;
 }
 
-async function agentNamed(mesh: Mesh, name: string) {
-  return (await import('../agents/agents.ts')).requireAgent(mesh, name);
-}
-
 export const listConnectionsOperation = defineOperation({
   name: 'mcp.connections',
   summary: "An agent's connections to remote MCP servers",
   tag: 'mcp',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent'],
-    properties: { agent: AGENT_FIELD },
-  },
+  input: AGENT_INPUT,
   errors: ['agent_not_found'],
   http: { method: 'GET', path: '/api/agents/{agent}/mcp' },
   cli: {

@@ -11,6 +11,31 @@ export const AGENT_FIELD = {
   description: 'the agent, by name or id',
 } as const;
 
+/** The input of an operation on one agent and nothing else. */
+export const AGENT_INPUT = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent'],
+  properties: { agent: AGENT_FIELD },
+} as const;
+
+/** How many a listing returns. */
+export const LIMIT_FIELD = {
+  type: 'integer',
+  minimum: 1,
+  maximum: 200,
+  description: 'how many to return (1-200, default 50)',
+} as const;
+
+/** A list as a flag says it (`a,b`), or `all` for no limit (null): a CLI reader. */
+export function listOrAll(text: string): readonly string[] | null {
+  if (text === 'all') return null;
+  return text
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+}
+
 /** A package, by its id. */
 export const PACKAGE_FIELD = {
   type: 'string',

@@ -1,4 +1,4 @@
-import { AGENT_FIELD, PACKAGE_FIELD } from '../operations/fields.ts';
+import { AGENT_FIELD, AGENT_INPUT, PACKAGE_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /*
@@ -101,12 +101,7 @@ export const listConfigOperation = defineOperation({
   name: 'config.list',
   summary: "An agent's config and public values in force, by package (defaults included)",
   tag: 'policy',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent'],
-    properties: { agent: AGENT_FIELD },
-  },
+  input: AGENT_INPUT,
   errors: ['agent_not_found'],
   http: { method: 'GET', path: '/api/agents/{agent}/config' },
   cli: {

@@ -1,4 +1,10 @@
-import { AGENT_FIELD, NO_INPUT, PACKAGE_FIELD } from '../operations/fields.ts';
+import {
+  AGENT_FIELD,
+  AGENT_INPUT,
+  NO_INPUT,
+  PACKAGE_FIELD,
+  listOrAll,
+} from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /*
@@ -83,12 +89,7 @@ export const agentPackagesOperation = defineOperation({
   summary:
     'Every package as installed for an agent: enablement, config values, secret presence, and per audience whether each tool is offered (or why not)',
   tag: 'policy',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent'],
-    properties: { agent: AGENT_FIELD },
-  },
+  input: AGENT_INPUT,
   errors: ['agent_not_found'],
   http: { method: 'GET', path: '/api/agents/{agent}/packages' },
   cli: {
@@ -179,15 +180,7 @@ export const setAudiencesOperation = defineOperation({
   cli: {
     command: ['packages', 'audiences'],
     positionals: ['package'],
-    readers: {
-      audiences: (text: string) =>
-        text === 'all'
-          ? null
-          : text
-              .split(',')
-              .map((x) => x.trim())
-              .filter(Boolean),
-    },
+    readers: { audiences: listOrAll },
     print: (_out: undefined, input) => [
       input['audiences'] === null
         ? `${String(input['package'])} is offered to ${String(input['agent'])} in every audience.`

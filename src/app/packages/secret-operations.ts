@@ -1,4 +1,4 @@
-import { AGENT_FIELD, PACKAGE_FIELD } from '../operations/fields.ts';
+import { AGENT_FIELD, AGENT_INPUT, PACKAGE_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /*
@@ -111,12 +111,7 @@ export const listSecretsOperation = defineOperation({
   name: 'secrets.list',
   summary: "The agent's captured secrets: package, field, kind, version and date (never a value)",
   tag: 'policy',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['agent'],
-    properties: { agent: AGENT_FIELD },
-  },
+  input: AGENT_INPUT,
   errors: ['agent_not_found'],
   http: { method: 'GET', path: '/api/agents/{agent}/secrets' },
   cli: {

@@ -1,5 +1,5 @@
 import { MAX_WAIT_S } from '../conversations/operations.ts';
-import { AGENT_FIELD } from '../operations/fields.ts';
+import { AGENT_FIELD, LIMIT_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { isoText, runSummaryJson } from '../views.ts';
 import { runLines, type RunAnswer } from './run-lines.ts';
@@ -143,12 +143,7 @@ export const agentRunsOperation = defineOperation({
     required: ['agent'],
     properties: {
       agent: AGENT_FIELD,
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 200,
-        description: 'how many to return (1-200, default 50)',
-      },
+      limit: LIMIT_FIELD,
     },
   },
   errors: ['agent_not_found'],

@@ -9,6 +9,7 @@ import {
 } from '../../app/packages/packages.ts';
 import { listAgents, listModelProviders } from '../../app/queries.ts';
 import { agentBudgetOperation } from '../../app/agents/budget-operation.ts';
+import { METERS } from '../../app/agents/budget-meters.ts';
 import { updateAgentOperation } from '../../app/agents/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../../app/packages/tool-operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
@@ -147,14 +148,7 @@ export const agentRoutes: readonly UiRoute[] = [
       // Each meter as typed; what does not read as a whole number is refused by the operation,
       // naming the field.
       const meters: Record<string, unknown> = {};
-      for (const name of [
-        'rounds',
-        'tool_calls',
-        'tokens',
-        'wall_clock_seconds',
-        'compute_seconds',
-        'session_minutes',
-      ]) {
+      for (const name of Object.keys(METERS)) {
         const text = field(form, name).trim();
         if (text !== '') meters[name] = /^\d{1,9}$/.test(text) ? Number(text) : text;
       }
