@@ -153,14 +153,21 @@ export function exhaustion(
   if (next.computeMs >= budget.maxComputeSeconds * 1000) {
     return {
       budget: 'maxComputeSeconds',
-      reason: `budget exhausted: compute (${budget.maxComputeSeconds} s) spent`,
+      reason: `budget exhausted: compute (${formatSeconds(budget.maxComputeSeconds)}) spent`,
     };
   }
   if (now.getTime() - startedAt.getTime() > budget.wallClockMs) {
     return {
       budget: 'wallClockMs',
-      reason: `budget exhausted: wall clock (${budget.wallClockMs} ms) ran out`,
+      reason: `budget exhausted: wall clock (${formatSeconds(budget.wallClockMs / 1000)}) ran out`,
     };
   }
   return undefined;
+}
+
+/** Seconds as an operator writes them: `45 s`, `30 min`, `2 h`, `90 s`. */
+export function formatSeconds(seconds: number): string {
+  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${Math.round(seconds * 1000) / 1000} s`;
 }

@@ -1,6 +1,6 @@
 import type { ToolCall } from '../model/wire.ts';
 import type { Clock } from '../tool/clock.ts';
-import { addToolUsage, exhaustion, type Budget, type RunUsage } from './budget.ts';
+import { addToolUsage, exhaustion, type Budget, type Exhaustion, type RunUsage } from './budget.ts';
 import type { StepRecord, ToolCallStep } from './records.ts';
 import { performToolCall, resumeToolCall, type ToolStepContext } from './tool-step.ts';
 
@@ -14,8 +14,13 @@ export type CallsSettled =
       /** `name (id)` of every call whose outcome is unknown (observed so, or resumed so). */
       readonly unknown: readonly string[];
     }
-  | { readonly kind: 'budget_exhausted'; readonly reason: string }
+  | { readonly kind: 'budget_exhausted'; readonly exhaustion: Exhaustion }
   | { readonly kind: 'interrupted' };
+
+/** A meter a call found spent: a provider's per-run ceiling (the only meter a tool reports). */
+function spent(reason: string): CallsSettled {
+  return { kind: 'budget_exhausted', exhaustion: { budget: 'providerCalls', reason } };
+}
 
 /** The calls to settle and what the run has recorded and spent so far. */
 export interface CallsInput {
@@ -73,13 +78,12 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
         usage = addToolUsage(usage, outcome.usage);
         await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
       }
-      if (outcome.usage.exhausted)
-        return { kind: 'budget_exhausted', reason: outcome.usage.exhausted };
+      if (outcome.usage.exhausted) return spent(outcome.usage.exhausted);
       continue;
     }
     const next = { ...usage, toolCalls: usage.toolCalls + 1 };
     const out = exhaustion(budget, next, input.startedAt, input.clock.now());
-    if (out) return { kind: 'budget_exhausted', reason: out.reason };
+    if (out) return { kind: 'budget_exhausted', exhaustion: out };
     // The usage is saved in the write that records the call's end.
     const outcome = await performToolCall(ctx, call, (metered) => ({
       ...addToolUsage(next, metered),
@@ -87,8 +91,7 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     keep(outcome.steps);
     usage = addToolUsage(next, outcome.usage);
     // A meter the call found spent ends the run once the call's observation is on record.
-    if (outcome.usage.exhausted)
-      return { kind: 'budget_exhausted', reason: outcome.usage.exhausted };
+    if (outcome.usage.exhausted) return spent(outcome.usage.exhausted);
   }
   return { kind: 'settled', usage, unknown, steps };
 }

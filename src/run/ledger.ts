@@ -14,6 +14,7 @@ import type {
   NewArtifact,
   NewRun,
   NewStep,
+  ReplyEnd,
   RunRecord,
   RunStatus,
   StepRecord,
@@ -158,14 +159,18 @@ export class RunLedger {
     return this.store.receiveInbound(input);
   }
 
-  /** Writes the reply as an outbound message and the run's reply step, together. */
+  /**
+   * Writes the reply as an outbound message and the run's reply step, together. `end` is the run's
+   * end the reply tells of (a budget ran out), kept on the step so a resumed run ends the same way.
+   */
   async recordReply(
     lease: Lease,
-    reply: { conversationId: string; actor: string; body: string },
+    reply: { conversationId: string; actor: string; body: string; end?: ReplyEnd },
   ): Promise<MessageRecord> {
     return this.store.recordReply(lease, {
       ...reply,
       body: this.redactor.text(reply.body),
+      ...(reply.end ? { end: { ...reply.end, reason: this.redactor.text(reply.end.reason) } } : {}),
       messageId: randomUUID(),
     });
   }

@@ -109,10 +109,19 @@ export interface ObservationStep extends StepBase {
   readonly observation: JsonObject;
 }
 
+/**
+ * How a run that replied ended, when not in success: the reply told the conversation why (a
+ * budget ran out, a question expired), and a resumed run ends the same way.
+ */
+export interface ReplyEnd {
+  readonly status: 'budget_exhausted' | 'failed';
+  readonly reason: string;
+}
+
 /** The reply written to the conversation. */
 export interface ReplyStep extends StepBase {
   readonly kind: 'reply';
-  readonly data: { readonly messageId: string; readonly body: string };
+  readonly data: { readonly messageId: string; readonly body: string; readonly end?: ReplyEnd };
 }
 
 /** Anything else worth keeping in the run's record. */

@@ -9,6 +9,7 @@ import type {
   NewArtifact,
   NewRun,
   NewStep,
+  ReplyEnd,
   RunRecord,
   RunStatus,
   StepRecord,
@@ -102,6 +103,8 @@ export interface RunStore {
       readonly conversationId: string;
       readonly actor: string;
       readonly body: string;
+      /** The run's end the reply tells of, when it is not success. */
+      readonly end?: ReplyEnd;
     },
   ): Promise<MessageRecord>;
 }

@@ -75,7 +75,7 @@ export function scriptDriver(env: ScriptEnvironment): RunDriver {
       if (settled.kind === 'interrupted')
         return { status: 'interrupted', reason: 'the worker stopped' };
       if (settled.kind === 'budget_exhausted')
-        return { status: 'budget_exhausted', reason: settled.reason };
+        return { status: 'budget_exhausted', reason: settled.exhaustion.reason };
       const { unknown } = settled;
       return {
         status: 'succeeded',

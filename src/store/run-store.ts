@@ -89,7 +89,11 @@ export function runStore(db: Db): RunStore {
         });
         const step = await appendStep(tx, lease, {
           kind: 'reply',
-          data: { messageId: message.id, body: reply.body },
+          data: {
+            messageId: message.id,
+            body: reply.body,
+            ...(reply.end ? { end: { ...reply.end } } : {}),
+          },
         });
         await recordDeliveredReply(tx, {
           runId: lease.runId,

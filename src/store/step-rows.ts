@@ -1,5 +1,5 @@
 import type { JsonObject } from '../model/json.ts';
-import type { NewStep, StepKind, StepRecord, StepStatus } from '../run/records.ts';
+import type { NewStep, ReplyEnd, StepKind, StepRecord, StepStatus } from '../run/records.ts';
 import { REPLAYS, TOOL_CLASSES, type Replay, type ToolClass } from '../tool/definition.ts';
 import { StoreError } from './db.ts';
 
@@ -29,6 +29,15 @@ function effectOf(row: StepRow): { class: ToolClass; replay: Replay } | null {
   return cls && replay ? { class: cls, replay } : null;
 }
 
+/** A reply's recorded run end, when it is one. */
+function replyEnd(value: unknown): ReplyEnd | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { status, reason } = value as Record<string, unknown>;
+  if ((status !== 'budget_exhausted' && status !== 'failed') || typeof reason !== 'string')
+    return undefined;
+  return { status, reason };
+}
+
 /** A row as the step record of its kind, with only that kind's fields. */
 export function stepFrom(row: StepRow): StepRecord {
   const base = {
@@ -45,12 +54,14 @@ export function stepFrom(row: StepRow): StepRecord {
       return { ...base, kind: row.kind, data: row.data ?? {} };
     case 'reply': {
       const data = row.data ?? {};
+      const end = replyEnd(data['end']);
       return {
         ...base,
         kind: 'reply',
         data: {
           messageId: typeof data['messageId'] === 'string' ? data['messageId'] : '',
           body: typeof data['body'] === 'string' ? data['body'] : '',
+          ...(end ? { end } : {}),
         },
       };
     }
@@ -114,7 +125,11 @@ export function stepParams(step: NewStep): unknown[] {
         return {
           ...none,
           observation: null,
-          data: { ...step.data },
+          data: {
+            messageId: step.data.messageId,
+            body: step.data.body,
+            ...(step.data.end ? { end: { ...step.data.end } } : {}),
+          },
           status: 'completed',
           committed: false,
           finished: true,

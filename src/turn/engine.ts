@@ -3,7 +3,13 @@ import type { ModelClient } from '../model/client.ts';
 import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { AssistantMessage, Message, ModelResponse, ToolCall } from '../model/wire.ts';
 import type { ToolPackage } from '../manifest/package-manifest.ts';
-import { budgetFrom, exhaustion, usageFrom, type RunUsage } from '../run/budget.ts';
+import {
+  budgetFrom,
+  exhaustion,
+  usageFrom,
+  type Exhaustion,
+  type RunUsage,
+} from '../run/budget.ts';
 import { settleCalls } from '../run/call-loop.ts';
 import { artifactLinksFrom } from '../run/observation-json.ts';
 import type { DriveContext, RunDriver, RunEnd } from '../run/driver.ts';
@@ -23,6 +29,7 @@ import type { ArtifactLink } from '../tool/observation.ts';
 import type { Registry } from '../tool/registry.ts';
 import { SPAN_ATTRIBUTES as A, withSpan } from '../tool/tracing.ts';
 import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
+import { exhaustionNotice } from './exhaustion-notice.ts';
 import { renderMemory, renderSystemPrompt } from './prompt.ts';
 import { withImages, type RoundImage } from './round-images.ts';
 import { planToolLoading } from './tool-loading.ts';
@@ -197,7 +204,44 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   const clock = env.clock ?? systemClock;
   // Read once: while this turn holds the lease, only it writes the run's steps, so it keeps them.
   let steps = await ledger.steps(run.id);
-  if (steps.some((s) => s.kind === 'reply')) return { status: 'succeeded', reason: null };
+  const replied = steps.find((s) => s.kind === 'reply');
+  if (replied) return replied.data.end ?? { status: 'succeeded', reason: null };
+  /** Tells the conversation the run stopped on a budget, and ends the run so. */
+  const stop = async (exhausted: Exhaustion, answer?: string): Promise<RunEnd> => {
+    const end = { status: 'budget_exhausted', reason: exhausted.reason } as const;
+    await ledger.recordReply(lease, {
+      conversationId: turn.conversation.id,
+      actor: turn.agent.name,
+      body: exhaustionNotice({
+        exhaustion: exhausted,
+        steps,
+        agentName: turn.agent.name,
+        ...(answer === undefined ? {} : { answer }),
+      }),
+      end,
+    });
+    return end;
+  };
+  /**
+   * The run's answer, from the response that called no tools. On the last round, one that wanted
+   * more (it asked for tools it was not offered, or said nothing) stopped on the round budget.
+   */
+  const answer = async (step: ModelResponseStep): Promise<RunEnd> => {
+    const content = typeof step.data['content'] === 'string' ? step.data['content'] : '';
+    const wantedMore = Array.isArray(step.data['ignoredToolCalls']) || content.trim() === '';
+    if (step.data['round'] === maxRounds && wantedMore) {
+      return stop(
+        { budget: 'maxRounds', reason: `budget exhausted: max rounds (${maxRounds}) reached` },
+        content,
+      );
+    }
+    await ledger.recordReply(lease, {
+      conversationId: turn.conversation.id,
+      actor: turn.agent.name,
+      body: content.trim() !== '' ? content : 'The model gave an empty answer.',
+    });
+    return { status: 'succeeded', reason: null };
+  };
   const stored = usageFrom(run.usage);
   let usage: RunUsage = {
     ...stored,
@@ -212,6 +256,8 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     const last = responses.at(-1);
     if (last) {
       const pending = responseFrom(last).toolCalls;
+      // A response without calls is the answer (a run that stopped before replying resumes here).
+      if (pending.length === 0) return answer(last);
       if (pending.length > 0 && responses.length <= maxRounds) {
         const settled = await settleCalls({
           ctx: stepCtx,
@@ -225,8 +271,10 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
         });
         if (settled.kind === 'interrupted')
           return { status: 'interrupted', reason: 'the worker stopped' };
-        if (settled.kind === 'budget_exhausted')
-          return { status: 'budget_exhausted', reason: settled.reason };
+        if (settled.kind === 'budget_exhausted') {
+          steps = [...(await ledger.steps(run.id))];
+          return stop(settled.exhaustion);
+        }
         await loading.used(pending);
         usage = settled.usage;
         // The lease fences every write of this run: no one else can have added a step.
@@ -242,7 +290,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       };
     }
     const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, clock.now());
-    if (out) return { status: 'budget_exhausted', reason: out.reason };
+    if (out) return stop(out);
 
     const offered = round < maxRounds ? loading.offered() : [];
     const rebuilt = roundMessages(steps);
@@ -298,10 +346,10 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     steps.push(request);
     const prospective = usage.inputTokens + usage.outputTokens + fitted.estimate.total;
     if (prospective > budget.maxTokens) {
-      return {
-        status: 'budget_exhausted',
+      return stop({
+        budget: 'maxTokens',
         reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
-      };
+      });
     }
 
     let response: ModelResponse;
@@ -369,17 +417,6 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     );
     steps.push(answered);
 
-    if (calls.length === 0) {
-      const body =
-        response.message.content.trim() !== ''
-          ? response.message.content
-          : 'I could not finish this within the tool rounds I am allowed.';
-      await ledger.recordReply(lease, {
-        conversationId: turn.conversation.id,
-        actor: turn.agent.name,
-        body,
-      });
-      return { status: 'succeeded', reason: null };
-    }
+    if (calls.length === 0) return answer(answered as ModelResponseStep);
   }
 }

@@ -81,9 +81,13 @@ describe.each(testDatabases())('agent budget profiles on $name', (database) => {
       actor: 'user:ada',
       body: 'note four things',
     });
-    // The third request offers no tool, so the model answers without one.
-    expect(ended.status).toBe('succeeded');
-    expect(ended.reply).toContain('could not finish');
+    // The third request offers no tool; the model still wanted one, so the run stopped on its
+    // rounds, and the conversation is told which limit, what was done and what was not.
+    expect(ended.status).toBe('budget_exhausted');
+    expect(ended.reply).toContain("this run's budget ran out (max rounds (3) reached)");
+    expect(ended.reply).toContain('Done (2 tool calls):\n- remember: committed');
+    expect(ended.reply).toContain('Not done:');
+    expect(ended.reply).toContain('`mesh agents budget ada --rounds N`');
     expect(ended.steps.filter((s) => s.kind === 'tool_call')).toHaveLength(2);
     const requests = ended.steps.filter((s) => s.kind === 'model_request');
     expect(requests).toHaveLength(3);

@@ -325,7 +325,7 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
     await new Worker({ ledger, drivers: [late], owner: 'w3' }).runOnce();
     const finished = await ledger.run(run.id);
     expect(finished?.status).toBe('budget_exhausted');
-    expect(finished?.reason).toContain('wall clock (1000 ms)');
+    expect(finished?.reason).toContain('wall clock (1 s)');
     expect(executed.filter((e) => e === 'lookup:t1')).toEqual([]);
   });
 
