@@ -115,14 +115,24 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
     recordServing(options.meshHome, { url: server.url, ...(cli ? { socket: cli.path } : {}) });
   }
   const worker = mesh.runs.attach(meshWorker(mesh, log));
-  const reaper = startWorkspaceReaper(mesh, log);
+  const sweepers = [
+    startSweeper('The workspace reaper', REAP_INTERVAL_MS, log, async () => {
+      const released = await mesh.workspaces.reap();
+      if (released > 0) log(`Released ${released} workspace(s) whose run had died.`);
+    }),
+    startSweeper('The question sweeper', QUESTION_SWEEP_INTERVAL_MS, log, async () => {
+      const { expireQuestions } = await import('./runs/question-expiry.ts');
+      const ended = await expireQuestions(mesh);
+      if (ended > 0) log(`Ended ${ended} run(s) whose question expired unanswered.`);
+    }),
+  ];
   return {
     url: server.url,
     token: minted?.token ?? first?.token,
     socket: cli?.path,
     idle: () => worker.idle(),
     async close() {
-      reaper.stop();
+      for (const sweeper of sweepers) sweeper.stop();
       await cli?.close();
       await server.close();
       await mesh.runs.close();
@@ -133,23 +143,33 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
 /** How often a serving Mesh releases the workspaces of runs that died. */
 export const REAP_INTERVAL_MS = 30_000;
 
-/** Sweeps for orphaned workspaces now and then every {@link REAP_INTERVAL_MS}. */
-function startWorkspaceReaper(mesh: Mesh, log: (line: string) => void): { stop(): void } {
+/** How often a serving Mesh ends the runs whose question expired unanswered. */
+export const QUESTION_SWEEP_INTERVAL_MS = 5_000;
+
+/**
+ * Runs `sweep` now and then every `intervalMs`, never two at once; a failure is logged under
+ * `name` and the next sweep comes on schedule.
+ */
+function startSweeper(
+  name: string,
+  intervalMs: number,
+  log: (line: string) => void,
+  sweep: () => Promise<void>,
+): { stop(): void } {
   let running = false;
-  const sweep = async () => {
+  const once = async () => {
     if (running) return;
     running = true;
     try {
-      const released = await mesh.workspaces.reap();
-      if (released > 0) log(`Released ${released} workspace(s) whose run had died.`);
+      await sweep();
     } catch (error) {
-      log(`The workspace reaper failed: ${error instanceof Error ? error.message : String(error)}`);
+      log(`${name} failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       running = false;
     }
   };
-  void sweep();
-  const timer = setInterval(() => void sweep(), REAP_INTERVAL_MS);
+  void once();
+  const timer = setInterval(() => void once(), intervalMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }

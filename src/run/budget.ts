@@ -12,6 +12,11 @@ export interface Budget {
   /** Minutes the run's browser sessions may be held (the browser layer's meter). */
   readonly maxSessionMinutes: number;
   /**
+   * How long a question the run asks its conversation (request_input) waits for an answer before
+   * it expires and ends the run. Waiting is not counted on the wall clock.
+   */
+  readonly questionWaitMs: number;
+  /**
    * Calls the run may make to each query provider (by name), retries included: each granted
    * provider's ceiling as it was when the run was created.
    */
@@ -26,6 +31,8 @@ export interface RunUsage {
   readonly outputTokens: number;
   /** Compute the run's workspace commands were metered by their backend, in milliseconds. */
   readonly computeMs: number;
+  /** Time the run spent parked on a question, in milliseconds: not counted on the wall clock. */
+  readonly parkedMs: number;
   /**
    * Requests made to each query provider (by provider name), retries included. Each provider's
    * per-run ceiling is its own row's; the call that finds it spent ends the run.
@@ -40,6 +47,7 @@ export const DEFAULT_BUDGET: Budget = Object.freeze({
   wallClockMs: 5 * 60_000,
   maxComputeSeconds: 10 * 60,
   maxSessionMinutes: 30,
+  questionWaitMs: 24 * 60 * 60_000,
   providerCalls: Object.freeze({}),
 });
 
@@ -54,6 +62,7 @@ export const BUDGET_BOUNDS: Budget = Object.freeze({
   wallClockMs: 24 * 60 * 60_000,
   maxComputeSeconds: 24 * 60 * 60,
   maxSessionMinutes: 24 * 60,
+  questionWaitMs: 30 * 24 * 60 * 60_000,
   providerCalls: Object.freeze({}),
 });
 
@@ -63,6 +72,7 @@ export const ZERO_USAGE: RunUsage = Object.freeze({
   inputTokens: 0,
   outputTokens: 0,
   computeMs: 0,
+  parkedMs: 0,
   providerCalls: Object.freeze({}),
 });
 
@@ -85,6 +95,7 @@ export function budgetFrom(json: JsonObject): Budget {
     wallClockMs: positiveInteger(json['wallClockMs'], DEFAULT_BUDGET.wallClockMs),
     maxComputeSeconds: positiveInteger(json['maxComputeSeconds'], DEFAULT_BUDGET.maxComputeSeconds),
     maxSessionMinutes: positiveInteger(json['maxSessionMinutes'], DEFAULT_BUDGET.maxSessionMinutes),
+    questionWaitMs: positiveInteger(json['questionWaitMs'], DEFAULT_BUDGET.questionWaitMs),
     providerCalls: providerCallsFrom(json['providerCalls']),
   });
 }
@@ -97,6 +108,7 @@ export function usageFrom(json: JsonObject): RunUsage {
     inputTokens: n(json['inputTokens']),
     outputTokens: n(json['outputTokens']),
     computeMs: n(json['computeMs']),
+    parkedMs: n(json['parkedMs']),
     providerCalls: providerCallsFrom(json['providerCalls']),
   });
 }
@@ -156,7 +168,7 @@ export function exhaustion(
       reason: `budget exhausted: compute (${formatSeconds(budget.maxComputeSeconds)}) spent`,
     };
   }
-  if (now.getTime() - startedAt.getTime() > budget.wallClockMs) {
+  if (now.getTime() - startedAt.getTime() - next.parkedMs > budget.wallClockMs) {
     return {
       budget: 'wallClockMs',
       reason: `budget exhausted: wall clock (${formatSeconds(budget.wallClockMs / 1000)}) ran out`,

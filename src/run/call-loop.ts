@@ -1,4 +1,7 @@
+import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
+import type { Definition } from '../tool/definition.ts';
+import { resolveCall } from '../tool/executor.ts';
 import type { Clock } from '../tool/clock.ts';
 import { addToolUsage, exhaustion, type Budget, type Exhaustion, type RunUsage } from './budget.ts';
 import type { StepRecord, ToolCallStep } from './records.ts';
@@ -15,11 +18,35 @@ export type CallsSettled =
       readonly unknown: readonly string[];
     }
   | { readonly kind: 'budget_exhausted'; readonly exhaustion: Exhaustion }
+  | {
+      /** A call of a parking tool (request_input) is next: the run waits for a person. */
+      readonly kind: 'parked';
+      /** The call, cleaned of held secrets, with its decoded arguments; nothing is recorded yet. */
+      readonly call: ToolCall;
+      readonly definition: Definition;
+      readonly args: JsonObject;
+      /** The run's usage with the parking call counted. */
+      readonly usage: RunUsage;
+    }
   | { readonly kind: 'interrupted' };
 
 /** A meter a call found spent: a provider's per-run ceiling (the only meter a tool reports). */
 function spent(reason: string): CallsSettled {
   return { kind: 'budget_exhausted', exhaustion: { budget: 'providerCalls', reason } };
+}
+
+/**
+ * The call and its arguments when it is a valid call of a parking tool; undefined otherwise (a
+ * refused call of one is recorded as any refusal is, by performing it).
+ */
+function parkingCall(
+  ctx: ToolStepContext,
+  proposed: ToolCall,
+): { call: ToolCall; definition: Definition; args: JsonObject } | undefined {
+  const call = ctx.ledger.cleanCall(proposed);
+  const resolved = resolveCall(ctx.registry, call);
+  if (resolved.kind !== 'ready' || resolved.definition.parks !== true) return undefined;
+  return { call, definition: resolved.definition, args: resolved.args };
 }
 
 /** The calls to settle and what the run has recorded and spent so far. */
@@ -39,7 +66,9 @@ export interface CallsInput {
  * The one resume-or-perform loop, shared by every driver that runs tool calls. In order, each
  * call that was observed is skipped; one that was recorded but never observed is resumed by the
  * commit-boundary rule (never re-executed once it crossed it); one never recorded is performed
- * after the budget is checked, and counted in the run's usage before the next.
+ * after the budget is checked, and counted in the run's usage before the next. A call of a parking
+ * tool stops the loop unrecorded: the driver parks the run on it (its later calls wait for the
+ * answer).
  */
 export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
   const { ctx, budget } = input;
@@ -84,6 +113,8 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     const next = { ...usage, toolCalls: usage.toolCalls + 1 };
     const out = exhaustion(budget, next, input.startedAt, input.clock.now());
     if (out) return { kind: 'budget_exhausted', exhaustion: out };
+    const parking = parkingCall(ctx, call);
+    if (parking) return { kind: 'parked', ...parking, usage: next };
     // The usage is saved in the write that records the call's end.
     const outcome = await performToolCall(ctx, call, (metered) => ({
       ...addToolUsage(next, metered),

@@ -1,7 +1,11 @@
 import type { Lease, RunRecord, RunStatus } from './records.ts';
 import type { RunLedger } from './ledger.ts';
 
-/** How a driven run ended. */
+/**
+ * How a driven run ended. `awaiting_input` means the driver parked the run itself (one write put
+ * it in awaiting_input and gave up its lease): the caller finishes nothing. `interrupted` means
+ * the work stopped and the run goes back to the queue.
+ */
 export interface RunEnd {
   readonly status: Extract<
     RunStatus,

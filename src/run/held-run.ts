@@ -34,6 +34,8 @@ export async function driveHeldRun(
     throw error;
   }
   heartbeat.stop();
+  // A parked run was left by its park, with its lease given up: there is nothing to finish.
+  if (end.status === 'awaiting_input') return end;
   if (end.status === 'interrupted' || controller.signal.aborted)
     throw await handOver(ledger, lease);
   await ledger.finish(lease, end.status, end.reason);

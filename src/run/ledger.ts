@@ -21,7 +21,9 @@ import type {
   ToolCallStep,
 } from './records.ts';
 import type { InboundWrite, RunStore } from './run-store.ts';
+import { announcingWrites } from './announcing-store.ts';
 import { observationJson } from './observation-json.ts';
+import type { NewAnswer, NewExpiry } from './questions.ts';
 import { attachmentArtifacts, largeObservation } from './observation-artifacts.ts';
 
 export interface LedgerOptions {
@@ -43,26 +45,6 @@ export interface LedgerOptions {
    * process: live views of the run look again at once instead of at their next poll.
    */
   readonly onRunChanged?: (runId: string) => void;
-}
-
-/** `store` with every write to a run announced to `changed` once it has committed. */
-function announcingWrites(store: RunStore, changed: (runId: string) => void): RunStore {
-  const after =
-    <A extends [Lease, ...unknown[]], R>(write: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      const result = await write(...args);
-      changed(args[0].runId);
-      return result;
-    };
-  return {
-    ...store,
-    appendStep: after(store.appendStep.bind(store)),
-    appendStepPair: after(store.appendStepPair.bind(store)),
-    appendObservation: after(store.appendObservation.bind(store)),
-    updateProgress: after(store.updateProgress.bind(store)),
-    recordReply: after(store.recordReply.bind(store)),
-    finishRun: after(store.finishRun.bind(store)),
-  };
 }
 
 export const DEFAULT_OBSERVATION_LIMIT = 16 * 1024;
@@ -317,6 +299,63 @@ export class RunLedger {
       stored: large?.observation ?? clean,
       artifacts: [...linked.artifacts, ...(large ? [large.artifact] : [])],
     };
+  }
+
+  /**
+   * Parks the run on the question `call` asks: the call's step (started), the question posted to
+   * the conversation as `actor`'s message, and the run in `awaiting_input` without a lease, in one
+   * transaction. The run's next holder starts after someone answers.
+   */
+  async park(
+    lease: Lease,
+    park: {
+      readonly call: ToolCall;
+      readonly definition: Pick<Definition, 'class' | 'replay'>;
+      readonly question: string;
+      readonly choices: readonly string[];
+      readonly body: string;
+      readonly conversationId: string;
+      readonly actor: string;
+      readonly expiresInMs: number;
+      readonly reason: string;
+      readonly usage: JsonObject;
+    },
+  ): Promise<{ step: StepRecord; message: MessageRecord }> {
+    const call = this.cleanCall(park.call);
+    const step = callStep(call, park.definition, false);
+    if (step.kind !== 'tool_call') throw new TypeError('a parking call is a tool_call step');
+    return this.store.parkRun(lease, {
+      callId: call.id,
+      callStep: step,
+      question: this.redactor.text(park.question),
+      choices: park.choices.map((c) => this.redactor.text(c)),
+      expiresInMs: park.expiresInMs,
+      message: {
+        id: randomUUID(),
+        conversationId: park.conversationId,
+        actor: park.actor,
+        body: this.redactor.text(park.body),
+      },
+      reason: park.reason,
+      usage: park.usage,
+    });
+  }
+
+  /** Answers a parked run's question (see {@link RunStore.answerQuestion}); held secrets are removed from the observation. */
+  answer(answer: NewAnswer): ReturnType<RunStore['answerQuestion']> {
+    return this.store.answerQuestion({
+      ...answer,
+      observation: this.redactor.json(answer.observation),
+    });
+  }
+
+  /** Ends a run whose question expired, telling its conversation; false when it was answered first. */
+  expire(expiry: NewExpiry): Promise<boolean> {
+    return this.store.expireQuestion({
+      ...expiry,
+      reason: this.redactor.text(expiry.reason),
+      message: { ...expiry.message, body: this.redactor.text(expiry.message.body) },
+    });
   }
 
   /** Saves the run's usage counters and, optionally, its checkpoint. */

@@ -14,6 +14,7 @@ import type {
   RunStatus,
   StepRecord,
 } from './records.ts';
+import type { AnswerRefusal, NewAnswer, NewExpiry, NewPark, QuestionRecord } from './questions.ts';
 
 /** Which conversation an inbound message joins: an existing one, or a new one it starts. */
 export type ConversationTarget =
@@ -107,4 +108,23 @@ export interface RunStore {
       readonly end?: ReplyEnd;
     },
   ): Promise<MessageRecord>;
+  /**
+   * Parks a run on a question, fenced by its lease: the parking call's step, the question posted
+   * to the conversation, the open question and the run in `awaiting_input` without a lease, in
+   * one transaction.
+   */
+  parkRun(lease: Lease, park: NewPark): Promise<{ step: StepRecord; message: MessageRecord }>;
+  /**
+   * Answers a run's open question (no lease: the run is parked): the answer message, the
+   * parking call's observation, the question settled and the run queued again, in one
+   * transaction; or the refusal that names why not.
+   */
+  answerQuestion(
+    answer: NewAnswer,
+  ): Promise<
+    | { kind: 'answered'; message: MessageRecord; question: QuestionRecord; conversationId: string }
+    | AnswerRefusal
+  >;
+  /** Ends a run whose question expired; false when it was answered or expired first. */
+  expireQuestion(expiry: NewExpiry): Promise<boolean>;
 }

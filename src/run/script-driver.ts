@@ -76,6 +76,9 @@ export function scriptDriver(env: ScriptEnvironment): RunDriver {
         return { status: 'interrupted', reason: 'the worker stopped' };
       if (settled.kind === 'budget_exhausted')
         return { status: 'budget_exhausted', reason: settled.exhaustion.reason };
+      // Only a turn offers a parking tool: a script has no conversation to ask.
+      if (settled.kind === 'parked')
+        return { status: 'failed', reason: `${settled.call.name} needs a conversation to ask` };
       const { unknown } = settled;
       return {
         status: 'succeeded',

@@ -210,6 +210,11 @@ export class Worker {
         ledger: this.options.ledger,
         signal: controller.signal,
       });
+      // A parked run was left by its park, with its lease given up: there is nothing to finish.
+      if (end.status === 'awaiting_input') {
+        ended(end.status);
+        return;
+      }
       if (end.status === 'interrupted' || controller.signal.aborted) {
         await this.options.ledger.release(lease).catch(() => undefined);
         return;

@@ -20,6 +20,7 @@ import {
 import { getArtifact } from './artifacts.ts';
 import { listSteps } from './run-reads.ts';
 import { recordDeliveredReply } from './outbound-events.ts';
+import { answerQuestion, expireQuestion, parkRun } from './questions.ts';
 
 /** The run layer's {@link RunStore}, on a database. */
 export function runStore(db: Db): RunStore {
@@ -78,6 +79,20 @@ export function runStore(db: Db): RunStore {
         const run = await insertRun(tx, input.run(conversation, message));
         return { conversation, message, run };
       }),
+    async parkRun(lease, park) {
+      const parked = await parkRun(db, lease, park);
+      // Waiters in other processes (a chat following its run) see it settle.
+      if (db.kind === 'postgres')
+        void announceRunEnded(db.leases ?? db, lease.runId).catch(() => undefined);
+      return parked;
+    },
+    answerQuestion: (answer) => answerQuestion(db, answer),
+    async expireQuestion(expiry) {
+      const expired = await expireQuestion(db, expiry);
+      if (expired && db.kind === 'postgres')
+        void announceRunEnded(db.leases ?? db, expiry.runId).catch(() => undefined);
+      return expired;
+    },
     recordReply: (lease, reply) =>
       db.transaction(async (tx) => {
         const message = await insertMessage(tx, {

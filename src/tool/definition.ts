@@ -89,6 +89,12 @@ export interface Definition {
   readonly outputSchema?: JsonSchema;
   readonly origin: Origin;
   readonly execute: ToolHandler;
+  /**
+   * A call of this tool parks the run instead of running: the run waits in `awaiting_input`,
+   * holding no lease, until a person answers in its conversation, and the answer is the call's
+   * observation (request_input). `execute` is then never invoked by a run.
+   */
+  readonly parks?: boolean;
 }
 
 /** Whether a string is a well-formed need. */

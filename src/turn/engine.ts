@@ -1,17 +1,9 @@
 import type { Span } from '@opentelemetry/api';
 import type { ModelClient } from '../model/client.ts';
-import type { JsonObject, JsonValue } from '../model/json.ts';
-import type { AssistantMessage, Message, ModelResponse, ToolCall } from '../model/wire.ts';
+import type { Message, ModelResponse } from '../model/wire.ts';
 import type { ToolPackage } from '../manifest/package-manifest.ts';
-import {
-  budgetFrom,
-  exhaustion,
-  usageFrom,
-  type Exhaustion,
-  type RunUsage,
-} from '../run/budget.ts';
+import { budgetFrom, exhaustion, usageFrom, type RunUsage } from '../run/budget.ts';
 import { settleCalls } from '../run/call-loop.ts';
-import { artifactLinksFrom } from '../run/observation-json.ts';
 import type { DriveContext, RunDriver, RunEnd } from '../run/driver.ts';
 import type {
   AgentRecord,
@@ -19,19 +11,19 @@ import type {
   MessageRecord,
   ModelResponseStep,
   RunRecord,
-  StepRecord,
 } from '../run/records.ts';
 import type { CallHooks, ToolStepContext } from '../run/tool-step.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import { hasCode, serializeError } from '../tool/errors.ts';
-import type { ArtifactLink } from '../tool/observation.ts';
-import type { Registry } from '../tool/registry.ts';
+import { createRegistry, type Registry } from '../tool/registry.ts';
 import { SPAN_ATTRIBUTES as A, withSpan } from '../tool/tracing.ts';
 import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
-import { exhaustionNotice } from './exhaustion-notice.ts';
 import { renderMemory, renderSystemPrompt } from './prompt.ts';
-import { withImages, type RoundImage } from './round-images.ts';
+import { REQUEST_INPUT, REQUEST_INPUT_DEFINITION } from './request-input.ts';
+import { turnEndings, usageJson } from './turn-endings.ts';
+import { withImages } from './round-images.ts';
+import { callsJson, historyMessages, responseFrom, roundMessages } from './round-messages.ts';
 import { planToolLoading } from './tool-loading.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
 
@@ -76,74 +68,6 @@ export interface TurnEnvironment {
   readonly clock?: Clock;
 }
 
-function historyMessages(history: readonly MessageRecord[]): Message[] {
-  return history.map((m) =>
-    m.direction === 'inbound'
-      ? { role: 'user', content: m.actor ? `${m.actor}: ${m.body}` : m.body }
-      : { role: 'assistant', content: m.body, toolCalls: [] },
-  );
-}
-
-function text(value: JsonValue | undefined): string {
-  return typeof value === 'string' ? value : '';
-}
-
-function responseFrom(step: ModelResponseStep): AssistantMessage {
-  const data = step.data;
-  const calls = Array.isArray(data['toolCalls']) ? (data['toolCalls'] as JsonObject[]) : [];
-  return {
-    role: 'assistant',
-    content: typeof data['content'] === 'string' ? data['content'] : '',
-    toolCalls: calls.map((c) => ({
-      id: text(c['id']),
-      name: text(c['name']),
-      arguments: text(c['arguments']),
-    })),
-  };
-}
-
-/**
- * This turn's round so far, rebuilt from its steps: assistant calls and their observations, and
- * where the images the observations link would go (after the tool messages of their round).
- */
-function roundMessages(steps: readonly StepRecord[]): {
-  messages: Message[];
-  images: RoundImage[];
-} {
-  const out: Message[] = [];
-  const images: RoundImage[] = [];
-  let pending: ArtifactLink[] = [];
-  const flush = () => {
-    for (const link of pending) images.push({ afterIndex: out.length, link });
-    pending = [];
-  };
-  for (const step of steps) {
-    if (step.kind === 'model_response') {
-      flush();
-      const message = responseFrom(step);
-      if (message.toolCalls.length > 0) out.push(message);
-    } else if (step.kind === 'observation' && step.callId) {
-      const text = step.observation['text'];
-      out.push({
-        role: 'tool',
-        toolCallId: step.callId,
-        content: typeof text === 'string' ? text : '',
-      });
-      pending.push(...artifactLinksFrom(step.observation).filter((l) => l.kind === 'image'));
-    }
-  }
-  flush();
-  return { messages: out, images };
-}
-
-function usageJson(u: RunUsage): JsonObject {
-  return { ...u };
-}
-
-function callsJson(calls: readonly ToolCall[]): JsonValue[] {
-  return calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
-}
-
 /**
  * The turn engine: a message to an agent becomes rounds of model requests and tool calls, each
  * persisted as steps, ending in a reply written against the ledger of what actually committed.
@@ -183,9 +107,23 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   const offer = await env.policyFor(run, turn.agent, turn.conversation);
   const model = await env.modelFor(turn.agent, run);
   // Every schema, or the agent's own verbs and tool_search plus what searches loaded; calls
-  // resolve against the whole authorized registry either way.
+  // resolve against the whole authorized registry either way. request_input is every agent's own
+  // verb in a turn: there is always a conversation to ask.
+  const clash = offer.registry.get(REQUEST_INPUT);
+  const withheld = clash
+    ? [
+        ...offer.withheld,
+        {
+          name: REQUEST_INPUT,
+          reason: `the name is Mesh's own verb; the tool of that name from ${clash.origin.packageId} is not offered`,
+        },
+      ]
+    : offer.withheld;
   const loading = await planToolLoading({
-    registry: offer.registry,
+    registry: createRegistry([
+      ...offer.registry.definitions().filter((d) => d !== clash),
+      REQUEST_INPUT_DEFINITION,
+    ]),
     budget: model.budget,
     checkpoint: run.checkpoint,
     save: (checkpoint) => ledger.progress(lease, { checkpoint }),
@@ -206,42 +144,13 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   let steps = await ledger.steps(run.id);
   const replied = steps.find((s) => s.kind === 'reply');
   if (replied) return replied.data.end ?? { status: 'succeeded', reason: null };
-  /** Tells the conversation the run stopped on a budget, and ends the run so. */
-  const stop = async (exhausted: Exhaustion, answer?: string): Promise<RunEnd> => {
-    const end = { status: 'budget_exhausted', reason: exhausted.reason } as const;
-    await ledger.recordReply(lease, {
-      conversationId: turn.conversation.id,
-      actor: turn.agent.name,
-      body: exhaustionNotice({
-        exhaustion: exhausted,
-        steps,
-        agentName: turn.agent.name,
-        ...(answer === undefined ? {} : { answer }),
-      }),
-      end,
-    });
-    return end;
-  };
-  /**
-   * The run's answer, from the response that called no tools. On the last round, one that wanted
-   * more (it asked for tools it was not offered, or said nothing) stopped on the round budget.
-   */
-  const answer = async (step: ModelResponseStep): Promise<RunEnd> => {
-    const content = typeof step.data['content'] === 'string' ? step.data['content'] : '';
-    const wantedMore = Array.isArray(step.data['ignoredToolCalls']) || content.trim() === '';
-    if (step.data['round'] === maxRounds && wantedMore) {
-      return stop(
-        { budget: 'maxRounds', reason: `budget exhausted: max rounds (${maxRounds}) reached` },
-        content,
-      );
-    }
-    await ledger.recordReply(lease, {
-      conversationId: turn.conversation.id,
-      actor: turn.agent.name,
-      body: content.trim() !== '' ? content : 'The model gave an empty answer.',
-    });
-    return { status: 'succeeded', reason: null };
-  };
+  const ends = turnEndings({
+    ledger,
+    lease,
+    conversationId: turn.conversation.id,
+    agentName: turn.agent.name,
+    budget,
+  });
   const stored = usageFrom(run.usage);
   let usage: RunUsage = {
     ...stored,
@@ -257,7 +166,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     if (last) {
       const pending = responseFrom(last).toolCalls;
       // A response without calls is the answer (a run that stopped before replying resumes here).
-      if (pending.length === 0) return answer(last);
+      if (pending.length === 0) return ends.answer(last, steps);
       if (pending.length > 0 && responses.length <= maxRounds) {
         const settled = await settleCalls({
           ctx: stepCtx,
@@ -272,8 +181,11 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
         if (settled.kind === 'interrupted')
           return { status: 'interrupted', reason: 'the worker stopped' };
         if (settled.kind === 'budget_exhausted') {
-          steps = [...(await ledger.steps(run.id))];
-          return stop(settled.exhaustion);
+          return ends.stop(settled.exhaustion, await ledger.steps(run.id));
+        }
+        if (settled.kind === 'parked') {
+          await loading.used(pending);
+          return ends.park(settled);
         }
         await loading.used(pending);
         usage = settled.usage;
@@ -290,7 +202,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       };
     }
     const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, clock.now());
-    if (out) return stop(out);
+    if (out) return ends.stop(out, steps);
 
     const offered = round < maxRounds ? loading.offered() : [];
     const rebuilt = roundMessages(steps);
@@ -333,7 +245,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
         ...(round < maxRounds ? {} : { lastRound: true }),
         loading: loading.requestData(),
         withheld: [
-          ...offer.withheld.map((w) => ({ ...w })),
+          ...withheld.map((w) => ({ ...w })),
           ...(round < maxRounds
             ? []
             : registry
@@ -346,10 +258,13 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     steps.push(request);
     const prospective = usage.inputTokens + usage.outputTokens + fitted.estimate.total;
     if (prospective > budget.maxTokens) {
-      return stop({
-        budget: 'maxTokens',
-        reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
-      });
+      return ends.stop(
+        {
+          budget: 'maxTokens',
+          reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
+        },
+        steps,
+      );
     }
 
     let response: ModelResponse;
@@ -417,6 +332,6 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     );
     steps.push(answered);
 
-    if (calls.length === 0) return answer(answered as ModelResponseStep);
+    if (calls.length === 0) return ends.answer(answered as ModelResponseStep, steps);
   }
 }

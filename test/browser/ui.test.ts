@@ -218,7 +218,13 @@ describe('web UI in a browser (pglite)', () => {
     await openRun();
     const request = page.locator('li.step[data-kind=model_request]').first();
     const offered = await request.locator('.offered code.tool').allTextContents();
-    expect(offered).toEqual(['conversation_search', 'remember', 'amend', 'forget']);
+    expect(offered).toEqual([
+      'conversation_search',
+      'remember',
+      'amend',
+      'forget',
+      'request_input',
+    ]);
     const withheld = (await request.locator('.withheld li').allTextContents()).map((w) =>
       w.replace(/\s+/g, ' ').trim(),
     );
@@ -331,6 +337,7 @@ describe('web UI in a browser (pglite)', () => {
       'tracker_search_issues',
       'tracker_get_issue',
       'tracker_create_issue',
+      'request_input',
     ]);
     const stillWithheld = await request.locator('.withheld li').allTextContents();
     expect(stillWithheld.filter((w) => /tracker_|remember|recall|amend|forget/.test(w))).toEqual(

@@ -131,7 +131,14 @@ describe('mesh chat with progressive tool loading', () => {
     expect(result).toMatchObject({ status: 'succeeded', reply: 'Opened the pull request.' });
 
     const [first, second, third] = model.requests.filter((r) => r.method === 'POST');
-    expect(toolNames(first)).toEqual(['remember', 'recall', 'amend', 'forget', 'tool_search']);
+    expect(toolNames(first)).toEqual([
+      'remember',
+      'recall',
+      'amend',
+      'forget',
+      'request_input',
+      'tool_search',
+    ]);
     expect(toolNames(second)).toContain('gh__create_pull_request');
     expect(toolNames(second).length).toBeLessThan(12);
     expect(toolNames(third)).toEqual([]);

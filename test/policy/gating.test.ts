@@ -73,6 +73,7 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
       'remember',
       'recall',
       'amend',
+      'request_input',
     ]);
     // Other packages' tools are withheld for their own reasons (no secret, no backend).
     const withheldMemory = (request?.data?.['withheld'] as { name: string }[]).filter((w) =>
@@ -113,6 +114,7 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     // What is not limited is still offered there: searching its own shared conversations.
     expect(shared.steps.find((s) => s.kind === 'model_request')?.data?.['offered']).toEqual([
       'conversation_search',
+      'request_input',
     ]);
     const withheld = shared.steps.find((s) => s.kind === 'model_request')?.data?.['withheld'] as {
       name: string;

@@ -201,6 +201,7 @@ describe.each(testDatabases())('turns against a Chat Completions server on $name
       'recall',
       'amend',
       'forget',
+      'request_input',
     ]);
     expect(requestTools(sent[1]?.json)).toEqual([
       'conversation_search',
@@ -208,6 +209,7 @@ describe.each(testDatabases())('turns against a Chat Completions server on $name
       'recall',
       'amend',
       'forget',
+      'request_input',
     ]);
     const third = sent[2]?.body ?? '';
     expect(third).not.toContain('"tools"');

@@ -100,7 +100,14 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
     expect(await drive(env, run)).toEqual({ status: 'succeeded', reason: null });
 
     const offered = requests.map((r) => r.tools.map((t) => t.name));
-    expect(offered[0]).toEqual(['remember', 'recall', 'amend', 'forget', 'tool_search']);
+    expect(offered[0]).toEqual([
+      'remember',
+      'recall',
+      'amend',
+      'forget',
+      'request_input',
+      'tool_search',
+    ]);
     expect(offered[1]).toContain('github__create_pull_request');
     expect(offered[1]).not.toContain('slack__slack_post_message');
     expect(offered[2]).toEqual([]);

@@ -51,6 +51,7 @@ describe.each(testDatabases())('a turn with a scripted model on $name', (databas
       'recall',
       'amend',
       'forget',
+      'request_input',
     ]);
     expect(firstRequest?.['estimate']).toMatchObject({
       tools: expect.any(Number) as number,

@@ -49,6 +49,13 @@ export const METERS = {
     unit: 1,
     what: 'browser session-minutes per run',
   },
+  question_wait_seconds: {
+    budget: 'questionWaitMs',
+    min: 1,
+    max: BUDGET_BOUNDS.questionWaitMs / 1000,
+    unit: 1_000,
+    what: 'seconds a question the run asks waits for an answer before it expires',
+  },
 } as const;
 
 /** A meter, as the API names it. */

@@ -4,7 +4,8 @@ import { defineOperation } from '../operations/operation.ts';
 
 /*
  * An agent's budget profile as an operation of the catalog: what each of its runs may spend —
- * rounds, tool calls, tokens, wall clock, compute and browser session-minutes. A run copies the
+ * rounds, tool calls, tokens, wall clock, compute and browser session-minutes, and how long a
+ * question it asks waits for an answer. A run copies the
  * profile when it is created; changing the profile never reaches a run under way. A meter the
  * profile does not set is the default. The bounds are documented in docs/budgets.md.
  */
@@ -60,6 +61,7 @@ export const agentBudgetOperation = defineOperation({
       wall_clock_seconds: meterField('wall_clock_seconds'),
       compute_seconds: meterField('compute_seconds'),
       session_minutes: meterField('session_minutes'),
+      question_wait_seconds: meterField('question_wait_seconds'),
       reset: {
         type: 'boolean',
         description: 'clear the profile first: every meter not given here is the default again',
@@ -72,8 +74,16 @@ export const agentBudgetOperation = defineOperation({
     command: ['agents', 'budget'],
     positionals: ['agent'],
     switches: ['reset'],
-    flags: { wall_clock_seconds: 'wall-clock', compute_seconds: 'compute' },
-    readers: { wall_clock_seconds: durationSeconds, compute_seconds: durationSeconds },
+    flags: {
+      wall_clock_seconds: 'wall-clock',
+      compute_seconds: 'compute',
+      question_wait_seconds: 'question-wait',
+    },
+    readers: {
+      wall_clock_seconds: durationSeconds,
+      compute_seconds: durationSeconds,
+      question_wait_seconds: durationSeconds,
+    },
     print: (out: BudgetAnswer) => {
       const b = out.budget;
       const mark = (m: Meter) => (out.set.includes(m) ? '' : ' (default)');
@@ -85,6 +95,7 @@ export const agentBudgetOperation = defineOperation({
         `  wall clock       ${duration(b.wall_clock_seconds)}${mark('wall_clock_seconds')}`,
         `  compute          ${duration(b.compute_seconds)}${mark('compute_seconds')}`,
         `  browser minutes  ${b.session_minutes}${mark('session_minutes')}`,
+        `  question wait    ${duration(b.question_wait_seconds)}${mark('question_wait_seconds')}`,
       ];
     },
   },

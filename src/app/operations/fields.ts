@@ -19,6 +19,14 @@ export const AGENT_INPUT = {
   properties: { agent: AGENT_FIELD },
 } as const;
 
+/** A run, by its id or a prefix of it. */
+export const RUN_FIELD = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  description: 'the run, by its id or the first 8 or more characters of it',
+} as const;
+
 /** How many a listing returns. */
 export const LIMIT_FIELD = {
   type: 'integer',

@@ -1,5 +1,6 @@
 import { MAX_WAIT_S } from '../conversations/operations.ts';
-import { AGENT_FIELD, LIMIT_FIELD } from '../operations/fields.ts';
+import { AGENT_FIELD, LIMIT_FIELD, RUN_FIELD } from '../operations/fields.ts';
+import { answerRunOperation } from './answer-operation.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { isoText, runSummaryJson } from '../views.ts';
 import { runLines, type RunAnswer } from './run-lines.ts';
@@ -85,13 +86,6 @@ export const listRunsOperation = defineOperation({
     };
   },
 });
-
-const RUN_FIELD = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 64,
-  description: 'the run, by its id or the first 8 or more characters of it',
-} as const;
 
 export const showRunOperation = defineOperation({
   name: 'runs.show',
@@ -228,4 +222,5 @@ export const runOperations = [
   showRunOperation,
   showArtifactOperation,
   agentRunsOperation,
+  answerRunOperation,
 ] as const;

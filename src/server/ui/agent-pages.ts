@@ -297,6 +297,7 @@ const BUDGET_FIELDS = [
   ['wall_clock_seconds', 'Wall clock', 'seconds'],
   ['compute_seconds', 'Workspace compute', 'seconds'],
   ['session_minutes', 'Browser sessions', 'minutes'],
+  ['question_wait_seconds', 'A question waits for its answer', 'seconds'],
 ] as const;
 
 /** The agent's budget profile: what each of its runs may spend; a run copies it when created. */

@@ -10,6 +10,7 @@ const RAISE: Readonly<Record<keyof Budget, string>> = {
   wallClockMs: '--wall-clock 30m',
   maxComputeSeconds: '--compute 10m',
   maxSessionMinutes: '--session-minutes N',
+  questionWaitMs: '--question-wait 24h',
   providerCalls: '',
 };
 
@@ -17,7 +18,7 @@ const RAISE: Readonly<Record<keyof Budget, string>> = {
 const DONE_LINES = 12;
 
 /** The calls the run's model asked for that never ran: no observation was recorded for them. */
-function unrun(steps: readonly StepRecord[]): string[] {
+function unrun(steps: readonly StepRecord[], settled: ReadonlySet<string>): string[] {
   const observed = new Set(steps.flatMap((s) => (s.kind === 'observation' ? [s.callId] : [])));
   const asked: string[] = [];
   for (const step of steps) {
@@ -27,27 +28,33 @@ function unrun(steps: readonly StepRecord[]): string[] {
     for (const call of calls) {
       if (typeof call !== 'object' || call === null || Array.isArray(call)) continue;
       const { id, name } = call as Record<string, unknown>;
-      if (typeof id === 'string' && typeof name === 'string' && !observed.has(id)) asked.push(name);
+      if (
+        typeof id === 'string' &&
+        typeof name === 'string' &&
+        !observed.has(id) &&
+        !settled.has(id)
+      )
+        asked.push(name);
     }
   }
   return asked;
 }
 
 /**
- * What the conversation is told when a run stops on a budget: which limit, what the run did (from
- * the ledger of what Mesh recorded, never from what was asked) and what it did not, and how an
- * operator gives later runs more. `answer` is what the model said last, when it said something.
+ * What the conversation is told when a run stops before finishing: `headline` says why, then what
+ * the run did (from the ledger of what Mesh recorded, never from what was asked) and what it did
+ * not, and `raise` how an operator gives later runs more. `answer` is what the model said last,
+ * when it said something; `settled` are calls not to list as never run (a question that expired).
  */
-export function exhaustionNotice(input: {
-  readonly exhaustion: Exhaustion;
+export function stopNotice(input: {
+  readonly headline: string;
   readonly steps: readonly StepRecord[];
-  readonly agentName: string;
+  readonly raise?: string;
   readonly answer?: string;
+  readonly settled?: readonly string[];
 }): string {
-  const { exhaustion, steps } = input;
-  const limit = exhaustion.reason.replace(/^budget exhausted:\s*/, '');
-  const lines = [`I stopped before finishing: this run's budget ran out (${limit}).`];
-  const entries = ledgerEntries(steps);
+  const lines = [input.headline];
+  const entries = ledgerEntries(input.steps);
   if (entries.length === 0) lines.push('', 'Done: nothing; no tool call ran.');
   else {
     lines.push('', `Done (${entries.length} tool call${entries.length === 1 ? '' : 's'}):`);
@@ -56,16 +63,29 @@ export function exhaustionNotice(input: {
     if (entries.length > DONE_LINES)
       lines.push(`- and ${entries.length - DONE_LINES} more; the run's page lists every step`);
   }
-  const left = unrun(steps);
   lines.push('', 'Not done:');
-  for (const name of left) lines.push(`- ${name}: asked for, never run`);
+  for (const name of unrun(input.steps, new Set(input.settled)))
+    lines.push(`- ${name}: asked for, never run`);
   lines.push('- the answer to this message: it is not finished');
-  const flag = RAISE[exhaustion.budget];
-  if (flag !== '')
-    lines.push(
-      '',
-      `An operator can give this agent's later runs more with \`mesh agents budget ${input.agentName} ${flag}\`.`,
-    );
+  if (input.raise)
+    lines.push('', `An operator can give this agent's later runs more with \`${input.raise}\`.`);
   const answer = input.answer?.trim();
   return answer ? `${answer}\n\n${lines.join('\n')}` : lines.join('\n');
+}
+
+/** What the conversation is told when a run stops on a budget: which limit, done, not done. */
+export function exhaustionNotice(input: {
+  readonly exhaustion: Exhaustion;
+  readonly steps: readonly StepRecord[];
+  readonly agentName: string;
+  readonly answer?: string;
+}): string {
+  const limit = input.exhaustion.reason.replace(/^budget exhausted:\s*/, '');
+  const flag = RAISE[input.exhaustion.budget];
+  return stopNotice({
+    headline: `I stopped before finishing: this run's budget ran out (${limit}).`,
+    steps: input.steps,
+    ...(flag === '' ? {} : { raise: `mesh agents budget ${input.agentName} ${flag}` }),
+    ...(input.answer === undefined ? {} : { answer: input.answer }),
+  });
 }

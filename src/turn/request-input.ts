@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { JsonObject } from '../model/json.ts';
+import type { Tool } from '../model/wire.ts';
+import type { Definition } from '../tool/definition.ts';
+import { observation, type Observation } from '../tool/observation.ts';
+import { TOOL_SEARCH_PACKAGE } from './tool-search.ts';
+
+/** The agent's own verb for asking its conversation: the run parks until someone answers. */
+export const REQUEST_INPUT = 'request_input';
+
+const TOOL: Tool = Object.freeze({
+  name: REQUEST_INPUT,
+  description:
+    'Ask the people in this conversation a question you cannot answer yourself (a decision, a missing fact) and wait for their answer; anyone in the conversation may answer. Use it only when you need a person.',
+  parameters: {
+    type: 'object',
+    required: ['question'],
+    additionalProperties: false,
+    properties: {
+      question: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 4000,
+        pattern: '\\S',
+        description: 'The question, as the people in the conversation will read it.',
+      },
+      choices: {
+        type: 'array',
+        minItems: 2,
+        maxItems: 10,
+        uniqueItems: true,
+        items: { type: 'string', minLength: 1, maxLength: 300, pattern: '\\S' },
+        description:
+          'The answers to pick from, when there are a few (people may still answer in their own words).',
+      },
+    },
+  },
+});
+
+/** The question a parked call asks, read from its (validated) arguments. */
+export interface Question {
+  readonly question: string;
+  readonly choices: readonly string[];
+}
+
+/** The question in a request_input call's arguments, validated by the executor beforehand. */
+export function questionFrom(args: JsonObject): Question {
+  const question = typeof args['question'] === 'string' ? args['question'].trim() : '';
+  const choices = Array.isArray(args['choices'])
+    ? args['choices'].filter((c): c is string => typeof c === 'string').map((c) => c.trim())
+    : [];
+  return { question, choices };
+}
+
+/** The question as posted to the conversation, attributed to the agent. */
+export function questionBody(q: Question): string {
+  if (q.choices.length === 0) return q.question;
+  return [q.question, '', ...q.choices.map((c, i) => `${i + 1}. ${c}`)].join('\n');
+}
+
+/** The call's observation once someone answered: who, and what they said. */
+export function answerObservation(answer: {
+  readonly actor: string;
+  readonly body: string;
+  readonly messageId: string;
+}): Observation {
+  return observation({
+    kind: 'result',
+    text: `${answer.actor} answered: ${answer.body}`,
+    data: { answer: answer.body, answered_by: answer.actor, message_id: answer.messageId },
+  });
+}
+
+/** The call's observation when its question expired unanswered (the run ends with it). */
+export function expiredObservation(waited: string): Observation {
+  return observation({
+    kind: 'tool_error',
+    text: `No one answered within ${waited}; the question expired and the run ended.`,
+  });
+}
+
+/**
+ * request_input as a definition: Mesh's own, offered in every turn, and never executed — the
+ * engine parks the run on it (`parks`), and the answer becomes its observation.
+ */
+export const REQUEST_INPUT_DEFINITION: Definition = Object.freeze(requestInputDefinition());
+
+function requestInputDefinition(): Definition {
+  return {
+    tool: TOOL,
+    class: 'query',
+    replay: 'internal',
+    needs: [],
+    parks: true,
+    origin: {
+      source: 'first_party',
+      packageId: TOOL_SEARCH_PACKAGE,
+      version: '1.0.0',
+      digest: createHash('sha256').update(JSON.stringify(TOOL)).digest('hex'),
+    },
+    execute: () =>
+      Promise.resolve({
+        text: 'request_input is answered in a conversation; it cannot be run on its own',
+        isError: true,
+      }),
+  };
+}

@@ -1,0 +1,76 @@
+import type { JsonObject, JsonValue } from '../model/json.ts';
+import type { AssistantMessage, Message, ToolCall } from '../model/wire.ts';
+import { artifactLinksFrom } from '../run/observation-json.ts';
+import type { MessageRecord, ModelResponseStep, StepRecord } from '../run/records.ts';
+import type { ArtifactLink } from '../tool/observation.ts';
+import type { RoundImage } from './round-images.ts';
+
+/*
+ * A turn's messages as the model reads them, rebuilt from what is recorded: the conversation's
+ * history, and this turn's rounds from its steps.
+ */
+
+/** The conversation's messages, each attributed to its actor. */
+export function historyMessages(history: readonly MessageRecord[]): Message[] {
+  return history.map((m) =>
+    m.direction === 'inbound'
+      ? { role: 'user', content: m.actor ? `${m.actor}: ${m.body}` : m.body }
+      : { role: 'assistant', content: m.body, toolCalls: [] },
+  );
+}
+
+function text(value: JsonValue | undefined): string {
+  return typeof value === 'string' ? value : '';
+}
+
+export function responseFrom(step: ModelResponseStep): AssistantMessage {
+  const data = step.data;
+  const calls = Array.isArray(data['toolCalls']) ? (data['toolCalls'] as JsonObject[]) : [];
+  return {
+    role: 'assistant',
+    content: typeof data['content'] === 'string' ? data['content'] : '',
+    toolCalls: calls.map((c) => ({
+      id: text(c['id']),
+      name: text(c['name']),
+      arguments: text(c['arguments']),
+    })),
+  };
+}
+
+/**
+ * This turn's round so far, rebuilt from its steps: assistant calls and their observations, and
+ * where the images the observations link would go (after the tool messages of their round).
+ */
+export function roundMessages(steps: readonly StepRecord[]): {
+  messages: Message[];
+  images: RoundImage[];
+} {
+  const out: Message[] = [];
+  const images: RoundImage[] = [];
+  let pending: ArtifactLink[] = [];
+  const flush = () => {
+    for (const link of pending) images.push({ afterIndex: out.length, link });
+    pending = [];
+  };
+  for (const step of steps) {
+    if (step.kind === 'model_response') {
+      flush();
+      const message = responseFrom(step);
+      if (message.toolCalls.length > 0) out.push(message);
+    } else if (step.kind === 'observation' && step.callId) {
+      const text = step.observation['text'];
+      out.push({
+        role: 'tool',
+        toolCallId: step.callId,
+        content: typeof text === 'string' ? text : '',
+      });
+      pending.push(...artifactLinksFrom(step.observation).filter((l) => l.kind === 'image'));
+    }
+  }
+  flush();
+  return { messages: out, images };
+}
+
+export function callsJson(calls: readonly ToolCall[]): JsonValue[] {
+  return calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+}
