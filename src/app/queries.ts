@@ -10,6 +10,8 @@ import {
   listMessages as listMessageRows,
 } from '../store/conversations.ts';
 import { listToolProviders as listToolProviderRows } from '../store/mcp.ts';
+import { questionsOfConversation, questionsOfRun } from '../store/questions.ts';
+import type { QuestionRecord } from '../run/questions.ts';
 import {
   findModelProvider as findModelProviderRow,
   listModelProviders as listModelProviderRows,
@@ -100,4 +102,17 @@ export function getArtifact(mesh: Mesh, id: string): Promise<ArtifactRecord | un
 /** A run's steps numbered after `afterSeq`, oldest first (what a live stream has not sent). */
 export function listStepsAfter(mesh: Mesh, runId: string, afterSeq: number): Promise<StepRecord[]> {
   return listStepRowsAfter(mesh.db, runId, afterSeq);
+}
+
+/** The questions runs asked in a conversation (request_input), oldest first. */
+export function conversationQuestions(
+  mesh: Mesh,
+  conversationId: string,
+): Promise<QuestionRecord[]> {
+  return questionsOfConversation(mesh.db, conversationId);
+}
+
+/** The questions a run asked, oldest first. */
+export function runQuestions(mesh: Mesh, runId: string): Promise<QuestionRecord[]> {
+  return questionsOfRun(mesh.db, runId);
 }

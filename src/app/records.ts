@@ -21,6 +21,7 @@ export type {
   ToolCallStep,
 } from '../run/records.ts';
 export type { DeliveryState, OutboundEventRecord } from '../outbound/records.ts';
+export type { QuestionRecord } from '../run/questions.ts';
 export type { ModelProviderRecord } from '../store/model-providers.ts';
 export type { BindingRecord, ToolProviderRecord } from '../store/mcp.ts';
 export type { OperatorTokenRecord } from '../store/operator-auth.ts';

@@ -8,6 +8,7 @@ import type {
   StepRecord,
 } from '../run/records.ts';
 import type { OutboundEventRecord } from '../outbound/records.ts';
+import type { QuestionRecord } from '../run/questions.ts';
 import type { ModelProviderRecord } from '../store/model-providers.ts';
 import type { AgentPackageView } from './packages/packages.ts';
 import type { SecretSlotView } from './packages/secret-slot.ts';
@@ -161,8 +162,30 @@ export function runJson(
   run: RunRecord,
   steps: readonly StepRecord[],
   effects: readonly OutboundEventRecord[] = [],
+  questions: readonly QuestionRecord[] = [],
 ): Record<string, unknown> {
-  return { ...runSummaryJson(run), steps: steps.map(stepJson), effects: effects.map(effectJson) };
+  return {
+    ...runSummaryJson(run),
+    steps: steps.map(stepJson),
+    effects: effects.map(effectJson),
+    questions: questions.map(questionJson),
+  };
+}
+
+/** A question the run asked its conversation (request_input), as the API answers it. */
+export function questionJson(q: QuestionRecord): Record<string, unknown> {
+  return {
+    call_id: q.callId,
+    question: q.question,
+    choices: [...q.choices],
+    state: q.state,
+    message_id: q.messageId,
+    asked_at: q.askedAt,
+    expires_at: q.expiresAt,
+    answered_by: q.answeredBy,
+    answer_message_id: q.answerMessageId,
+    settled_at: q.settledAt,
+  };
 }
 
 /**

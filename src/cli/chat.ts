@@ -16,7 +16,8 @@ const settled = (status: string) => status !== 'queued' && status !== 'running';
 /**
  * `mesh chat`: talk to an agent from a terminal. The message is sent as `messages.send` asks,
  * waiting for the reply; a run still going when the wait ends is followed (`runs.show`, waiting
- * again) until it settles.
+ * again) until it settles. A run that parked on a question prints the question and how to
+ * answer it (`mesh runs answer`).
  */
 export const chatCommand: CommandBody = async (args, io) => {
   const { values, positionals } = parseArgs({
@@ -43,18 +44,22 @@ export const chatCommand: CommandBody = async (args, io) => {
   })) as SentAnswer;
   let status = sent.status;
   let run: RunAnswer | undefined;
-  while (!settled(status) || (values.json && !run)) {
+  // A parked run's question is read from the run: it is the agent's answer for now.
+  while (!settled(status) || ((values.json || status === 'awaiting_input') && !run)) {
     run = (await invokeFromCli(showRunOperation, {
       run: sent.run_id,
       wait: MAX_WAIT_S,
     })) as RunAnswer;
     status = run.status;
   }
+  const question = run?.questions?.find((q) => q.state === 'open');
   const reply =
-    sent.reply !== undefined
+    sent.reply !== undefined && sent.reply !== null
       ? sent.reply
       : ((run?.steps.find((s) => s.kind === 'reply')?.data?.['body'] as string | undefined) ??
-        null);
+        (question
+          ? [question.question, ...question.choices.map((c, i) => `${i + 1}. ${c}`)].join('\n')
+          : null));
   const reason = run ? run.reason : (sent.reason ?? null);
   if (values.json) {
     io.out(JSON.stringify({ ...run, conversation_id: sent.conversation_id, reply }, null, 2));
@@ -63,8 +68,13 @@ export const chatCommand: CommandBody = async (args, io) => {
     io.err(
       `run ${sent.run_id} ${status}${reason ? ` (${reason})` : ''}; conversation ${sent.conversation_id}`,
     );
+    if (question)
+      io.err(
+        `anyone in the conversation answers: mesh runs answer ${sent.run_id.slice(0, 8)} "TEXT"`,
+      );
   }
-  return status === 'succeeded' ? 0 : 1;
+  // A run waiting on its question did what it should: it asked.
+  return status === 'succeeded' || status === 'awaiting_input' ? 0 : 1;
 };
 
 /** `mesh conversations …`: an agent's conversations and their messages. */

@@ -267,4 +267,38 @@ describe('catalog operations beside a running server', () => {
     const listed = await mesh('providers', 'list', '--json');
     expect(JSON.stringify(JSON.parse(listed.stdout))).not.toMatch(/"(half|s)"/);
   });
+
+  it('parks the demo on a question: chat prints it, runs answer resumes it, runs show tells both', async () => {
+    const asked = await mesh('chat', '--agent', 'demo', 'help me choose a deploy window');
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain(
+      'Before I go on: which should I use for a deploy window?\n1. the first option\n2. the second option',
+    );
+    expect(asked.stderr).toMatch(/awaiting_input/);
+    const short = /mesh runs answer ([0-9a-f]{8}) "TEXT"/.exec(asked.stderr)?.[1] ?? '';
+    expect(short).toMatch(/^[0-9a-f]{8}$/);
+    const waiting = await mesh('runs', 'show', short);
+    expect(waiting.stdout).toContain('question (open): Before I go on');
+    expect(waiting.stdout).toContain(`mesh runs answer ${short} "TEXT"`);
+
+    // The CLI answers as its caller (user@host), who sent the message: a participant.
+    const answered = await mesh('runs', 'answer', short, 'the second option', '--wait', '30');
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(answered.stdout).toMatch(/^Answered run [0-9a-f]{8} as \S+@\S+; it is succeeded\./);
+    expect(answered.stdout).toContain('Thanks: I will go with what you chose for a deploy window');
+    const shown = await mesh('runs', 'show', short);
+    expect(shown.stdout).toMatch(/question \(answered\): Before I go on.*\n  answered by \S+@\S+/);
+    const again = await mesh('runs', 'answer', short, 'the first option');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('not waiting for an answer');
+    const byApi = await fetch(new URL(`/api/runs/${short}/answer`, url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ body: 'the first option' }),
+    });
+    expect(byApi.status).toBe(409);
+    expect(((await byApi.json()) as { error: { code: string } }).error.code).toBe(
+      'not_awaiting_input',
+    );
+  }, 60_000);
 });

@@ -47,6 +47,27 @@ export interface RunAnswer {
   readonly finished_at: Date | string | null;
   readonly steps: readonly StepAnswer[];
   readonly effects: readonly EffectAnswer[];
+  readonly questions: readonly QuestionAnswer[];
+}
+
+/** A question the run asked, as the API answers it. */
+export interface QuestionAnswer {
+  readonly question: string;
+  readonly choices: readonly string[];
+  readonly state: string;
+  readonly expires_at: Date | string;
+  readonly answered_by: string | null;
+}
+
+/** A question's lines: what was asked, and its answer, its expiry or how to answer it. */
+function questionLines(run: RunAnswer, q: QuestionAnswer): string[] {
+  const head = `question (${q.state}): ${clip(q.question)}${q.choices.length > 0 ? ` [${q.choices.join(' | ')}]` : ''}`;
+  if (q.state === 'answered') return [head, `  answered by ${q.answered_by ?? '?'}`];
+  if (q.state === 'expired') return [head, `  expired unanswered at ${isoText(q.expires_at)}`];
+  return [
+    head,
+    `  waits until ${isoText(q.expires_at)}; anyone in the conversation answers: mesh runs answer ${run.run_id.slice(0, 8)} "TEXT"`,
+  ];
 }
 
 /** A run's lines: its head, usage and budget, the commit boundary, its steps and effects. */
@@ -57,6 +78,7 @@ export function runLines(run: RunAnswer): string[] {
     ...(run.committed_at ? [`crossed its commit boundary at ${isoText(run.committed_at)}`] : []),
     ...run.steps.map(describeStep),
     ...run.effects.map(describeEffect),
+    ...(run.questions ?? []).flatMap((q) => questionLines(run, q)),
   ];
 }
 

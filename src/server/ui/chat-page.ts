@@ -4,7 +4,9 @@ import type {
   MessageRecord,
   RunRecord,
 } from '../../app/records.ts';
+import type { QuestionRecord } from '../../app/records.ts';
 import { html } from './html.ts';
+import { questionPanel } from './question-panel.ts';
 import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
 import { isLive } from './run-pages.ts';
 
@@ -18,11 +20,14 @@ export function chatPage(
         conversation: ConversationRecord;
         messages: readonly MessageRecord[];
         runs: readonly RunRecord[];
+        /** The questions runs asked here, each shown under the message that asked it. */
+        questions: readonly QuestionRecord[];
       }
     | undefined,
 ): string {
   const base = `/agents/${encodeURIComponent(agent.name)}/chat`;
   const runFor = new Map(current?.runs.map((r) => [r.inboundMessageId, r]) ?? []);
+  const questionFor = new Map(current?.questions.map((q) => [q.messageId, q]) ?? []);
   const following = current?.runs.filter(isLive).at(-1);
   return layout(
     `${agent.name} · Chat`,
@@ -50,6 +55,7 @@ export function chatPage(
                 >
                   ${current.messages.map((m) => {
                     const run = m.direction === 'inbound' ? runFor.get(m.id) : undefined;
+                    const question = m.direction === 'outbound' ? questionFor.get(m.id) : undefined;
                     return html`<li class="message ${m.direction}" data-message="${m.id}">
                       <div class="meta">
                         ${m.direction === 'inbound' ? m.actor : agent.name} ·
@@ -67,6 +73,15 @@ export function chatPage(
                         }
                       </div>
                       <div class="body">${m.body}</div>
+                      ${
+                        question
+                          ? questionPanel(
+                              session,
+                              question,
+                              `${base}?conversation=${current.conversation.id}`,
+                            )
+                          : ''
+                      }
                     </li>`;
                   })}
                 </ol>`

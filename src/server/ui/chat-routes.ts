@@ -1,7 +1,9 @@
 import { mappedRemoteNames } from '../../app/mcp/catalog.ts';
 import { requireAgent } from '../../app/agents/agents.ts';
 import {
+  conversationQuestions,
   getAgent,
+  runQuestions,
   getArtifact,
   getConversation,
   listAgents,
@@ -14,6 +16,7 @@ import type { Audience } from '../../app/records.ts';
 import { sendMessage } from '../../app/conversations/turns.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { listRunsOperation } from '../../app/runs/operations.ts';
+import { answerRunOperation } from '../../app/runs/answer-operation.ts';
 import { resolveRun } from '../../app/runs/run-ref.ts';
 import { allRunsPage } from './all-runs-page.ts';
 import { MeshError } from '../../tool/errors.ts';
@@ -41,11 +44,12 @@ export const chatRoutes: readonly UiRoute[] = [
             'conversation_not_found',
             'no conversation with that id for this agent',
           );
-        const [messages, runs] = await Promise.all([
+        const [messages, runs, questions] = await Promise.all([
           listMessages(mesh, conversation.id),
           listConversationRuns(mesh, conversation.id),
+          conversationQuestions(mesh, conversation.id),
         ]);
-        current = { conversation, messages, runs };
+        current = { conversation, messages, runs, questions };
       }
       return {
         page: chatPage(session, agent, await listConversations(mesh, agent.id), current),
@@ -78,6 +82,18 @@ export const chatRoutes: readonly UiRoute[] = [
         text: 'Sent.',
         to: `${agentPath(agent.name, 'chat')}?conversation=${sent.conversationId}`,
       };
+    },
+  ),
+  post(
+    '/runs/{run}/answer',
+    (call) =>
+      localPath(field(call.form, 'back')) ??
+      `/runs/${encodeURIComponent(call.params['run'] ?? '')}`,
+    async ({ mesh, params, form, session }) => {
+      // A choice's button, or the answer in the person's own words.
+      const body = field(form, 'choice') || field(form, 'body');
+      await invokeOperation(mesh, answerRunOperation, { run: params['run'] ?? '', body }, session);
+      return { text: 'Answered: the run goes on.' };
     },
   ),
   {
@@ -117,13 +133,14 @@ export const chatRoutes: readonly UiRoute[] = [
     path: '/runs/{run}',
     handle: async ({ mesh, session, params }) => {
       const run = await resolveRun(mesh, params['run'] ?? '', 'path.run');
-      const [agent, steps, mapped, effects] = await Promise.all([
+      const [agent, steps, mapped, effects, questions] = await Promise.all([
         getAgent(mesh, run.agentId),
         mesh.ledger.steps(run.id),
         mappedRemoteNames(mesh, run.agentId),
         runEffects(mesh, run.id),
+        runQuestions(mesh, run.id),
       ]);
-      return { page: runPage(session, agent, run, steps, mapped, effects) };
+      return { page: runPage(session, agent, run, steps, mapped, effects, questions) };
     },
   },
   {
@@ -158,3 +175,8 @@ export const chatRoutes: readonly UiRoute[] = [
     },
   },
 ];
+
+/** `path` when it is a path on this server (never another origin), to redirect back to. */
+function localPath(path: string): string | undefined {
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(path) ? path : undefined;
+}

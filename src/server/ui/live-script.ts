@@ -3,7 +3,8 @@
  * it follows a run's event stream (`/runs/{run}/events`, authorized by the session cookie) and
  * updates the page in place. A run page appends each new step as the server rendered it and
  * updates the status; a chat page appends the reply, updates the run's link and frees Send
- * (disabled while the turn it follows runs) once that run ends. A page without
+ * (disabled while the turn it follows runs) once that run ends, and reloads when the run parked
+ * on a question, so the question shows with its answer form. A page without
  * it is the same page, only not updated until reloaded.
  *
  * Step markup comes from the server's own renderer (every value escaped there); anything else
@@ -32,6 +33,9 @@ export const LIVE_SCRIPT = `'use strict';
         });
         source.close();
         document.documentElement.setAttribute('data-live', 'ended');
+        // A run that parked on a question: the page shows it with its answer form once reloaded.
+        if (state.status === 'awaiting_input' && !document.querySelector('[data-question="' + state.run_id + '"]'))
+          location.reload();
       }
     });
     Object.keys(on).forEach(function (name) {

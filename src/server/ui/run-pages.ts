@@ -2,6 +2,8 @@ import type { RemoteNameOrigin } from '../../app/mcp/catalog.ts';
 import type { AgentRecord, OutboundEventRecord, RunRecord, StepRecord } from '../../app/records.ts';
 import { isRenderable } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
+import type { QuestionRecord } from '../../app/records.ts';
+import { questionPanel } from './question-panel.ts';
 import { html, type Html } from './html.ts';
 import { agentHeader, layout, listTable, time, type PageSession } from './layout.ts';
 
@@ -255,8 +257,10 @@ export function runPage(
   /** Remote tool names mapped from the server's own (see `mappedRemoteNames`). */
   mapped: ReadonlyMap<string, RemoteNameOrigin> = new Map(),
   effects: readonly OutboundEventRecord[] = [],
+  questions: readonly QuestionRecord[] = [],
 ): string {
   const live = isLive(run);
+  const open = questions.find((q) => q.state === 'open');
   return layout(
     `Run ${run.id.slice(0, 8)}`,
     session,
@@ -297,6 +301,13 @@ export function runPage(
             : ''
         }
       </dl>
+      ${
+        open
+          ? html`<h2>Waiting for an answer</h2>
+              <blockquote class="question-text">${open.question}</blockquote>
+              ${questionPanel(session, open, `/runs/${run.id}`)}`
+          : ''
+      }
       ${effects.length === 0 ? '' : effectTable(effects)}
       <ol
         class="steps"

@@ -1,0 +1,58 @@
+import type { QuestionRecord } from '../../app/records.ts';
+import { html, type Html } from './html.ts';
+import { csrfField, time, type PageSession } from './layout.ts';
+
+/**
+ * A question a run asked its conversation, as the chat and run pages show it: while it is open,
+ * the form anyone in the conversation answers with (a button per choice, or their own words);
+ * once settled, who answered or that it expired.
+ */
+export function questionPanel(
+  session: PageSession,
+  question: QuestionRecord,
+  /** The page the answer returns to. */
+  back: string,
+): Html {
+  const run = question.runId;
+  if (question.state === 'answered')
+    return html`<div class="question answered" data-question="${run}">
+      <span class="muted"
+        >Answered by
+        ${question.answeredBy ?? 'someone'}${question.settledAt ? html` · ${time(question.settledAt)}` : ''};
+        the run went on.</span
+      >
+    </div>`;
+  if (question.state === 'expired')
+    return html`<div class="question expired" data-question="${run}">
+      <span class="muted"
+        >No one answered before ${time(question.expiresAt)}; the question expired and the run
+        ended.</span
+      >
+    </div>`;
+  return html`<form
+    method="post"
+    action="/runs/${run}/answer"
+    class="question open stack"
+    data-question="${run}"
+  >
+    ${csrfField(session)}
+    <input type="hidden" name="back" value="${back}" />
+    <p class="muted">
+      The <a href="/runs/${run}">run</a> waits for an answer until ${time(question.expiresAt)}.
+      Anyone in this conversation may answer.
+    </p>
+    ${
+      question.choices.length > 0
+        ? html`<div class="choices">
+            ${question.choices.map(
+              (c) => html`<button name="choice" value="${c}" class="choice">${c}</button> `,
+            )}
+          </div>`
+        : ''
+    }
+    <label
+      >Your answer <textarea name="body" rows="2" placeholder="Answer in your own words"></textarea>
+    </label>
+    <button>Answer</button>
+  </form>`;
+}
