@@ -287,7 +287,9 @@ describe('catalog operations beside a running server', () => {
     expect(answered.stdout).toMatch(/^Answered run [0-9a-f]{8} as \S+@\S+; it is succeeded\./);
     expect(answered.stdout).toContain('Thanks: I will go with what you chose for a deploy window');
     const shown = await mesh('runs', 'show', short);
-    expect(shown.stdout).toMatch(/question \(answered\): Before I go on.*\n  answered by \S+@\S+/);
+    expect(shown.stdout).toMatch(
+      /question \(answered\): Before I go on.*\n {2}answered by \S+@\S+/,
+    );
     const again = await mesh('runs', 'answer', short, 'the first option');
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('not waiting for an answer');
