@@ -94,11 +94,18 @@ const MODEL_PATHS = new Set(['/v1/models', '/models']);
 
 /**
  * Starts a loopback HTTP server speaking the Chat Completions wire format, scripted per test.
- * A completion request with nothing enqueued gets a 500 naming the problem, so a test that
- * under-scripts fails loudly instead of hanging. `GET /v1/models` lists `models`.
+ * A completion request with nothing enqueued goes to `respond`, or without one gets a 500 naming
+ * the problem, so a test that under-scripts fails loudly instead of hanging. `GET /v1/models` lists `models`.
  */
 export async function startFakeChatCompletions(
-  options: { readonly models?: readonly string[] } = {},
+  options: {
+    readonly models?: readonly string[];
+    /**
+     * Answers a completion request when nothing is enqueued: a model that reacts to what the
+     * request carries (its messages, the tools offered) instead of a fixed script.
+     */
+    readonly respond?: (request: unknown) => FakeReply;
+  } = {},
 ): Promise<FakeChatCompletions> {
   const models = options.models ?? ['fake-model'];
   const queue: FakeReply[] = [];
@@ -120,7 +127,8 @@ export async function startFakeChatCompletions(
         const data = models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' }));
         sendJson(res, 200, { object: 'list', data });
       } else if (req.method === 'POST' && COMPLETION_PATHS.has(path)) {
-        answer(req, res, queue.shift(), recorded.json, ++served);
+        const reply = queue.shift() ?? options.respond?.(recorded.json);
+        answer(req, res, reply, recorded.json, ++served);
       } else {
         sendError(res, 404, `fake-chat-completions: no route for ${req.method} ${path}`);
       }

@@ -60,6 +60,8 @@ export interface GitHttpServer {
   createRepo(fullName: string, options?: { branch?: string }): Promise<void>;
   /** The head commit of `branch` in the bare repository, or undefined when it does not exist. */
   headOf(fullName: string, branch: string): Promise<CommitIdentity | undefined>;
+  /** A file's content at the head of `branch`, or undefined when either does not exist. */
+  fileAt(fullName: string, branch: string, path: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -232,6 +234,19 @@ export async function startGitHttpServer(token: string): Promise<GitHttpServer> 
           committerEmail: committerEmail ?? '',
           subject: subject ?? '',
         };
+      } catch {
+        return undefined;
+      }
+    },
+    async fileAt(fullName, branch, path) {
+      try {
+        const { stdout } = await git([
+          '--git-dir',
+          gitDir(fullName),
+          'show',
+          `refs/heads/${branch}:${path}`,
+        ]);
+        return stdout;
       } catch {
         return undefined;
       }

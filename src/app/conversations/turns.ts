@@ -28,8 +28,11 @@ export type ModelClientFactory = (
   onAttempt?: AttemptListener,
 ) => ModelClient;
 
-/** Model attempts one run may make in all, retries included: a storm of 5xx ends the run. */
-export const MODEL_ATTEMPTS_PER_RUN = 8;
+/**
+ * Model attempts one run may make beyond one per round of its budget: retries are shared across
+ * the run, so a storm of 5xx ends it instead of retrying every round to the limit.
+ */
+export const MODEL_RETRIES_PER_RUN = 5;
 
 /** The turn engine's environment over a Mesh. */
 export function turnEnvironment(
@@ -62,7 +65,7 @@ export function turnEnvironment(
     policyFor: (_run, agent, conversation) =>
       turnPolicy(mesh, agent.id, conversation.audience, conversation.id),
     runtimeFor: (run, signal, configFor) => runtimeFor(mesh, run, signal, configFor),
-    async modelFor(agent: AgentRecord): Promise<TurnModel> {
+    async modelFor(agent: AgentRecord, run: RunRecord): Promise<TurnModel> {
       if (!agent.modelProviderId || !agent.model) {
         throw new MeshError(
           'agent_has_no_model',
@@ -75,14 +78,16 @@ export function turnEnvironment(
           'provider_not_found',
           `agent ${agent.name}'s model provider no longer exists`,
         );
+      // One attempt per round the run may still take, and the run's retries besides.
+      const allowed = budgetFrom(run.budget).maxRounds + MODEL_RETRIES_PER_RUN;
       let attempts = 0;
       const cap: AttemptListener = () => {
         attempts++;
-        if (attempts > MODEL_ATTEMPTS_PER_RUN) {
+        if (attempts > allowed) {
           throw new ModelCallError(
             {
               code: 'server_error',
-              message: `the run's ${MODEL_ATTEMPTS_PER_RUN} model attempts are spent`,
+              message: `the run's ${allowed} model attempts are spent (one per round and ${MODEL_RETRIES_PER_RUN} retries)`,
               retryable: false,
             },
             0,
