@@ -111,4 +111,65 @@ describe('image pricing', () => {
     expect(small.estimate.round - none.estimate.round).toBe(2 * IMAGE_TOKEN_ESTIMATE);
     expect(large.estimate.round).toBe(small.estimate.round);
   });
+
+  it('reduces older observations of a long round to an excerpt and where each is kept, never the newest, the ledger or the calls', async () => {
+    const round: Message[] = [];
+    const kept = new Map<Message, string>();
+    for (let i = 1; i <= 8; i++) {
+      round.push({
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: `c${i}`, name: 'workspace_exec', arguments: `{"command":"seq ${i}"}` }],
+      });
+      const result: Message = {
+        role: 'tool',
+        toolCallId: `c${i}`,
+        content: `output ${i}: ${'12345 67890 '.repeat(300)}`,
+      };
+      round.push(result);
+      kept.set(result, `step ${i * 4}`);
+    }
+    const ledger: Message = {
+      role: 'system',
+      content: 'Authoritative ledger of this turn: 8 calls',
+    };
+    round.push(ledger);
+    const parts = {
+      system: 'You are a careful agent.',
+      memory: '',
+      history: [],
+      current,
+      round,
+      tools: [tool],
+    };
+    const budget = { contextTokens: 8_000, reservedOutputTokens: 1_000 };
+    const whole = await fitContext(parts, budget);
+    // Without knowing where observations are kept, nothing may be reduced: the round overflows.
+    expect(whole.estimate.reducedObservations).toBe(0);
+    expect(whole.estimate.total).toBeGreaterThan(whole.estimate.budget);
+
+    const fitted = await fitContext({ ...parts, kept }, budget);
+    expect(fitted.estimate.total).toBeLessThanOrEqual(fitted.estimate.budget);
+    expect(fitted.estimate.reducedObservations).toBeGreaterThan(0);
+    const tools = fitted.messages.filter((m) => m.role === 'tool');
+    expect(tools).toHaveLength(8);
+    // Oldest first: the reduced ones say so and where the whole is; the last two rounds are whole.
+    const reduced = tools.slice(0, fitted.estimate.reducedObservations);
+    for (const [i, m] of reduced.entries()) {
+      expect(m.content).toMatch(/^\[An older result, reduced to fit the context/);
+      expect(m.content).toContain(`kept in this run, step ${(i + 1) * 4}.]`);
+      expect(m.content).toContain(`output ${i + 1}: 12345`);
+    }
+    expect(tools.slice(-2).map((m) => m.content)).toEqual(
+      round
+        .filter((m) => m.role === 'tool')
+        .slice(-2)
+        .map((m) => m.content),
+    );
+    // Every call is still there, and the ledger is whole and last.
+    expect(fitted.messages.filter((m) => m.role === 'assistant')).toHaveLength(8);
+    expect(fitted.messages.at(-1)).toEqual(ledger);
+    // The system prompt kept its room.
+    expect(fitted.estimate.systemTruncated).toBe(false);
+  });
 });

@@ -23,6 +23,8 @@ export interface ContextEstimate {
   readonly budget: number;
   readonly droppedTurns: number;
   readonly systemTruncated: boolean;
+  /** Older observations of the round reduced to an excerpt and where they are kept whole. */
+  readonly reducedObservations: number;
 }
 
 /** What the engine hands the budget: everything that could go into the request. */
@@ -35,8 +37,13 @@ export interface ContextParts {
   readonly history: readonly Message[];
   /** The message this turn answers; never dropped. */
   readonly current: Message;
-  /** This turn's tool round so far (assistant calls, tool results, the ledger); never dropped. */
+  /**
+   * This turn's tool round so far (assistant calls, tool results, the ledger); never dropped.
+   * Older tool results found in `kept` may be reduced to an excerpt and the place it names (where
+   * the whole is kept) when the round would not leave room for the instructions.
+   */
   readonly round: readonly Message[];
+  readonly kept?: ReadonlyMap<Message, string>;
   readonly tools: readonly Tool[];
 }
 
@@ -105,6 +112,47 @@ export async function toolTokens(
   return n;
 }
 
+/** Memory kept beside the instructions when the round is reduced, in tokens. */
+const REDUCE_KEEP_MEMORY = 256;
+/** The excerpt a reduced observation keeps, in tokens. */
+const REDUCED_EXCERPT = 120;
+/** Tool rounds at the end of the round whose results are never reduced. */
+const WHOLE_ROUNDS = 2;
+
+/**
+ * The round within `room` tokens, if it can be: from the oldest, each tool result `kept` names
+ * (outside the last {@link WHOLE_ROUNDS} tool rounds) is replaced by its excerpt and where its
+ * whole is kept, until the round fits. Nothing is dropped, and system messages (the ledger) are
+ * never touched.
+ */
+async function reduceRound(
+  counter: TokenCounter,
+  round: readonly Message[],
+  kept: ReadonlyMap<Message, string> | undefined,
+  room: number,
+): Promise<{ messages: readonly Message[]; tokens: number; count: number }> {
+  let tokens = await sum(counter, round);
+  if (tokens <= room || !kept || kept.size === 0) return { messages: round, tokens, count: 0 };
+  const calls = round.flatMap((m, i) => (m.role === 'assistant' ? [i] : []));
+  const whole = calls.at(-WHOLE_ROUNDS) ?? 0;
+  const messages = [...round];
+  let count = 0;
+  for (let i = 0; i < whole && tokens > room; i++) {
+    const m = messages[i];
+    const where = m ? kept.get(m) : undefined;
+    if (!m || m.role !== 'tool' || where === undefined) continue;
+    const excerpt = await counter.cut(m.content, REDUCED_EXCERPT);
+    const content = `[An older result, reduced to fit the context: its first lines follow; the whole of it is kept in this run, ${where}.]\n${excerpt}${excerpt.length < m.content.length ? '\n…' : ''}`;
+    const before = await messageTokens(counter, m);
+    const after = await messageTokens(counter, { ...m, content });
+    if (after >= before) continue;
+    messages[i] = { ...m, content };
+    tokens += after - before;
+    count++;
+  }
+  return { messages, tokens, count };
+}
+
 /** Groups history into turns: a turn starts at a user message; dropping is turn by turn. */
 function turns(history: readonly Message[]): Message[][] {
   const out: Message[][] = [];
@@ -126,9 +174,13 @@ export async function fitContext(parts: ContextParts, budget: InputBudget): Prom
   const limit = Math.max(0, budget.contextTokens - budget.reservedOutputTokens);
   const tools = await toolTokens(parts.tools, counter);
   const current = await messageTokens(counter, parts.current);
-  const round = await sum(counter, parts.round);
   const systemFull = await counter.count(parts.system);
   const memoryFull = await counter.count(parts.memory);
+  // The round leaves room for the instructions and a little memory, or its older observations
+  // are reduced until it does (the newest calls' results are always shown whole).
+  const roundRoom = limit - tools - current - 2 * PER_MESSAGE - systemFull - REDUCE_KEEP_MEMORY;
+  const reduced = await reduceRound(counter, parts.round, parts.kept, roundRoom);
+  const round = reduced.tokens;
   let left = limit - tools - current - round - PER_MESSAGE;
 
   // History competes with the system prompt; the system prompt's own text (without memory) is
@@ -161,7 +213,7 @@ export async function fitContext(parts: ContextParts, budget: InputBudget): Prom
     ...(systemText === '' ? [] : [{ role: 'system' as const, content: systemText }]),
     ...kept.flat(),
     parts.current,
-    ...parts.round,
+    ...reduced.messages,
   ];
   const total =
     systemTokens +
@@ -184,6 +236,7 @@ export async function fitContext(parts: ContextParts, budget: InputBudget): Prom
       budget: limit,
       droppedTurns: all.length - kept.length,
       systemTruncated,
+      reducedObservations: reduced.count,
     },
   };
 }

@@ -229,6 +229,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
         history: historyMessages(turn.history),
         current: historyMessages([turn.inbound])[0] as Message,
         round: roundSoFar,
+        kept: rebuilt.kept,
         tools: offered,
       },
       model.budget,

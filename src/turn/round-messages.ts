@@ -44,9 +44,12 @@ export function responseFrom(step: ModelResponseStep): AssistantMessage {
 export function roundMessages(steps: readonly StepRecord[]): {
   messages: Message[];
   images: RoundImage[];
+  /** Each observation's message, with where the whole of it is kept (for reducing it). */
+  kept: Map<Message, string>;
 } {
   const out: Message[] = [];
   const images: RoundImage[] = [];
+  const kept = new Map<Message, string>();
   let pending: ArtifactLink[] = [];
   const flush = () => {
     for (const link of pending) images.push({ afterIndex: out.length, link });
@@ -59,16 +62,30 @@ export function roundMessages(steps: readonly StepRecord[]): {
       if (message.toolCalls.length > 0) out.push(message);
     } else if (step.kind === 'observation' && step.callId) {
       const text = step.observation['text'];
-      out.push({
+      const message: Message = {
         role: 'tool',
         toolCallId: step.callId,
         content: typeof text === 'string' ? text : '',
-      });
+      };
+      out.push(message);
+      kept.set(message, keptAt(step.seq, step.observation));
       pending.push(...artifactLinksFrom(step.observation).filter((l) => l.kind === 'image'));
     }
   }
   flush();
-  return { messages: out, images };
+  return { messages: out, images, kept };
+}
+
+/** Where an observation is kept whole: its step, and the artifact holding its full output. */
+function keptAt(seq: number, observation: JsonObject): string {
+  const truncated = observation['truncated'];
+  const artifact =
+    typeof truncated === 'object' && truncated !== null && !Array.isArray(truncated)
+      ? (truncated as JsonObject)['artifactId']
+      : undefined;
+  return typeof artifact === 'string'
+    ? `step ${seq}, artifact ${artifact} (its whole output)`
+    : `step ${seq}`;
 }
 
 export function callsJson(calls: readonly ToolCall[]): JsonValue[] {

@@ -140,7 +140,12 @@ export function describeStep(step: StepAnswer): string {
       const withheld = (data['withheld'] as { name: string; reason: string }[] | undefined) ?? [];
       const line = `${head} round ${JSON.stringify(data['round'] ?? null)}: ${estimate['total'] ?? '?'} tokens estimated (system ${estimate['system']}, memory ${estimate['memory']}, history ${estimate['history']}, current ${estimate['current']}, round ${estimate['round']}, tools ${estimate['tools']}) offered [${offered.join(', ')}]${withheld.length > 0 ? ` withheld [${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')}]` : ''}`;
       const last = data['lastRound'] === true ? [`${' '.repeat(5)}last round: tools removed`] : [];
-      return [line, ...last, ...loadingLines(data['loading'])].join('\n');
+      const reduced = estimate['reducedObservations']
+        ? [
+            `${' '.repeat(5)}${estimate['reducedObservations']} older results reduced to an excerpt to fit the context (kept whole in their steps)`,
+          ]
+        : [];
+      return [line, ...reduced, ...last, ...loadingLines(data['loading'])].join('\n');
     }
     case 'model_response': {
       const data = step.data ?? {};

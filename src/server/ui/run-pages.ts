@@ -131,6 +131,10 @@ function stepBody(step: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin
             ${estimate['budget'] ?? '?'}-token
             budget${
               estimate['droppedTurns'] ? `; ${estimate['droppedTurns']} older turns left out` : ''
+            }${
+              estimate['reducedObservations']
+                ? `; ${estimate['reducedObservations']} older results reduced to an excerpt (kept whole in their steps)`
+                : ''
             })</span
           >
         </p>
