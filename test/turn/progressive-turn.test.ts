@@ -178,4 +178,55 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
       refused: [{ name: 'github__create_pull_request', reason: 'it is no longer granted to you' }],
     });
   });
+
+  it('keeps its activations while parked on a question, and refuses one revoked before the answer', async () => {
+    const run = await start('open a PR for the fix, after asking which branch');
+    let granted = catalog;
+    const replies: ScriptedReply[] = [
+      { toolCalls: [{ name: 'tool_search', arguments: { query: 'open a pull request' } }] },
+      { toolCalls: [{ name: 'request_input', arguments: { question: 'Which branch?' } }] },
+      { content: 'I can no longer open pull requests.' },
+    ];
+    const asking = environment(mesh, () => granted, replies);
+    const parked = await drive(asking.env, run);
+    expect(parked.status).toBe('awaiting_input');
+    // Parked: no lease, and the loaded tool is kept in the run's checkpoint.
+    const waiting = (await mesh.ledger.run(run.id)) as RunRecord;
+    expect(waiting).toMatchObject({ status: 'awaiting_input', leaseOwner: null });
+    expect(waiting.checkpoint['activations']).toContainEqual(
+      expect.objectContaining({ name: 'github__create_pull_request' }),
+    );
+
+    // While it waits, the operator revokes the tool; then Ada answers and a worker resumes.
+    granted = catalog.filter((d) => d.tool.name !== 'github__create_pull_request');
+    const answered = await mesh.ledger.answer({
+      runId: run.id,
+      actor: 'ada',
+      body: 'main',
+      messageId: crypto.randomUUID(),
+      observation: { kind: 'result', text: 'ada answered: main' },
+    });
+    expect(answered.kind).toBe('answered');
+    const claimed = await mesh.ledger.claim('resumer', 60_000);
+    expect(claimed?.id).toBe(run.id);
+    const resumed = environment(mesh, () => granted, replies);
+    const end = await turnDriver(resumed.env).drive({
+      run: claimed as RunRecord,
+      lease: { runId: run.id, owner: 'resumer', epoch: (claimed as RunRecord).leaseEpoch },
+      ledger: mesh.ledger,
+      signal: new AbortController().signal,
+    });
+    expect(end).toEqual({ status: 'succeeded', reason: null });
+    const sent = resumed.requests[0];
+    expect(sent?.tools.map((t) => t.name)).not.toContain('github__create_pull_request');
+    expect(
+      sent?.messages.find((m) => m.role === 'tool' && m.content === 'ada answered: main'),
+    ).toBeDefined();
+    const notice = sent?.messages.find(
+      (m) => m.role === 'system' && m.content.startsWith('Tools you had loaded'),
+    );
+    expect(notice?.content).toContain(
+      'github__create_pull_request (it is no longer granted to you)',
+    );
+  });
 });
