@@ -146,7 +146,7 @@ export function answerQuestion(
     await settleQuestionCall(tx, answer.runId, question, seq, 'completed', answer.observation);
     await tx.query(
       `update run_questions set state = 'answered', answered_by = $3, answer_message_id = $4, settled_at = now()
-       where run_id = $1 and call_id = $2`,
+       where run_id = $1 and call_id = $2 and state = 'open'`,
       [answer.runId, question.callId, answer.actor, message.id],
     );
     const { expired: _expired, ...record } = question;
@@ -204,6 +204,8 @@ export async function dueQuestions(q: Queryable, limit: number): Promise<Expirin
  */
 export function expireQuestion(db: Db, expiry: NewExpiry): Promise<boolean> {
   return db.transaction(async (tx) => {
+    // The run's row first, as an answer locks it: the two serialize instead of deadlocking.
+    await tx.query(`select 1 from runs where id = $1 for update`, [expiry.runId]);
     const { rows } = await tx.query<Pick<QuestionRecord, 'callId' | 'stepSeq'>>(
       `update run_questions set state = 'expired', settled_at = now()
        where run_id = $1 and call_id = $2 and state = 'open' and expires_at <= now()
