@@ -225,12 +225,17 @@ describe('web UI in a browser (pglite)', () => {
       'forget',
       'request_input',
     ]);
+    // Withheld tools come grouped by reason, with counts, folded under one line.
     const withheld = (await request.locator('.withheld li').allTextContents()).map((w) =>
       w.replace(/\s+/g, ' ').trim(),
     );
-    expect(withheld).toContain('recall — disabled for this agent');
+    expect(withheld).toContain('1 disabled for this agent: recall');
     expect(withheld).toContain(
-      'tracker_search_issues — needs secret tracker_api_token, not captured for this agent',
+      '3 needs secret tracker_api_token, not captured for this agent: tracker_search_issues tracker_get_issue tracker_create_issue',
+    );
+    await expect(request.locator('.withheld li').first().isVisible()).resolves.toBe(false);
+    await expect(text(request.locator('.withheld summary'))).resolves.toMatch(
+      /^Withheld \d+ tools: /,
     );
     await screenshot(page, 'run-disabled');
 

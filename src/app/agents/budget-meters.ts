@@ -68,3 +68,6 @@ export function budgetJson(budget: Budget): Record<Meter, number> {
     out[meter] = budget[spec.budget] / spec.unit;
   return out;
 }
+
+/** A run's budget and usage as stored, read for the faces (the run layer's readers). */
+export { budgetFrom, formatSeconds, usageFrom } from '../../run/budget.ts';

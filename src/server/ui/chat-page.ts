@@ -74,6 +74,13 @@ export function chatPage(
                       </div>
                       <div class="body">${m.body}</div>
                       ${
+                        run?.status === 'failed'
+                          ? html`<p class="run-error" role="alert">
+                              The turn failed: ${run.reason ?? 'no reason recorded'}
+                            </p>`
+                          : ''
+                      }
+                      ${
                         question
                           ? questionPanel(
                               session,

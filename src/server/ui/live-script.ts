@@ -23,6 +23,18 @@ export const LIVE_SCRIPT = `'use strict';
       document.querySelectorAll('[data-run-reason="' + state.run_id + '"]').forEach(function (el) {
         el.textContent = state.reason ? ' ' + state.reason : '';
       });
+      if (state.final && state.status === 'failed') {
+        // A failed turn is an error on the message it answered, never a quiet success.
+        document.querySelectorAll('[data-run-status="' + state.run_id + '"]').forEach(function (el) {
+          var item = el.closest('li.message');
+          if (!item || item.querySelector('.run-error')) return;
+          var error = document.createElement('p');
+          error.className = 'run-error';
+          error.setAttribute('role', 'alert');
+          error.textContent = 'The turn failed: ' + (state.reason || 'no reason recorded');
+          item.appendChild(error);
+        });
+      }
       if (state.final) {
         // A chat page's Send waits for the turn it follows: free it, and drop the note.
         document.querySelectorAll('[data-busy-while="' + state.run_id + '"]').forEach(function (el) {

@@ -4,6 +4,14 @@ import { isRenderable } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
 import type { QuestionRecord } from '../../app/records.ts';
 import { questionPanel } from './question-panel.ts';
+import {
+  budgetMeters,
+  runHeadline,
+  stepTiming,
+  timelineOf,
+  withheldGroups,
+  type TimelineSpan,
+} from './run-timeline.ts';
 import { html, type Html } from './html.ts';
 import { agentHeader, layout, listTable, time, type PageSession } from './layout.ts';
 
@@ -148,17 +156,7 @@ function stepBody(step: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin
                 : offered.map((n) => html`<code class="tool">${n}</code> `)
           }
         </div>
-        ${loadingBody(data['loading'])}
-        ${
-          withheld.length > 0
-            ? html`<div class="withheld">
-                <span class="label">Withheld</span>
-                <ul>
-                  ${withheld.map((w) => html`<li><code>${w.name}</code> — ${w.reason}</li>`)}
-                </ul>
-              </div>`
-            : ''
-        }`;
+        ${loadingBody(data['loading'])} ${withheldGroups(withheld)}`;
     }
     case 'model_response': {
       const calls = (data['toolCalls'] as { name: string; arguments?: string }[] | undefined) ?? [];
@@ -236,13 +234,21 @@ function effectTable(effects: readonly OutboundEventRecord[]): Html {
     )}`;
 }
 
-/** One step of a run page's list (also what its live stream sends for a new step). */
-export function stepItem(s: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin>): Html {
+/**
+ * One step of a run page's list (also what its live stream sends for a new step): its start and
+ * duration, and with the run's `span` its bar on the waterfall.
+ */
+export function stepItem(
+  s: StepRecord,
+  mapped: ReadonlyMap<string, RemoteNameOrigin>,
+  span?: TimelineSpan,
+): Html {
   return html`<li class="step ${s.kind}" data-kind="${s.kind}" data-seq="${s.seq}">
     <div class="step-head">
       <span class="seq">${s.seq}</span> <strong>${s.kind.replace('_', ' ')}</strong>
       <span class="status ${s.status}">${s.status}</span>
       <span class="muted">${time(s.startedAt)}</span>
+      ${stepTiming(s, span)}
     </div>
     ${stepBody(s, mapped)}
   </li>`;
@@ -265,10 +271,12 @@ export function runPage(
 ): string {
   const live = isLive(run);
   const open = questions.find((q) => q.state === 'open');
+  const span = timelineOf(run, steps);
   return layout(
     `Run ${run.id.slice(0, 8)}`,
     session,
     html`<h1>Run <code>${run.id}</code></h1>
+      ${runHeadline(run, questions)}
       <dl class="summary">
         <dt>Agent</dt>
         <dd>
@@ -283,10 +291,8 @@ export function runPage(
             >${run.reason ? ` ${run.reason}` : ''}</span
           >
         </dd>
-        <dt>Usage</dt>
-        <dd><code>${JSON.stringify(run.usage)}</code></dd>
         <dt>Budget</dt>
-        <dd><code>${JSON.stringify(run.budget)}</code></dd>
+        <dd>${budgetMeters(run)}</dd>
         <dt>Commit boundary</dt>
         <dd>
           ${run.committedAt ? time(run.committedAt) : html`<span class="muted">not crossed</span>`}
@@ -305,19 +311,13 @@ export function runPage(
             : ''
         }
       </dl>
-      ${
-        open
-          ? html`<h2>Waiting for an answer</h2>
-              <blockquote class="question-text">${open.question}</blockquote>
-              ${questionPanel(session, open, `/runs/${run.id}`)}`
-          : ''
-      }
+      ${open ? html`${questionPanel(session, open, `/runs/${run.id}`)}` : ''}
       ${effects.length === 0 ? '' : effectTable(effects)}
       <ol
         class="steps"
         ${live ? html`data-events="/runs/${run.id}/events" data-after="${steps.at(-1)?.seq ?? 0}"` : ''}
       >
-        ${steps.map((s) => stepItem(s, mapped))}
+        ${steps.map((s) => stepItem(s, mapped, span))}
       </ol>`,
     live,
   );

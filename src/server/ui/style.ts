@@ -72,5 +72,34 @@ pre { background: #f2f4f7; padding: .5rem; border-radius: 5px; overflow-x: auto;
 .summary { display: grid; grid-template-columns: 160px 1fr; gap: .2rem .8rem; background: #fff; padding: .8rem 1rem; border: 1px solid var(--line); border-radius: 8px; }
 .summary dt { color: var(--muted); } .summary dd { margin: 0; }
 .status.succeeded, .status.completed { color: var(--ok); } .status.failed, .status.refused, .status.unknown { color: var(--bad); }
+.run-error { margin: .3rem 0 0; padding: .35rem .6rem; border-radius: 5px; background: #fdecea; color: var(--bad); font-size: .85rem; }
+.headline { padding: .6rem .9rem; border-radius: 6px; margin: .4rem 0 .8rem; }
+.headline.error { background: #fdecea; color: var(--bad); } .headline.waiting { background: #fff4e5; }
+.meters { list-style: none; padding: 0; margin: 0; display: grid; gap: .15rem; }
+.meter-row { display: grid; grid-template-columns: 9rem minmax(6rem, 14rem) 1fr; gap: .6rem; align-items: center; font-size: .85rem; }
+.meter-row meter { width: 100%; }
+.duration { font-size: .8rem; color: var(--muted); margin-left: .4rem; }
+svg.waterfall { display: block; width: 100%; height: 6px; margin: .25rem 0 .1rem; }
+svg.waterfall rect { fill: #98a2b3; } svg.waterfall rect.track { fill: #eef1f6; }
+svg.waterfall.model_request rect:not(.track) { fill: var(--accent); } svg.waterfall.tool_call rect:not(.track) { fill: var(--warn); }
+svg.waterfall.observation rect:not(.track) { fill: var(--ok); }
+details.withheld summary { cursor: pointer; }
 .login { max-width: 420px; margin: 4rem auto; background: #fff; padding: 1.5rem; border: 1px solid var(--line); border-radius: 8px; }
+h1 code { word-break: break-all; }
+code { overflow-wrap: anywhere; }
+@media (max-width: 640px) {
+  header { flex-wrap: wrap; gap: .5rem; padding: .6rem .8rem; }
+  header nav { flex-wrap: wrap; gap: .4rem .9rem; }
+  main { padding: .8rem .7rem 2rem; }
+  .chat { grid-template-columns: 1fr; }
+  .chat aside { flex-direction: row; overflow-x: auto; }
+  .message { max-width: 100%; }
+  .summary { grid-template-columns: 1fr; }
+  .meter-row { grid-template-columns: 1fr 1fr; }
+  .meter-row .meter-text { grid-column: 1 / -1; }
+  table { display: block; overflow-x: auto; }
+  .tabs { overflow-x: auto; }
+  .stack { max-width: 100%; }
+  .fields { grid-template-columns: 1fr; }
+}
 `;

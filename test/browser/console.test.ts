@@ -1,0 +1,142 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/store/db.ts';
+import { launchBrowser, login, screenshot } from '../support/browser.ts';
+import { freshPglite } from '../support/db.ts';
+import {
+  startFakeChatCompletions,
+  type FakeChatCompletions,
+} from '../support/fake-chat-completions.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { fakeModelAgent } from '../support/turn.ts';
+
+/*
+ * Issue 36, the operator console, in a real browser: a run page as a timeline (each step's
+ * duration on a waterfall, each budget meter against its limit, withheld tools grouped and
+ * folded), a failed turn shown as an error, and the chat and run pages usable at 390 px.
+ */
+describe('the operator console in a browser', () => {
+  let db: Db;
+  let server: TestServer;
+  let model: FakeChatCompletions;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    db = await freshPglite();
+    server = await startTestServer(db);
+    model = await startFakeChatCompletions();
+    await fakeModelAgent(server.mesh, model.baseUrl, 'ops');
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    await login(page, server.url, server.token);
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await server?.close();
+    await model?.close();
+    await db?.close();
+  }, 60_000);
+
+  /** Sends `body` in a new conversation and waits for the page the post lands on. */
+  async function send(body: string): Promise<void> {
+    await page.goto(`${server.url}agents/ops/chat`);
+    await page.fill('form.send textarea[name=body]', body);
+    await Promise.all([page.waitForURL(/conversation=/), page.click('form.send button')]);
+  }
+
+  /** Whether the page scrolls sideways (wider than its viewport). */
+  const overflows = (p: Page) =>
+    p.evaluate<boolean>(
+      'document.documentElement.scrollWidth > document.documentElement.clientWidth',
+    );
+
+  it('shows a run as a timeline: durations, budget meters, withheld tools grouped and folded', async () => {
+    model.enqueue(
+      {
+        kind: 'completion',
+        content: null,
+        toolCalls: [
+          { id: 'r1', name: 'remember', arguments: '{"content":"the freeze is Monday"}' },
+        ],
+      },
+      { kind: 'completion', content: 'Noted: the freeze is Monday.' },
+    );
+    await send('remember that the freeze is Monday');
+    await page.locator('li.message.outbound', { hasText: 'Noted: the freeze' }).waitFor();
+    await Promise.all([page.waitForURL(/\/runs\//), page.locator('a.run-link').last().click()]);
+
+    // Each step has a duration and a bar on the waterfall.
+    const steps = page.locator('li.step');
+    const count = await steps.count();
+    expect(count).toBeGreaterThanOrEqual(6);
+    await expect(page.locator('li.step .duration').count()).resolves.toBe(count);
+    await expect(page.locator('li.step svg.waterfall').count()).resolves.toBe(count);
+    const waited = await page
+      .locator('li.step[data-kind=model_request] .duration')
+      .first()
+      .textContent();
+    expect(waited).toMatch(/^\d+(\.\d)? (ms|s)$/);
+
+    // The budget as meters against their limits, not raw JSON.
+    const meters = page.locator('ul.meters li.meter-row');
+    await expect(meters.locator('meter').count()).resolves.toBeGreaterThanOrEqual(6);
+    await expect(
+      page.locator('li.meter-row[data-meter=rounds] .meter-text').textContent(),
+    ).resolves.toBe('2 of 3');
+    await expect(
+      page.locator('li.meter-row[data-meter="tool calls"] .meter-text').textContent(),
+    ).resolves.toBe('1 of 16');
+    await expect(page.locator('.summary').textContent()).resolves.not.toContain('"maxRounds"');
+
+    // Withheld tools: grouped by reason with counts, folded; at most 5 lines show unfolded.
+    const withheld = page.locator('li.step[data-kind=model_request]').first().locator('.withheld');
+    const summary = withheld.locator('summary');
+    await expect(summary.textContent()).resolves.toMatch(/Withheld\s+\d+\s+tools:\s+\d+ needs/);
+    await expect(withheld.locator('li').first().isVisible()).resolves.toBe(false);
+    const box = await summary.boundingBox();
+    const lineHeight = await summary.evaluate((el) =>
+      parseFloat(
+        (
+          globalThis as unknown as {
+            getComputedStyle(e: unknown): { lineHeight: string };
+          }
+        ).getComputedStyle(el).lineHeight,
+      ),
+    );
+    expect((box?.height ?? 0) / lineHeight).toBeLessThanOrEqual(5);
+    await summary.click();
+    await expect(withheld.locator('li').first().isVisible()).resolves.toBe(true);
+    await screenshot(page, 'console-run');
+
+    // At 390 px the run page does not scroll sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    expect(await overflows(page)).toBe(false);
+    await screenshot(page, 'console-run-390');
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 60_000);
+
+  it('shows a failed turn as an error, live and after a reload, and fits the chat at 390 px', async () => {
+    // Every attempt fails: the turn ends failed with the provider's message.
+    for (let i = 0; i < 8; i++)
+      model.enqueue({ kind: 'error', status: 500, message: 'the model is down' });
+    await send('hello?');
+    const error = page.locator('li.message.inbound .run-error');
+    await error.waitFor();
+    await expect(error.textContent()).resolves.toContain('The turn failed: model call failed');
+    await expect(page.locator('p.flash.ok', { hasText: 'failed' }).count()).resolves.toBe(0);
+    await page.reload();
+    await expect(page.locator('li.message.inbound .run-error').count()).resolves.toBe(1);
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    expect(await overflows(page)).toBe(false);
+    await screenshot(page, 'console-chat-390');
+  }, 60_000);
+});
