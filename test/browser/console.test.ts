@@ -56,6 +56,50 @@ describe('the operator console in a browser', () => {
       'document.documentElement.scrollWidth > document.documentElement.clientWidth',
     );
 
+  it('shows a sent message working, then its steps as they happen, then the reply, with no reload', async () => {
+    let first!: () => void;
+    let second!: () => void;
+    model.enqueue(
+      {
+        kind: 'after',
+        gate: new Promise<void>((resolve) => (first = resolve)),
+        reply: {
+          kind: 'completion',
+          content: null,
+          toolCalls: [{ id: 'w1', name: 'remember', arguments: '{"content":"standup is at 9"}' }],
+        },
+      },
+      {
+        kind: 'after',
+        gate: new Promise<void>((resolve) => (second = resolve)),
+        reply: { kind: 'completion', content: 'Noted: standup is at 9.' },
+      },
+    );
+    await send('remember that standup is at 9');
+    let navigations = 0;
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations++;
+    });
+    // Working: the message is there, Send waits, and the model is being asked.
+    const sent = page.locator('li.message.inbound', { hasText: 'standup is at 9' });
+    await expect(page.locator('form.send button').isDisabled()).resolves.toBe(true);
+    await page.locator('[data-busy-note]').waitFor();
+    await sent.locator('ol.activity li', { hasText: 'Asking the model (round 1)' }).waitFor();
+    await screenshot(page, 'console-chat-working');
+    first();
+    await sent.locator('ol.activity li', { hasText: 'Calling remember' }).waitFor();
+    await sent.locator('ol.activity li', { hasText: 'remember: done' }).waitFor();
+    await sent.locator('ol.activity li', { hasText: 'Asking the model (round 2)' }).waitFor();
+    await expect(
+      page.locator('li.message.outbound', { hasText: 'standup is at 9' }).count(),
+    ).resolves.toBe(0);
+    second();
+    await page.locator('li.message.outbound', { hasText: 'Noted: standup is at 9.' }).waitFor();
+    await expect.poll(() => page.locator('form.send button').isDisabled()).toBe(false);
+    await expect(page.locator('[data-busy-note]').count()).resolves.toBe(0);
+    expect(navigations).toBe(0);
+  }, 60_000);
+
   it('shows a run as a timeline: durations, budget meters, withheld tools grouped and folded', async () => {
     model.enqueue(
       {

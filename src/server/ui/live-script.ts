@@ -2,7 +2,8 @@
  * The pages' one script (served as /assets/live.js, allowed by the pages' `script-src 'self'`):
  * it follows a run's event stream (`/runs/{run}/events`, authorized by the session cookie) and
  * updates the page in place. A run page appends each new step as the server rendered it and
- * updates the status; a chat page appends the reply, updates the run's link and frees Send
+ * updates the status; a chat page lists the turn's steps under the message as they happen
+ * (requests to the model, calls, their results), appends the reply, updates the run's link and frees Send
  * (disabled while the turn it follows runs) once that run ends, and reloads when the run parked
  * on a question, so the question shows with its answer form. A page without
  * it is the same page, only not updated until reloaded.
@@ -65,8 +66,38 @@ export const LIVE_SCRIPT = `'use strict';
     });
   });
 
+  /** What a step of a turn is, in a few words for the chat (undefined: not worth a line). */
+  function activity(step) {
+    if (step.kind === 'model_request')
+      return 'Asking the model (round ' + ((step.data && step.data.round) || '?') + ')…';
+    if (step.kind === 'tool_call') return 'Calling ' + step.toolName + '…';
+    if (step.kind === 'observation') {
+      var kind = (step.observation && step.observation.kind) || 'result';
+      return step.toolName + ': ' + (kind === 'result' ? 'done' : kind.replace('_', ' '));
+    }
+    return undefined;
+  }
+
   document.querySelectorAll('ol[data-reply-events]').forEach(function (list) {
     follow(list.getAttribute('data-reply-events'), '0', {
+      step: function (step) {
+        var text = activity(step);
+        var link = list.querySelector('[data-run-status="' + step.runId + '"]');
+        var item = link && link.closest('li.message');
+        if (!text || !item) return;
+        var steps = item.querySelector('ol.activity');
+        if (!steps) {
+          steps = document.createElement('ol');
+          steps.className = 'activity';
+          item.appendChild(steps);
+        }
+        if (steps.querySelector('[data-seq="' + step.seq + '"]')) return;
+        var line = document.createElement('li');
+        line.setAttribute('data-seq', String(step.seq));
+        line.setAttribute('data-kind', step.kind);
+        line.textContent = text;
+        steps.appendChild(line);
+      },
       reply: function (reply) {
         if (list.querySelector('[data-message="' + reply.message_id + '"]')) return;
         var item = document.createElement('li');

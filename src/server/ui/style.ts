@@ -72,6 +72,8 @@ pre { background: #f2f4f7; padding: .5rem; border-radius: 5px; overflow-x: auto;
 .summary { display: grid; grid-template-columns: 160px 1fr; gap: .2rem .8rem; background: #fff; padding: .8rem 1rem; border: 1px solid var(--line); border-radius: 8px; }
 .summary dt { color: var(--muted); } .summary dd { margin: 0; }
 .status.succeeded, .status.completed { color: var(--ok); } .status.failed, .status.refused, .status.unknown { color: var(--bad); }
+ol.activity { list-style: none; margin: .3rem 0 0; padding: 0; font-size: .8rem; color: var(--muted); }
+ol.activity li::before { content: '· '; }
 .run-error { margin: .3rem 0 0; padding: .35rem .6rem; border-radius: 5px; background: #fdecea; color: var(--bad); font-size: .85rem; }
 .headline { padding: .6rem .9rem; border-radius: 6px; margin: .4rem 0 .8rem; }
 .headline.error { background: #fdecea; color: var(--bad); } .headline.waiting { background: #fff4e5; }
