@@ -11,6 +11,7 @@ import {
 } from '../store/conversations.ts';
 import { listToolProviders as listToolProviderRows } from '../store/mcp.ts';
 import { questionsOfConversation, questionsOfRun } from '../store/questions.ts';
+import * as usage from '../store/usage.ts';
 import type { QuestionRecord } from '../run/questions.ts';
 import {
   findModelProvider as findModelProviderRow,
@@ -115,4 +116,27 @@ export function conversationQuestions(
 /** The questions a run asked, oldest first. */
 export function runQuestions(mesh: Mesh, runId: string): Promise<QuestionRecord[]> {
   return questionsOfRun(mesh.db, runId);
+}
+
+/** Runs, tokens and tool calls per day per agent over the last `days` days. */
+export function usageByDay(mesh: Mesh, days: number): Promise<usage.UsageDay[]> {
+  return usage.usageByDay(mesh.db, days);
+}
+
+/** The commonest ways runs failed over the last `days` days. */
+export function failuresByReason(
+  mesh: Mesh,
+  days: number,
+  limit: number,
+): Promise<usage.FailureCount[]> {
+  return usage.failuresByReason(mesh.db, days, limit);
+}
+
+/** The slowest tools over the last `days` days, by their 95th percentile. */
+export function slowestTools(
+  mesh: Mesh,
+  days: number,
+  limit: number,
+): Promise<usage.ToolLatency[]> {
+  return usage.slowestTools(mesh.db, days, limit);
 }

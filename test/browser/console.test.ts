@@ -72,7 +72,11 @@ describe('the operator console in a browser', () => {
       {
         kind: 'after',
         gate: new Promise<void>((resolve) => (second = resolve)),
-        reply: { kind: 'completion', content: 'Noted: standup is at 9.' },
+        reply: {
+          kind: 'completion',
+          content: 'Noted: standup is at 9.',
+          usage: { promptTokens: 900, completionTokens: 12, totalTokens: 912 },
+        },
       },
     );
     await send('remember that standup is at 9');
@@ -182,5 +186,41 @@ describe('the operator console in a browser', () => {
     await page.reload();
     expect(await overflows(page)).toBe(false);
     await screenshot(page, 'console-chat-390');
+  }, 60_000);
+
+  it('charts usage from the real runs: runs, tokens and tool calls per day, failures, slowest tools', async () => {
+    await page.goto(`${server.url}usage`);
+    const today = new Date().toISOString().slice(0, 10);
+    const runs = page.locator('figure.chart[data-metric=runs]');
+    // The runs above: three turns and one failure, all today, all of the agent `ops`.
+    await expect(runs.locator('rect.series-0 title').allTextContents()).resolves.toEqual([
+      `${today} · ops: 3 runs`,
+    ]);
+    const tokens = await page
+      .locator('figure.chart[data-metric=tokens] rect.series-0 title')
+      .textContent();
+    expect(tokens).toBe(`${today} · ops: 912 tokens`);
+    await expect(
+      page.locator('figure.chart[data-metric=tool_calls] rect.series-0 title').textContent(),
+    ).resolves.toBe(`${today} · ops: 2 tool calls`);
+    await expect(page.locator('ul.legend li').allTextContents()).resolves.toEqual([
+      expect.stringContaining('ops'),
+    ]);
+    const failure = page.locator('tr', { hasText: 'model call failed' });
+    await expect(failure.locator('td').first().textContent()).resolves.toBe('1');
+    await expect(page.locator('td.latency').count()).resolves.toBe(1);
+    await expect(
+      page.locator('tr', { hasText: 'remember' }).locator('td').nth(1).textContent(),
+    ).resolves.toBe('2');
+    await screenshot(page, 'console-usage');
+
+    // The API answers the numbers the chart was drawn from.
+    const api = await server.api('GET', '/api/usage?days=7');
+    expect(api.status).toBe(200);
+    expect(api.json).toMatchObject({
+      days: 7,
+      by_day: [{ day: today, agent: 'ops', runs: 3, tool_calls: 2 }],
+      slowest_tools: [{ tool: 'remember', calls: 2 }],
+    });
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 import { MAX_WAIT_S } from '../conversations/operations.ts';
 import { AGENT_FIELD, LIMIT_FIELD, RUN_FIELD } from '../operations/fields.ts';
 import { answerRunOperation } from './answer-operation.ts';
+import { usageOperation } from './usage-operation.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { isoText, runSummaryJson } from '../views.ts';
 import { runLines, type RunAnswer } from './run-lines.ts';
@@ -225,4 +226,5 @@ export const runOperations = [
   showArtifactOperation,
   agentRunsOperation,
   answerRunOperation,
+  usageOperation,
 ] as const;

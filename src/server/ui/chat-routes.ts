@@ -17,6 +17,8 @@ import { sendMessage } from '../../app/conversations/turns.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { listRunsOperation } from '../../app/runs/operations.ts';
 import { answerRunOperation } from '../../app/runs/answer-operation.ts';
+import { usageOperation } from '../../app/runs/usage-operation.ts';
+import { usagePage } from './usage-page.ts';
 import { resolveRun } from '../../app/runs/run-ref.ts';
 import { allRunsPage } from './all-runs-page.ts';
 import { MeshError } from '../../tool/errors.ts';
@@ -104,6 +106,20 @@ export const chatRoutes: readonly UiRoute[] = [
       return {
         page: runsPage(session, agent, await listRuns(mesh, { agentId: agent.id, limit: 100 })),
       };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/usage',
+    handle: async ({ mesh, session, query }) => {
+      const days = Number(query.get('days') ?? '14');
+      const usage = await invokeOperation(
+        mesh,
+        usageOperation,
+        Number.isSafeInteger(days) && days >= 1 && days <= 90 ? { days } : {},
+        session,
+      );
+      return { page: usagePage(session, usage) };
     },
   },
   {

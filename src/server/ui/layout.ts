@@ -33,6 +33,7 @@ export function layout(
     ? html`<nav>
         <a href="/agents">Agents</a>
         <a href="/runs">Runs</a>
+        <a href="/usage">Usage</a>
         <a href="/providers">Model providers</a>
         <a href="/packages">Packages</a>
         <a href="/workspaces">Workspaces</a>
