@@ -86,8 +86,22 @@ function takeFlash(raw: string | undefined): Flash | undefined {
   if (!raw) return undefined;
   try {
     const value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<Flash>;
-    if ((value.kind === 'ok' || value.kind === 'error') && typeof value.text === 'string')
-      return { kind: value.kind, text: value.text.slice(0, 500) };
+    if ((value.kind === 'ok' || value.kind === 'error') && typeof value.text === 'string') {
+      const kept =
+        typeof value.kept === 'object' && value.kept !== null
+          ? Object.fromEntries(
+              Object.entries(value.kept).filter(
+                (e): e is [string, string] => typeof e[1] === 'string',
+              ),
+            )
+          : undefined;
+      return {
+        kind: value.kind,
+        text: value.text.slice(0, 500),
+        ...(kept ? { kept } : {}),
+        ...(typeof value.field === 'string' ? { field: value.field.slice(0, 100) } : {}),
+      };
+    }
   } catch {
     // A garbled notice is dropped.
   }

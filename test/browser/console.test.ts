@@ -223,4 +223,30 @@ describe('the operator console in a browser', () => {
       slowest_tools: [{ tool: 'remember', calls: 2 }],
     });
   }, 60_000);
+
+  it('keeps what was typed in a refused form, names the field in the form’s words, shows it as an error', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${server.url}agents/ops/settings`);
+    const form = page.locator('form[action="/agents/ops/budget"]');
+    await form.locator('input[name=tool_calls]').fill('40');
+    await form.locator('input[name=rounds]').fill('500');
+    await Promise.all([page.waitForURL(/\/agents\/ops\/settings/), form.locator('button').click()]);
+    await expect(page.locator('p.flash.error').count()).resolves.toBe(1);
+    await expect(page.locator('p.flash.ok').count()).resolves.toBe(0);
+    const again = page.locator('form[action="/agents/ops/budget"]');
+    await expect(again.locator('input[name=rounds]').inputValue()).resolves.toBe('500');
+    await expect(again.locator('input[name=tool_calls]').inputValue()).resolves.toBe('40');
+    await expect(again.locator('.field-error').textContent()).resolves.toBe(
+      'Rounds (model requests): must be <= 200',
+    );
+    await screenshot(page, 'console-refused-form');
+    // Nothing was saved: the profile is still the default.
+    const shown = await server.api('GET', '/api/agents/ops');
+    expect((shown.json as { budget: { rounds: number; tool_calls: number } }).budget).toMatchObject(
+      {
+        rounds: 3,
+        tool_calls: 16,
+      },
+    );
+  }, 60_000);
 });

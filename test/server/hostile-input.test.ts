@@ -352,7 +352,19 @@ describe.each(testDatabases())('hostile requests to every route on $name', (data
           expect(res.status, `${where} ${text.slice(0, 300)}`).toBeLessThan(500);
           const flash = /mesh_flash=([^;]*)/.exec(res.headers.get('set-cookie') ?? '')?.[1] ?? '';
           const notice = flash ? Buffer.from(flash, 'base64url').toString('utf8') : '';
-          expect(notice, where).not.toContain(CANARY);
+          // A refusal's message quotes nothing that was sent. The form's own fields come back to
+          // the person who typed them (to fill the form again), never a secret's or a stray key's.
+          const parsed = (notice ? JSON.parse(notice) : {}) as {
+            text?: string;
+            kept?: Record<string, string>;
+          };
+          expect(parsed.text ?? '', where).not.toContain(CANARY);
+          for (const name of Object.keys(parsed.kept ?? {})) {
+            expect(name, where).toMatch(/^[a-z][a-z0-9_]{0,40}$/);
+            expect(name, where).not.toMatch(
+              /(^|_)(key|token|secret|password|value|credential)($|_)/,
+            );
+          }
           if (res.status >= 400) {
             expect(text, where).not.toContain(CANARY);
             if (res.status === 400) expect(text, where).toMatch(/`(form|path|query)[.`]/);

@@ -3,7 +3,16 @@ import type { AgentRecord, ModelProviderRecord } from '../../app/records.ts';
 import type { JsonValue } from '../../model/json.ts';
 import { audienceForm, secretStatus, toggle } from './controls.ts';
 import { html, type Html } from './html.ts';
-import { agentHeader, csrfField, layout, listTable, time, type PageSession } from './layout.ts';
+import {
+  agentHeader,
+  csrfField,
+  fieldError,
+  layout,
+  listTable,
+  sticky,
+  time,
+  type PageSession,
+} from './layout.ts';
 import { manifestToolTable, packageHeading } from './tool-table.ts';
 import type { BudgetAnswer } from '../../app/agents/budget-operation.ts';
 
@@ -61,16 +70,37 @@ export function agentsPage(
             required
             pattern="[a-z0-9][a-z0-9_\\-]{0,62}"
             placeholder="lowercase, digits, - and _"
-        /></label>
+            value="${sticky(session, 'name', '')}"
+          />${fieldError(session, 'name', 'Name')}</label
+        >
         <label
           >Model provider
           <select name="provider">
             <option value="">none</option>
-            ${providers.map((p) => html`<option value="${p.name}">${p.name}</option>`)}
-          </select></label
+            ${providers.map(
+              (p) =>
+                html`<option
+                  value="${p.name}"
+                  ${sticky(session, 'provider', '') === p.name ? html` selected` : ''}
+                >
+                  ${p.name}
+                </option>`,
+            )}</select
+          >${fieldError(session, 'provider', 'Model provider')}</label
         >
-        <label>Model <input name="model" placeholder="e.g. openai/gpt-4o-mini" /></label>
-        <label>Persona <textarea name="persona" rows="3"></textarea></label>
+        <label
+          >Model
+          <input
+            name="model"
+            placeholder="e.g. openai/gpt-4o-mini"
+            value="${sticky(session, 'model', '')}"
+          />${fieldError(session, 'model', 'Model')}</label
+        >
+        <label
+          >Persona
+          <textarea name="persona" rows="3">${sticky(session, 'persona', '')}</textarea
+          >${fieldError(session, 'persona', 'Persona')}</label
+        >
         <button>Create agent</button>
       </form>`,
   );
@@ -314,8 +344,12 @@ function budgetForm(session: PageSession, agent: AgentRecord, budget: BudgetAnsw
               name="${name}"
               type="number"
               min="1"
-              value="${String(budget.budget[name])}"
-            />${budget.set.includes(name) ? '' : html` <span class="muted">default</span>`}</label
+              value="${sticky(session, name, String(budget.budget[name]))}"
+            />${budget.set.includes(name) ? '' : html` <span class="muted">default</span>`}${fieldError(
+              session,
+              name,
+              label,
+            )}</label
           >`,
       )}
       <button>Save budget</button>

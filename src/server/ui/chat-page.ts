@@ -7,7 +7,7 @@ import type {
 import type { QuestionRecord } from '../../app/records.ts';
 import { html } from './html.ts';
 import { questionPanel } from './question-panel.ts';
-import { agentHeader, csrfField, layout, time, type PageSession } from './layout.ts';
+import { agentHeader, csrfField, layout, sticky, time, type PageSession } from './layout.ts';
 import { isLive } from './run-pages.ts';
 
 /** The Chat tab: the agent's conversations, the open one's messages with their runs, the send form. */
@@ -111,7 +111,8 @@ export function chatPage(
                     </select></label
                   >`
             }
-            <textarea name="body" rows="3" required placeholder="Message ${agent.name}"></textarea>
+            <textarea name="body" rows="3" required placeholder="Message ${agent.name}">
+${sticky(session, 'body', '')}</textarea>
             ${
               following
                 ? html`<button disabled data-busy-while="${following.id}">Send</button>

@@ -4,7 +4,31 @@ import { html, type Html } from './html.ts';
 /** What every signed-in page knows: the session's CSRF token and a one-shot notice. */
 export interface PageSession {
   readonly csrf: string;
-  readonly flash?: { readonly kind: 'ok' | 'error'; readonly text: string } | undefined;
+  readonly flash?:
+    | {
+        readonly kind: 'ok' | 'error';
+        readonly text: string;
+        /** What a refused form held, to show again; and the field the refusal names. */
+        readonly kept?: Readonly<Record<string, string>>;
+        readonly field?: string;
+      }
+    | undefined;
+}
+
+/**
+ * A form field's value as the page shows it: what was typed before a refusal brought the person
+ * back here, else `current`.
+ */
+export function sticky(session: PageSession, name: string, current: string): string {
+  return session.flash?.kind === 'error' ? (session.flash.kept?.[name] ?? current) : current;
+}
+
+/** The refusal's message beside the field it names, in the form's own words (its `label`). */
+export function fieldError(session: PageSession, name: string, label: string): Html | '' {
+  const flash = session.flash;
+  if (flash?.kind !== 'error' || flash.field !== name) return '';
+  const said = flash.text.replace(/^(field|the input's field) `[^`]*` /, '');
+  return html`<span class="field-error" role="alert">${label}: ${said}</span>`;
 }
 
 /** A time as the pages show it: UTC, to the second, machine-readable in `datetime`. */

@@ -84,6 +84,7 @@ figure.chart text { font-size: 11px; fill: var(--muted); } figure.chart line.axi
 .legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: .85rem; }
 .legend svg.swatch { width: .8rem; height: .8rem; vertical-align: -1px; }
 td.latency svg { width: 10rem; height: .6rem; } td.latency rect.p95 { fill: #fbd8b4; } td.latency rect.p50 { fill: var(--warn); }
+.field-error { display: block; color: var(--bad); font-size: .85rem; margin-top: .15rem; }
 .run-error { margin: .3rem 0 0; padding: .35rem .6rem; border-radius: 5px; background: #fdecea; color: var(--bad); font-size: .85rem; }
 .headline { padding: .6rem .9rem; border-radius: 6px; margin: .4rem 0 .8rem; }
 .headline.error { background: #fdecea; color: var(--bad); } .headline.waiting { background: #fff4e5; }

@@ -8,6 +8,32 @@ import type { PageSession } from './layout.ts';
 export interface Flash {
   readonly kind: 'ok' | 'error';
   readonly text: string;
+  /**
+   * A refused form's values, kept so the page it returns to shows them again (never a secret's:
+   * see {@link keptFields}), and the field the refusal names, as the form names it.
+   */
+  readonly kept?: Readonly<Record<string, string>>;
+  readonly field?: string;
+}
+
+/** Form fields never kept after a refusal: they may hold a secret. */
+const SECRET_FIELD = /(^|_)(key|token|secret|password|value|credential|csrf)($|_)/i;
+/** The names a page's forms give their fields: anything else posted is not kept. */
+const FIELD_NAME = /^[a-z][a-z0-9_]{0,40}$/;
+/** The most characters of typed values a refusal keeps (they travel in a cookie). */
+const KEPT_CHARS = 2_000;
+
+/** What a refused form keeps of what was typed: every field but secrets, within a size. */
+export function keptFields(form: URLSearchParams): Record<string, string> {
+  const kept: Record<string, string> = {};
+  let left = KEPT_CHARS;
+  for (const [name, value] of form) {
+    if (!FIELD_NAME.test(name) || SECRET_FIELD.test(name) || name in kept || value.length > left)
+      continue;
+    kept[name] = value;
+    left -= value.length + name.length;
+  }
+  return kept;
 }
 
 /** What a page handler gets: the signed-in operator's session and the request's parts. */
@@ -66,7 +92,16 @@ export function post(
         const flashable =
           isMeshError(error) && error.code !== 'agent_not_found' && error.code !== 'database_error';
         if (!flashable) throw error;
-        return { redirect: back(call), flash: { kind: 'error', text: error.message } };
+        const field = (error.data as { field?: unknown } | undefined)?.field;
+        return {
+          redirect: back(call),
+          flash: {
+            kind: 'error',
+            text: error.message,
+            kept: keptFields(call.form),
+            ...(typeof field === 'string' ? { field: field.replace(/^(input|body)\./, '') } : {}),
+          },
+        };
       }
     },
   };
