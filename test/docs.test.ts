@@ -27,3 +27,20 @@ describe('the decision records', () => {
     expect(new Set(numbers).size).toBe(numbers.length);
   });
 });
+
+describe("the README's screenshots", () => {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  it('are committed under docs/screenshots as PNGs, and each is shown in the README', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    for (const page of ['chat', 'run', 'usage']) {
+      const file = join(root, 'docs', 'screenshots', `${page}.png`);
+      const bytes = readFileSync(file);
+      // A PNG's signature, and a size that holds a page (not an empty image).
+      expect(bytes.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+      expect(bytes.byteLength).toBeGreaterThan(10_000);
+      // Its width, from the IHDR chunk: taken at 1280 px.
+      expect(bytes.readUInt32BE(16)).toBe(1280);
+      expect(readme).toContain(`(docs/screenshots/${page}.png)`);
+    }
+  });
+});

@@ -102,6 +102,7 @@ describe('the operator console in a browser', () => {
     await expect.poll(() => page.locator('form.send button').isDisabled()).toBe(false);
     await expect(page.locator('[data-busy-note]').count()).resolves.toBe(0);
     expect(navigations).toBe(0);
+    await screenshot(page, 'doc-chat');
   }, 60_000);
 
   it('shows a run as a timeline: durations, budget meters, withheld tools grouped and folded', async () => {
@@ -160,7 +161,7 @@ describe('the operator console in a browser', () => {
     expect((box?.height ?? 0) / lineHeight).toBeLessThanOrEqual(5);
     await summary.click();
     await expect(withheld.locator('li').first().isVisible()).resolves.toBe(true);
-    await screenshot(page, 'console-run');
+    await screenshot(page, 'doc-run');
 
     // At 390 px the run page does not scroll sideways.
     await page.setViewportSize({ width: 390, height: 844 });
@@ -189,6 +190,7 @@ describe('the operator console in a browser', () => {
   }, 60_000);
 
   it('charts usage from the real runs: runs, tokens and tool calls per day, failures, slowest tools', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${server.url}usage`);
     const today = new Date().toISOString().slice(0, 10);
     const runs = page.locator('figure.chart[data-metric=runs]');
@@ -212,7 +214,7 @@ describe('the operator console in a browser', () => {
     await expect(
       page.locator('tr', { hasText: 'remember' }).locator('td').nth(1).textContent(),
     ).resolves.toBe('2');
-    await screenshot(page, 'console-usage');
+    await screenshot(page, 'doc-usage');
 
     // The API answers the numbers the chart was drawn from.
     const api = await server.api('GET', '/api/usage?days=7');

@@ -303,4 +303,23 @@ describe('catalog operations beside a running server', () => {
       'not_awaiting_input',
     );
   }, 60_000);
+
+  it("answers the README's follow-up with a recall of what the demo was told", async () => {
+    const told = await mesh('chat', '--agent', 'demo', 'remember that the deploy window is Friday');
+    expect(told.stdout.trim()).toBe('Noted: the deploy window is Friday.');
+    const asked = await mesh(
+      'chat',
+      '--agent',
+      'demo',
+      'what do you remember about the deploy window?',
+    );
+    expect(asked.stdout.trim()).toBe(
+      'Here is what my memory returned about the deploy window (see the ledger of this run).',
+    );
+    const short = /run ([0-9a-f]{8})/.exec(asked.stderr)?.[1] ?? '';
+    const shown = await mesh('runs', 'show', short);
+    expect(shown.stdout).toMatch(/tool_call[^\n]*recall/);
+    expect(shown.stdout).toContain('the deploy window is Friday');
+    expect(shown.stdout).not.toMatch(/tool_call[^\n]*remember/);
+  }, 60_000);
 });

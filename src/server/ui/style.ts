@@ -74,11 +74,12 @@ pre { background: #f2f4f7; padding: .5rem; border-radius: 5px; overflow-x: auto;
 .status.succeeded, .status.completed { color: var(--ok); } .status.failed, .status.refused, .status.unknown { color: var(--bad); }
 ol.activity { list-style: none; margin: .3rem 0 0; padding: 0; font-size: .8rem; color: var(--muted); }
 ol.activity li::before { content: '· '; }
-.charts { display: grid; gap: 1rem; }
+.charts { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); }
+form.inline label { display: inline-block; margin-right: .6rem; } form.inline select { width: auto; }
 figure.chart { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: .6rem .8rem; }
 figure.chart figcaption { font-weight: 600; margin-bottom: .3rem; }
 figure.chart svg { display: block; width: 100%; height: auto; }
-figure.chart text { font-size: 11px; fill: var(--muted); } figure.chart line.axis { stroke: var(--line); }
+figure.chart text { font-size: 22px; fill: var(--muted); } figure.chart line.axis { stroke: var(--line); }
 .series-0 { fill: #3a5bd9; } .series-1 { fill: #1a7f4b; } .series-2 { fill: #b54708; } .series-3 { fill: #7a5af8; }
 .series-4 { fill: #0e9384; } .series-5 { fill: #c11574; } .series-6 { fill: #667085; } .series-7 { fill: #98a2b3; }
 .legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: .85rem; }

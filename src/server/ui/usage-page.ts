@@ -11,8 +11,8 @@ import { layout, listTable, type PageSession } from './layout.ts';
 /** How many agents get a colour of their own; the rest share the last one. */
 const SERIES = 8;
 const WIDTH = 720;
-const HEIGHT = 160;
-const AXIS = 24;
+const HEIGHT = 200;
+const AXIS = 34;
 
 /** The UTC dates of the last `days` days, oldest first. */
 function lastDays(days: number, today = new Date()): string[] {
@@ -62,7 +62,7 @@ function stackedChart(
       ];
     });
   });
-  const every = Math.ceil(days.length / 7);
+  const every = Math.ceil(days.length / 4);
   const labels = days.flatMap((day, i) =>
     i % every === 0 || i === days.length - 1
       ? [
