@@ -53,4 +53,26 @@ describe.each(testDatabases())('operator tokens through the API ($name)', (datab
     expect(badId.status).toBe(400);
     expect((badId.json as { error: { field: string } }).error.field).toBe('path.id');
   });
+
+  it('names a token for who holds it, and that name labels what it does', async () => {
+    const minted = await server.api('POST', '/api/tokens', { name: 'grace' });
+    expect(minted.status).toBe(201);
+    const { token, id, label } = minted.json as { token: string; id: string; label: string };
+    expect(label).toBe('grace');
+    const sent = await server.api(
+      'POST',
+      '/api/agents/ada/messages',
+      { body: 'hello from grace' },
+      { token },
+    );
+    expect(sent.status).toBe(202);
+    const { conversation_id } = sent.json as { conversation_id: string };
+    const shown = await server.api('GET', `/api/conversations/${conversation_id}/messages`);
+    const [first] = (shown.json as { messages: { actor: string }[] }).messages;
+    expect(first?.actor).toBe(`operator:grace:${id.slice(0, 8)}`);
+    // A name holds no separator of the actor it becomes.
+    const refused = await server.api('POST', '/api/tokens', { name: 'grace:admin' });
+    expect(refused.status).toBe(400);
+    expect((refused.json as { error: { field: string } }).error.field).toBe('body.name');
+  });
 });

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from '../../store/db.ts';
 import {
@@ -56,6 +57,22 @@ export function revokeOperatorToken(db: Db, id: string): Promise<boolean> {
 }
 
 /**
+ * The name the first token carries, which labels what it does (messages, grants): the operator
+ * named in MESH_OPERATOR_NAME, else the account that started Mesh, else `admin`.
+ */
+export function firstOperatorName(): string {
+  const named = process.env['MESH_OPERATOR_NAME']?.trim();
+  if (named) return named.slice(0, 100);
+  try {
+    const user = userInfo().username.trim();
+    if (/^[\w.@-]{1,100}$/.test(user)) return user;
+  } catch {
+    // No account to name (a container without a passwd entry).
+  }
+  return 'admin';
+}
+
+/**
  * On first start there is no operator token: create one so the operator can log in. Returns it
  * (to be printed once) only when this call created it; replicas starting together create one.
  */
@@ -65,7 +82,7 @@ export async function ensureFirstOperatorToken(db: Db): Promise<MintedToken | un
     await tx.query('select pg_advisory_xact_lock($1)', [FIRST_TOKEN_LOCK]);
     return insertFirstOperatorToken(tx, {
       id: randomUUID(),
-      label: 'first start',
+      label: firstOperatorName(),
       sha256: sha256(token),
     });
   });

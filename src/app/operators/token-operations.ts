@@ -47,11 +47,19 @@ export const createTokenOperation = defineOperation({
     additionalProperties: false,
     required: [],
     properties: {
+      name: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 100,
+        pattern: '^[^:\\s][^:]*$',
+        description:
+          'who holds the token: the name that labels what it does (its messages, grants and answers)',
+      },
       label: {
         type: 'string',
         minLength: 1,
         maxLength: 100,
-        description: 'what the token is for ("cli" unless given)',
+        description: 'an older word for name ("cli" when neither is given)',
       },
     },
   },
@@ -69,8 +77,9 @@ export const createTokenOperation = defineOperation({
       import('./operator-auth.ts'),
       import('../operations/operation.ts'),
     ]);
-    const label = (input.label ?? 'cli').trim();
-    if (label === '') throw new InvalidInputError('`label` is blank', 'input.label');
+    const label = (input.name ?? input.label ?? 'cli').trim();
+    if (label === '')
+      throw new InvalidInputError('`name` is blank', input.name ? 'input.name' : 'input.label');
     const { token, record } = await createOperatorToken(mesh.db, label);
     return { token, ...tokenJson(record) };
   },
