@@ -420,7 +420,7 @@ describe('web UI in a browser (pglite)', () => {
       tools: [textTool('search', 'Search the index'), textTool('create', 'Create a record')],
     });
     try {
-      await open('providers');
+      await open('mcp');
       await page.fill('form[action="/mcp/providers"] input[name=slug]', 'idx');
       await page.fill('form[action="/mcp/providers"] input[name=url]', mcp.url);
       await page.check('form[action="/mcp/providers"] input[name=allow_loopback_http]');

@@ -59,6 +59,7 @@ export function layout(
         <a href="/runs">Runs</a>
         <a href="/usage">Usage</a>
         <a href="/providers">Model providers</a>
+        <a href="/mcp">MCP servers</a>
         <a href="/packages">Packages</a>
         <a href="/workspaces">Workspaces</a>
         <a href="/web">Web</a>

@@ -9,6 +9,8 @@ import { addToolProvider, removeToolProvider } from '../../app/mcp/providers.ts'
 import { listToolProviders } from '../../app/queries.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { mcpProvidersSection } from './mcp-pages.ts';
+import { html } from './html.ts';
+import { layout } from './layout.ts';
 import { packagesPage, providersPage } from './provider-pages.ts';
 import { field, post, type UiRoute } from './ui-route.ts';
 
@@ -18,16 +20,25 @@ export const providerRoutes: readonly UiRoute[] = [
     method: 'GET',
     path: '/providers',
     handle: async ({ mesh, session }) => ({
-      page: providersPage(
+      page: providersPage(session, await describeProviders(mesh)),
+    }),
+  },
+  {
+    // Remote MCP servers: a page of their own, in the nav (they are not model providers).
+    method: 'GET',
+    path: '/mcp',
+    handle: async ({ mesh, session }) => ({
+      page: layout(
+        'MCP servers',
         session,
-        await describeProviders(mesh),
-        mcpProvidersSection(session, await listToolProviders(mesh)),
+        html`<h1>MCP servers</h1>
+          ${mcpProvidersSection(session, await listToolProviders(mesh))}`,
       ),
     }),
   },
   post(
     '/mcp/providers',
-    () => '/providers',
+    () => '/mcp',
     async ({ mesh, form }) => {
       const provider = await addToolProvider(mesh, {
         slug: field(form, 'slug').trim(),
@@ -82,7 +93,7 @@ export const providerRoutes: readonly UiRoute[] = [
   ),
   post(
     '/mcp/providers/{provider}/delete',
-    () => '/providers',
+    () => '/mcp',
     async ({ mesh, params }) => {
       await removeToolProvider(mesh, params['provider'] ?? '');
       return { text: `Removed ${params['provider']}.` };
