@@ -12,6 +12,7 @@ import {
 import { listToolProviders as listToolProviderRows } from '../store/mcp.ts';
 import { questionsOfConversation, questionsOfRun } from '../store/questions.ts';
 import * as usage from '../store/usage.ts';
+import { listMemories, type MemoryRow, type MemoryStatus } from '../store/memories.ts';
 import type { QuestionRecord } from '../run/questions.ts';
 import {
   findModelProvider as findModelProviderRow,
@@ -139,4 +140,14 @@ export function slowestTools(
   limit: number,
 ): Promise<usage.ToolLatency[]> {
   return usage.slowestTools(mesh.db, days, limit);
+}
+
+/** An agent's memories in every state (or in `status`), newest first. */
+export function agentMemories(
+  mesh: Mesh,
+  agentId: string,
+  limit: number,
+  status?: MemoryStatus,
+): Promise<MemoryRow[]> {
+  return listMemories(mesh.db, agentId, limit, status);
 }

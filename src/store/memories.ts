@@ -183,15 +183,17 @@ export async function searchMemories(
   return rows;
 }
 
-/** An agent's memories in every state, newest first (for operators). */
+/** An agent's memories in every state (or in `status`), newest first (for operators). */
 export async function listMemories(
   q: Queryable,
   agentId: string,
   limit = 100,
+  status?: MemoryStatus,
 ): Promise<MemoryRow[]> {
   const { rows } = await q.query<MemoryRow>(
-    `select ${COLUMNS} from memories where agent_id = $1 order by created_at desc limit $2`,
-    [agentId, limit],
+    `select ${COLUMNS} from memories where agent_id = $1 and ($3::text is null or status = $3)
+     order by created_at desc limit $2`,
+    [agentId, limit, status ?? null],
   );
   return rows;
 }

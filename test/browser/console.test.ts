@@ -251,4 +251,18 @@ describe('the operator console in a browser', () => {
       },
     );
   }, 60_000);
+
+  it("lists an agent's memories on its Memories tab, each with the run that wrote it", async () => {
+    await page.goto(`${server.url}agents/ops/memories`);
+    const rows = page.locator('tr[data-memory]');
+    await expect(rows.count()).resolves.toBe(2);
+    await expect(rows.first().textContent()).resolves.toContain('the freeze is Monday');
+    await expect(rows.nth(1).textContent()).resolves.toContain('standup is at 9');
+    await expect(rows.first().locator('a[href^="/runs/"]').count()).resolves.toBe(1);
+    const api = await server.api('GET', '/api/agents/ops/memories?status=active');
+    expect((api.json as { memories: { content: string; run_id: string }[] }).memories).toEqual([
+      expect.objectContaining({ content: 'the freeze is Monday', run_id: expect.any(String) }),
+      expect.objectContaining({ content: 'standup is at 9' }),
+    ]);
+  }, 60_000);
 });

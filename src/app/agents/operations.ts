@@ -1,6 +1,7 @@
 import { AGENT_FIELD, AGENT_INPUT, NO_INPUT, nameField } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { agentJson, isoText } from '../views.ts';
+import { agentMemoriesOperation } from './memory-operation.ts';
 import { agentBudgetOperation } from './budget-operation.ts';
 
 /** An agent as the API answers it (`agentJson`). */
@@ -213,5 +214,6 @@ export const agentOperations = [
   updateAgentOperation,
   agentImageInputOperation,
   agentBudgetOperation,
+  agentMemoriesOperation,
   deleteAgentOperation,
 ] as const;

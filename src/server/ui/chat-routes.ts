@@ -19,6 +19,8 @@ import { listRunsOperation } from '../../app/runs/operations.ts';
 import { answerRunOperation } from '../../app/runs/answer-operation.ts';
 import { usageOperation } from '../../app/runs/usage-operation.ts';
 import { usagePage } from './usage-page.ts';
+import { memoriesPage } from './memory-page.ts';
+import { agentMemoriesOperation } from '../../app/agents/memory-operation.ts';
 import { resolveRun } from '../../app/runs/run-ref.ts';
 import { allRunsPage } from './all-runs-page.ts';
 import { MeshError } from '../../tool/errors.ts';
@@ -106,6 +108,20 @@ export const chatRoutes: readonly UiRoute[] = [
       return {
         page: runsPage(session, agent, await listRuns(mesh, { agentId: agent.id, limit: 100 })),
       };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/agents/{agent}/memories',
+    handle: async ({ mesh, session, params }) => {
+      const agent = await requireAgent(mesh, params['agent'] ?? '');
+      const { memories } = await invokeOperation(
+        mesh,
+        agentMemoriesOperation,
+        { agent: agent.name },
+        session,
+      );
+      return { page: memoriesPage(session, agent, memories) };
     },
   },
   {

@@ -88,7 +88,7 @@ export function layout(
 }
 
 /** The tabs of an agent's pages. */
-export type AgentTab = 'tools' | 'mcp' | 'chat' | 'runs' | 'settings';
+export type AgentTab = 'tools' | 'mcp' | 'chat' | 'runs' | 'memories' | 'settings';
 
 /** An agent's name and its tabs, the current one marked. */
 export function agentHeader(agent: AgentRecord, tab: AgentTab): Html {
@@ -102,7 +102,7 @@ export function agentHeader(agent: AgentRecord, tab: AgentTab): Html {
     >`;
   return html`<h1>${agent.name}</h1>
     <div class="tabs">
-      ${link('tools', 'Tools')}${link('mcp', 'MCP')}${link('chat', 'Chat')}${link('runs', 'Runs')}${link('settings', 'Settings')}
+      ${link('tools', 'Tools')}${link('mcp', 'MCP')}${link('chat', 'Chat')}${link('runs', 'Runs')}${link('memories', 'Memories')}${link('settings', 'Settings')}
     </div>`;
 }
 
