@@ -261,7 +261,7 @@ describe('the operator console in a browser', () => {
     await expect(rows.first().locator('a[href^="/runs/"]').count()).resolves.toBe(1);
     const api = await server.api('GET', '/api/agents/ops/memories?status=active');
     expect((api.json as { memories: { content: string; run_id: string }[] }).memories).toEqual([
-      expect.objectContaining({ content: 'the freeze is Monday', run_id: expect.any(String) }),
+      expect.objectContaining({ content: 'the freeze is Monday', run_id: expect.any(String) as string }),
       expect.objectContaining({ content: 'standup is at 9' }),
     ]);
   }, 60_000);
