@@ -12,6 +12,7 @@ import {
 import { listToolProviders as listToolProviderRows } from '../store/mcp.ts';
 import { questionsOfConversation, questionsOfRun } from '../store/questions.ts';
 import * as usage from '../store/usage.ts';
+import { listOutboundEvents, type AgentOutboundEvent } from '../store/outbound-events.ts';
 import { listMemories, type MemoryRow, type MemoryStatus } from '../store/memories.ts';
 import type { QuestionRecord } from '../run/questions.ts';
 import {
@@ -150,4 +151,12 @@ export function agentMemories(
   status?: MemoryStatus,
 ): Promise<MemoryRow[]> {
   return listMemories(mesh.db, agentId, limit, status);
+}
+
+/** Outbound events across agents (or one), newest first. */
+export function outboundEvents(
+  mesh: Mesh,
+  filter: { readonly agentId?: string; readonly state?: string; readonly limit: number },
+): Promise<AgentOutboundEvent[]> {
+  return listOutboundEvents(mesh.db, filter);
 }

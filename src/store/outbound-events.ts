@@ -158,3 +158,23 @@ export async function recordDeliveredReply(q: Queryable, reply: DeliveredReply):
     ],
   );
 }
+
+/** An outbound event with the agent whose run made it. */
+export interface AgentOutboundEvent extends OutboundEventRecord {
+  readonly agent: string;
+}
+
+/** Outbound events across agents (or one), newest first, optionally in one delivery state. */
+export async function listOutboundEvents(
+  q: Queryable,
+  filter: { readonly agentId?: string; readonly state?: string; readonly limit: number },
+): Promise<AgentOutboundEvent[]> {
+  const { rows } = await q.query<AgentOutboundEvent>(
+    `select ${COLUMNS.replace(/(^|,\s*)(\w)/g, '$1e.$2')}, a.name as agent
+     from outbound_events e join runs r on r.id = e.run_id join agents a on a.id = r.agent_id
+     where ($1::uuid is null or r.agent_id = $1) and ($2::text is null or e.state = $2)
+     order by e.created_at desc, e.id limit $3`,
+    [filter.agentId ?? null, filter.state ?? null, filter.limit],
+  );
+  return rows;
+}

@@ -11,13 +11,14 @@ import { STEP_COLUMNS, stepFrom, type StepRow } from './step-rows.ts';
 /** Runs, newest first, of one agent and in one status when asked. */
 export async function listRuns(
   q: Queryable,
-  filter: { agentId?: string; status?: RunStatus; limit?: number } = {},
+  filter: { agentId?: string; status?: RunStatus; limit?: number; sinceHours?: number } = {},
 ): Promise<RunRecord[]> {
   const { rows } = await q.query<RunRecord>(
     `select ${RUN_COLUMNS} from runs
      where ($1::uuid is null or agent_id = $1) and ($2::text is null or status = $2)
+       and ($4::integer is null or created_at >= now() - make_interval(hours => $4))
      order by created_at desc limit $3`,
-    [filter.agentId ?? null, filter.status ?? null, filter.limit ?? 50],
+    [filter.agentId ?? null, filter.status ?? null, filter.limit ?? 50, filter.sinceHours ?? null],
   );
   return rows;
 }

@@ -261,8 +261,32 @@ describe('the operator console in a browser', () => {
     await expect(rows.first().locator('a[href^="/runs/"]').count()).resolves.toBe(1);
     const api = await server.api('GET', '/api/agents/ops/memories?status=active');
     expect((api.json as { memories: { content: string; run_id: string }[] }).memories).toEqual([
-      expect.objectContaining({ content: 'the freeze is Monday', run_id: expect.any(String) as string }),
+      expect.objectContaining({
+        content: 'the freeze is Monday',
+        run_id: expect.any(String) as string,
+      }),
       expect.objectContaining({ content: 'standup is at 9' }),
     ]);
+  }, 60_000);
+
+  it('lists outbound events across agents and runs by time, each filterable', async () => {
+    await page.goto(`${server.url}outbound`);
+    const events = page.locator('tr.effect');
+    // Each reply the turns above delivered (the failed turn sent none).
+    await expect(events.count()).resolves.toBe(2);
+    await expect(events.first().locator('code').textContent()).resolves.toBe('reply');
+    await expect(events.first().getAttribute('data-state')).resolves.toBe('delivered');
+    await page.selectOption('select[name=state]', 'failed');
+    await Promise.all([page.waitForURL(/state=failed/), page.click('main form.inline button')]);
+    await expect(page.locator('tr.effect').count()).resolves.toBe(0);
+    const api = await server.api('GET', '/api/outbound?agent=ops');
+    expect((api.json as { events: { agent: string; kind: string }[] }).events).toEqual([
+      expect.objectContaining({ agent: 'ops', kind: 'reply' }),
+      expect.objectContaining({ agent: 'ops', kind: 'reply' }),
+    ]);
+
+    await page.goto(`${server.url}runs?hours=1`);
+    await expect(page.locator('select[name=hours]').inputValue()).resolves.toBe('1');
+    await expect(page.locator('main tbody tr').count()).resolves.toBe(3);
   }, 60_000);
 });

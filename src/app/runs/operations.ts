@@ -2,6 +2,7 @@ import { MAX_WAIT_S } from '../conversations/operations.ts';
 import { AGENT_FIELD, LIMIT_FIELD, RUN_FIELD } from '../operations/fields.ts';
 import { answerRunOperation } from './answer-operation.ts';
 import { usageOperation } from './usage-operation.ts';
+import { listOutboundOperation } from './outbound-operation.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { isoText, runSummaryJson } from '../views.ts';
 import { runLines, type RunAnswer } from './run-lines.ts';
@@ -42,6 +43,12 @@ export const listRunsOperation = defineOperation({
     properties: {
       agent: { type: 'string', minLength: 1, maxLength: 200, description: 'an agent name or id' },
       status: { enum: RUN_STATUSES, description: `only runs in this status` },
+      hours: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 2160,
+        description: 'only runs created in the last this many hours (1-2160)',
+      },
       limit: {
         type: 'integer',
         minimum: 1,
@@ -73,6 +80,7 @@ export const listRunsOperation = defineOperation({
       listRuns(mesh.db, {
         ...(agent ? { agentId: agent.id } : {}),
         ...(input.status === undefined ? {} : { status: input.status }),
+        ...(input.hours === undefined ? {} : { sinceHours: input.hours }),
         limit: input.limit ?? 50,
       }),
       agent ? Promise.resolve([agent]) : listAgents(mesh),
@@ -227,4 +235,5 @@ export const runOperations = [
   agentRunsOperation,
   answerRunOperation,
   usageOperation,
+  listOutboundOperation,
 ] as const;

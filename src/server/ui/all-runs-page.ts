@@ -8,7 +8,7 @@ export function allRunsPage(
   session: PageSession,
   listing: RunListing,
   agents: readonly string[],
-  filter: { agent?: string; status?: string },
+  filter: { agent?: string; status?: string; hours?: string },
 ): string {
   const option = (value: string, chosen: string | undefined, label = value) =>
     html`<option value="${value}" ${value === (chosen ?? '') ? html` selected` : ''}>
@@ -29,6 +29,14 @@ export function allRunsPage(
           >Status
           <select name="status">
             ${option('', filter.status, 'any')} ${RUN_STATUSES.map((s) => option(s, filter.status))}
+          </select></label
+        >
+        <label
+          >Started
+          <select name="hours">
+            ${option('', filter.hours, 'any time')} ${option('1', filter.hours, 'in the last hour')}
+            ${option('24', filter.hours, 'in the last day')}
+            ${option('168', filter.hours, 'in the last week')}
           </select></label
         >
         <button>Show</button>

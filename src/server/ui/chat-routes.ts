@@ -20,6 +20,8 @@ import { answerRunOperation } from '../../app/runs/answer-operation.ts';
 import { usageOperation } from '../../app/runs/usage-operation.ts';
 import { usagePage } from './usage-page.ts';
 import { memoriesPage } from './memory-page.ts';
+import { outboundPage } from './outbound-page.ts';
+import { listOutboundOperation } from '../../app/runs/outbound-operation.ts';
 import { agentMemoriesOperation } from '../../app/agents/memory-operation.ts';
 import { resolveRun } from '../../app/runs/run-ref.ts';
 import { allRunsPage } from './all-runs-page.ts';
@@ -126,6 +128,29 @@ export const chatRoutes: readonly UiRoute[] = [
   },
   {
     method: 'GET',
+    path: '/outbound',
+    handle: async ({ mesh, session, query }) => {
+      const state = query.get('state') ?? '';
+      const filter = {
+        ...(query.get('agent') ? { agent: query.get('agent') ?? '' } : {}),
+        ...(state ? { state } : {}),
+      };
+      const [listing, agents] = await Promise.all([
+        invokeOperation(mesh, listOutboundOperation, { ...filter, limit: 200 }, session),
+        listAgents(mesh),
+      ]);
+      return {
+        page: outboundPage(
+          session,
+          listing,
+          agents.map((a) => a.name),
+          filter,
+        ),
+      };
+    },
+  },
+  {
+    method: 'GET',
     path: '/usage',
     handle: async ({ mesh, session, query }) => {
       const days = Number(query.get('days') ?? '14');
@@ -145,9 +170,16 @@ export const chatRoutes: readonly UiRoute[] = [
       const filter = {
         ...(query.get('agent') ? { agent: query.get('agent') ?? '' } : {}),
         ...(query.get('status') ? { status: query.get('status') ?? '' } : {}),
+        ...(query.get('hours') ? { hours: query.get('hours') ?? '' } : {}),
       };
+      const { hours, ...rest } = filter;
       const [listing, agents] = await Promise.all([
-        invokeOperation(mesh, listRunsOperation, { ...filter, limit: 200 }, session),
+        invokeOperation(
+          mesh,
+          listRunsOperation,
+          { ...rest, ...(hours ? { hours: Number(hours) } : {}), limit: 200 },
+          session,
+        ),
         listAgents(mesh),
       ]);
       return {

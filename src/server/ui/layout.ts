@@ -57,6 +57,7 @@ export function layout(
     ? html`<nav>
         <a href="/agents">Agents</a>
         <a href="/runs">Runs</a>
+        <a href="/outbound">Outbound</a>
         <a href="/usage">Usage</a>
         <a href="/providers">Model providers</a>
         <a href="/mcp">MCP servers</a>
