@@ -289,4 +289,24 @@ describe('the operator console in a browser', () => {
     await expect(page.locator('select[name=hours]').inputValue()).resolves.toBe('1');
     await expect(page.locator('main tbody tr').count()).resolves.toBe(3);
   }, 60_000);
+
+  it('serves the API reference from its own OpenAPI document, linked from every page', async () => {
+    await page.goto(`${server.url}agents`);
+    await Promise.all([page.waitForURL(/\/reference$/), page.click('header a[href="/reference"]')]);
+    const doc = (await (await page.request.get(`${server.url}reference/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    const operations = Object.values(doc.paths).reduce((n, m) => n + Object.keys(m).length, 0);
+    await expect(page.locator('section.endpoint').count()).resolves.toBe(operations);
+    const answer = page.locator('section.endpoint', {
+      has: page.locator('h3 code', { hasText: /^\/api\/runs\/\{run\}\/answer$/ }),
+    });
+    await expect(answer.locator('.method').textContent()).resolves.toBe('POST');
+    const field = answer.locator('tbody tr', {
+      has: page.locator('td code', { hasText: /^body$/ }),
+    });
+    await expect(field.textContent()).resolves.toContain('required');
+  }, 60_000);
 });

@@ -64,6 +64,7 @@ export function layout(
         <a href="/packages">Packages</a>
         <a href="/workspaces">Workspaces</a>
         <a href="/web">Web</a>
+        <a href="/reference">API</a>
         <form method="post" action="/logout" class="inline">
           ${csrfField(session)}<button class="link">Log out</button>
         </form>

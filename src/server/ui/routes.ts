@@ -2,6 +2,7 @@ import { agentRoutes } from './agent-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { providerRoutes } from './provider-routes.ts';
+import { referenceRoutes } from './reference-routes.ts';
 import type { UiRoute } from './ui-route.ts';
 import { webRoutes } from './web-routes.ts';
 import { workspaceRoutes } from './workspace-routes.ts';
@@ -14,4 +15,5 @@ export const uiRoutes: readonly UiRoute[] = [
   ...mcpRoutes,
   ...workspaceRoutes,
   ...webRoutes,
+  ...referenceRoutes,
 ];

@@ -86,6 +86,11 @@ figure.chart text { font-size: 22px; fill: var(--muted); } figure.chart line.axi
 .legend svg.swatch { width: .8rem; height: .8rem; vertical-align: -1px; }
 td.latency svg { width: 10rem; height: .6rem; } td.latency rect.p95 { fill: #fbd8b4; } td.latency rect.p50 { fill: var(--warn); }
 .field-error { display: block; color: var(--bad); font-size: .85rem; margin-top: .15rem; }
+.endpoint { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: .4rem 1rem .6rem; margin: .6rem 0; }
+.endpoint h3.route { text-transform: none; letter-spacing: 0; color: var(--fg); font-size: 1rem; }
+.method { display: inline-block; min-width: 3.6rem; font-size: .75rem; font-weight: 700; padding: .1rem .4rem; border-radius: 4px; background: #e8eefc; color: var(--accent); text-align: center; }
+.method.post, .method.put, .method.patch { background: #e7f5ee; color: var(--ok); } .method.delete { background: #fdecea; color: var(--bad); }
+nav.tags { display: flex; flex-wrap: wrap; gap: .3rem .8rem; }
 .run-error { margin: .3rem 0 0; padding: .35rem .6rem; border-radius: 5px; background: #fdecea; color: var(--bad); font-size: .85rem; }
 .headline { padding: .6rem .9rem; border-radius: 6px; margin: .4rem 0 .8rem; }
 .headline.error { background: #fdecea; color: var(--bad); } .headline.waiting { background: #fff4e5; }
