@@ -309,4 +309,21 @@ describe('the operator console in a browser', () => {
     });
     await expect(field.textContent()).resolves.toContain('required');
   }, 60_000);
+
+  it('offers pick lists where a name must exist, so a typo cannot lose a grant form', async () => {
+    await page.goto(`${server.url}web`);
+    const options = async (selector: string) =>
+      (await page.locator(selector).allTextContents()).map((t) => t.trim());
+    await expect(options('form[action="/web/grants"] select[name=agent] option')).resolves.toEqual([
+      'choose…',
+      'ops',
+    ]);
+    await expect(
+      options('form[action="/web/grants"] select[name=provider] option'),
+    ).resolves.toEqual(['no provider yet']);
+    await page.goto(`${server.url}workspaces`);
+    await expect(
+      options('form[action="/workspaces/grants"] select[name=agent] option'),
+    ).resolves.toEqual(['choose…', 'ops']);
+  }, 60_000);
 });

@@ -152,7 +152,8 @@ describe.each(testDatabases())(
         await fetch(`${server.url}providers`, { headers: { cookie } })
       ).text();
       expect(providersPage).toContain('action="/providers/paged/delete"');
-      expect(providersPage).toContain('action="/mcp/providers/paged/delete"');
+      const mcpPage = await (await fetch(`${server.url}mcp`, { headers: { cookie } })).text();
+      expect(mcpPage).toContain('action="/mcp/providers/paged/delete"');
 
       const post = (path: string, form: Record<string, string> = {}) =>
         fetch(`${server.url}${path.slice(1)}`, {

@@ -23,6 +23,30 @@ export function sticky(session: PageSession, name: string, current: string): str
   return session.flash?.kind === 'error' ? (session.flash.kept?.[name] ?? current) : current;
 }
 
+/**
+ * A pick list for a name that must exist (an agent, a backend, a provider): the names there are,
+ * none chosen until the person picks one (or what they picked before a refusal).
+ */
+export function picker(
+  session: PageSession,
+  name: string,
+  label: string,
+  options: readonly string[],
+): Html {
+  const chosen = sticky(session, name, '');
+  return html`<label
+    >${label}
+    <select name="${name}" required>
+      <option value="">
+        ${options.length === 0 ? `no ${label.toLowerCase()} yet` : 'choose…'}
+      </option>
+      ${options.map(
+        (o) => html`<option value="${o}" ${o === chosen ? html` selected` : ''}>${o}</option>`,
+      )}</select
+    >${fieldError(session, name, label)}</label
+  >`;
+}
+
 /** The refusal's message beside the field it names, in the form's own words (its `label`). */
 export function fieldError(session: PageSession, name: string, label: string): Html | '' {
   const flash = session.flash;

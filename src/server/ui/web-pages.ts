@@ -1,12 +1,16 @@
 import type { describeWeb } from '../../app/backends/web-admin.ts';
 import { keyForm } from './controls.ts';
 import { html } from './html.ts';
-import { csrfField, layout, listTable, type PageSession } from './layout.ts';
+import { csrfField, layout, listTable, picker, type PageSession } from './layout.ts';
 
 type WebState = Awaited<ReturnType<typeof describeWeb>>;
 
 /** Web providers (what each serves, its ceiling, whether its key is there), grants, and forms. */
-export function webPage(session: PageSession, state: WebState): string {
+export function webPage(
+  session: PageSession,
+  state: WebState,
+  agents: readonly string[] = [],
+): string {
   return layout(
     'Web',
     session,
@@ -115,9 +119,13 @@ export function webPage(session: PageSession, state: WebState): string {
       </form>
       <h2>Grant a provider to an agent</h2>
       <form method="post" action="/web/grants" class="stack">
-        ${csrfField(session)}
-        <label>Agent <input name="agent" required /></label>
-        <label>Provider <input name="provider" required /></label>
+        ${csrfField(session)} ${picker(session, 'agent', 'Agent', agents)}
+        ${picker(
+          session,
+          'provider',
+          'Provider',
+          state.providers.map((p) => p.name),
+        )}
         <button>Grant</button>
       </form>`,
   );

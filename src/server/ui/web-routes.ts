@@ -1,3 +1,4 @@
+import { listAgents } from '../../app/queries.ts';
 import { webProviderKeyOperation } from '../../app/backends/operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import {
@@ -25,7 +26,13 @@ export const webRoutes: readonly UiRoute[] = [
   {
     method: 'GET',
     path: '/web',
-    handle: async ({ mesh, session }) => ({ page: webPage(session, await describeWeb(mesh)) }),
+    handle: async ({ mesh, session }) => ({
+      page: webPage(
+        session,
+        await describeWeb(mesh),
+        (await listAgents(mesh)).map((a) => a.name),
+      ),
+    }),
   },
   post(
     '/web/providers',

@@ -1,12 +1,16 @@
 import type { describeWorkspaces } from '../../app/backends/workspace-admin.ts';
 import { keyForm } from './controls.ts';
 import { html } from './html.ts';
-import { csrfField, layout, listTable, type PageSession } from './layout.ts';
+import { csrfField, layout, listTable, picker, type PageSession } from './layout.ts';
 
 type WorkspacesState = Awaited<ReturnType<typeof describeWorkspaces>>;
 
 /** Backends (development ones marked), grants, live workspaces, and the forms to add and grant. */
-export function workspacesPage(session: PageSession, state: WorkspacesState): string {
+export function workspacesPage(
+  session: PageSession,
+  state: WorkspacesState,
+  agents: readonly string[] = [],
+): string {
   return layout(
     'Workspaces',
     session,
@@ -96,9 +100,13 @@ export function workspacesPage(session: PageSession, state: WorkspacesState): st
       </form>
       <h2>Grant a backend to an agent</h2>
       <form method="post" action="/workspaces/grants" class="stack">
-        ${csrfField(session)}
-        <label>Agent <input name="agent" required /></label>
-        <label>Backend <input name="backend" required /></label>
+        ${csrfField(session)} ${picker(session, 'agent', 'Agent', agents)}
+        ${picker(
+          session,
+          'backend',
+          'Backend',
+          state.backends.map((b) => b.name),
+        )}
         <label
           >Allowed hosts (one per line, host or host:port)
           <textarea name="allow_hosts" rows="3"></textarea>

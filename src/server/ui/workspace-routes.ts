@@ -1,3 +1,4 @@
+import { listAgents } from '../../app/queries.ts';
 import { workspaceBackendKeyOperation } from '../../app/backends/operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import {
@@ -15,7 +16,11 @@ export const workspaceRoutes: readonly UiRoute[] = [
     method: 'GET',
     path: '/workspaces',
     handle: async ({ mesh, session }) => ({
-      page: workspacesPage(session, await describeWorkspaces(mesh)),
+      page: workspacesPage(
+        session,
+        await describeWorkspaces(mesh),
+        (await listAgents(mesh)).map((a) => a.name),
+      ),
     }),
   },
   post(
