@@ -326,4 +326,16 @@ describe('the operator console in a browser', () => {
       options('form[action="/workspaces/grants"] select[name=agent] option'),
     ).resolves.toEqual(['choose…', 'ops']);
   }, 60_000);
+
+  it('folds each package on the Packages page, so the page is a list until one is opened', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${server.url}packages`);
+    const packages = page.locator('details.package');
+    expect(await packages.count()).toBeGreaterThanOrEqual(5);
+    await expect(page.locator('details.package[open]').count()).resolves.toBe(0);
+    const height = await page.evaluate<number>('document.documentElement.scrollHeight');
+    expect(height).toBeLessThan(2_000);
+    await packages.first().locator('summary').click();
+    await expect(packages.first().locator('table').isVisible()).resolves.toBe(true);
+  }, 60_000);
 });

@@ -4,7 +4,7 @@ import type { ModelProviderRecord } from '../../app/records.ts';
 import { secretStatus } from './controls.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, layout, listTable, type PageSession } from './layout.ts';
-import { manifestToolTable, packageHeading } from './tool-table.ts';
+import { manifestToolTable } from './tool-table.ts';
 
 /** The model providers with their key's presence, the forms to add one, and `more` below. */
 export function providersPage(
@@ -93,13 +93,18 @@ export function packagesPage(session: PageSession, packages: readonly PackageVie
     session,
     html`<h1>Packages</h1>
       <p class="muted">
-        Installed tool packages, as their manifests declare them. Enable and configure them per
-        agent on the agent's Tools tab.
+        Installed tool packages, as their manifests declare them: open one to see its tools and
+        fields. Enable and configure them per agent on the agent's Tools tab.
       </p>
       ${packages.map(
         (p) =>
-          html`<section class="package" data-package="${p.id}">
-            ${packageHeading(p)} ${manifestToolTable(p.tools)}
+          html`<details class="package" data-package="${p.id}">
+            <summary>
+              <strong>${p.id}</strong> <small class="muted">${p.version}</small> · ${p.tools.length}
+              tool${p.tools.length === 1 ? '' : 's'}
+              <span class="muted">— ${p.description}</span>
+            </summary>
+            ${manifestToolTable(p.tools)}
             ${
               p.config.length > 0
                 ? html`<h3>Fields</h3>
@@ -108,7 +113,7 @@ export function packagesPage(session: PageSession, packages: readonly PackageVie
                     </ul>`
                 : ''
             }
-          </section>`,
+          </details>`,
       )}`,
   );
 }

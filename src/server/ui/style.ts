@@ -20,6 +20,8 @@ th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(-
 th { font-size: .8rem; color: var(--muted); font-weight: 600; }
 .package { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: .3rem 1rem 1rem; margin: 1rem 0; }
 .package table { border: 0; }
+details.package { padding: .6rem 1rem; } details.package > summary { cursor: pointer; }
+details.package[open] > summary { margin-bottom: .5rem; }
 .badge { display: inline-block; font-size: .75rem; padding: .05rem .45rem; border-radius: 999px; background: #eef1f6; }
 .badge.effect, .badge.secret { background: #fdecea; color: var(--bad); }
 .badge.error { background: #fdecea; color: var(--bad); font-weight: 600; }
