@@ -172,12 +172,13 @@ describe('the operator console in a browser', () => {
   }, 60_000);
 
   it('shows a failed turn as an error, live and after a reload, and fits the chat at 390 px', async () => {
-    // Every attempt fails: the turn ends failed with the provider's message.
-    for (let i = 0; i < 8; i++)
+    // Every attempt of the call (four, the default policy) fails: the turn ends failed.
+    for (let i = 0; i < 4; i++)
       model.enqueue({ kind: 'error', status: 500, message: 'the model is down' });
     await send('hello?');
     const error = page.locator('li.message.inbound .run-error');
     await error.waitFor();
+    expect(model.pending).toBe(0);
     await expect(error.textContent()).resolves.toContain('The turn failed: model call failed');
     await expect(page.locator('p.flash.ok', { hasText: 'failed' }).count()).resolves.toBe(0);
     await page.reload();
@@ -337,5 +338,46 @@ describe('the operator console in a browser', () => {
     expect(height).toBeLessThan(2_000);
     await packages.first().locator('summary').click();
     await expect(packages.first().locator('table').isVisible()).resolves.toBe(true);
+  }, 60_000);
+
+  it('moves a live run page’s budget meters as the run spends, without a reload', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    let first!: () => void;
+    let second!: () => void;
+    model.enqueue(
+      {
+        kind: 'after',
+        gate: new Promise<void>((resolve) => (first = resolve)),
+        reply: {
+          kind: 'completion',
+          content: null,
+          toolCalls: [
+            { id: 'm1', name: 'remember', arguments: '{"content":"the retro is Friday"}' },
+          ],
+        },
+      },
+      {
+        kind: 'after',
+        gate: new Promise<void>((resolve) => (second = resolve)),
+        reply: { kind: 'completion', content: 'Noted: the retro is Friday.' },
+      },
+    );
+    await send('remember that the retro is Friday');
+    const href = await page.locator('a.run-link').last().getAttribute('href');
+    await page.goto(`${server.url}${(href ?? '').slice(1)}`);
+    const text = (meter: string) =>
+      page.locator(`li.meter-row[data-meter="${meter}"] .meter-text`).textContent();
+    await expect(text('tool calls')).resolves.toBe('0 of 16');
+    let navigations = 0;
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations++;
+    });
+    first();
+    await expect.poll(() => text('tool calls'), { timeout: 10_000 }).toBe('1 of 16');
+    await expect.poll(() => text('rounds'), { timeout: 10_000 }).toBe('1 of 3');
+    second();
+    await expect.poll(() => text('rounds'), { timeout: 10_000 }).toBe('2 of 3');
+    // All of it live, in the page as it was loaded.
+    expect(navigations).toBe(0);
   }, 60_000);
 });

@@ -1,8 +1,8 @@
 /**
  * The pages' one script (served as /assets/live.js, allowed by the pages' `script-src 'self'`):
  * it follows a run's event stream (`/runs/{run}/events`, authorized by the session cookie) and
- * updates the page in place. A run page appends each new step as the server rendered it and
- * updates the status; a chat page lists the turn's steps under the message as they happen
+ * updates the page in place. A run page appends each new step as the server rendered it, moves
+ * its budget meters with each progress event and updates the status; a chat page lists the turn's steps under the message as they happen
  * (requests to the model, calls, their results), appends the reply, updates the run's link and frees Send
  * (disabled while the turn it follows runs) once that run ends, and reloads when the run parked
  * on a question, so the question shows with its answer form. A page without
@@ -57,11 +57,46 @@ export const LIVE_SCRIPT = `'use strict';
     document.documentElement.setAttribute('data-live', 'following');
   }
 
+  /** Milliseconds as the run page writes a duration. */
+  function duration(ms) {
+    if (ms < 1000) return Math.round(ms) + ' ms';
+    if (ms < 60000) return (ms / 1000).toFixed(1) + ' s';
+    return Math.floor(ms / 60000) + ' min ' + Math.round((ms % 60000) / 1000) + ' s';
+  }
+
+  /** A run page's budget meters, from the usage a progress event carries. */
+  function meters(usage) {
+    var spent = {
+      rounds: usage.rounds,
+      'tool calls': usage.toolCalls,
+      tokens: (usage.inputTokens || 0) + (usage.outputTokens || 0),
+      compute: usage.computeMs,
+    };
+    Object.keys(usage.providerCalls || {}).forEach(function (name) {
+      spent[name + ' calls'] = usage.providerCalls[name];
+    });
+    Object.keys(spent).forEach(function (name) {
+      var row = document.querySelector('li.meter-row[data-meter="' + name + '"]');
+      var value = spent[name];
+      if (!row || typeof value !== 'number') return;
+      var meter = row.querySelector('meter');
+      var text = row.querySelector('.meter-text');
+      if (meter) meter.value = Math.min(value, Number(meter.max));
+      if (text)
+        text.textContent =
+          (name === 'compute' ? duration(value) : value.toLocaleString('en')) +
+          ' of ' + row.getAttribute('data-limit-text');
+    });
+  }
+
   document.querySelectorAll('ol[data-events]').forEach(function (list) {
     follow(list.getAttribute('data-events'), list.getAttribute('data-after'), {
       step: function (step) {
         if (list.querySelector('[data-seq="' + step.seq + '"]')) return;
         list.insertAdjacentHTML('beforeend', step.html);
+      },
+      progress: function (progress) {
+        meters(progress.usage || {});
       },
     });
   });

@@ -36,10 +36,11 @@ export function runHeadline(run: RunRecord, questions: readonly QuestionRecord[]
   return '';
 }
 
-/** One meter: what was spent of what the run may spend. */
+/** One meter: what was spent of what the run may spend (`shown`, ending in ` of <limit>`). */
 function meter(label: string, used: number, limit: number, shown: string): Html {
   const high = limit * 0.8;
-  return html`<li class="meter-row" data-meter="${label}">
+  const limitText = shown.slice(shown.indexOf(' of ') + 4);
+  return html`<li class="meter-row" data-meter="${label}" data-limit-text="${limitText}">
     <span class="meter-label">${label}</span>
     <meter min="0" max="${limit}" value="${Math.min(used, limit)}" high="${high}" optimum="0">
       ${shown}
