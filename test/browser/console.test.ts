@@ -338,6 +338,19 @@ describe('the operator console in a browser', () => {
     expect(height).toBeLessThan(2_000);
     await packages.first().locator('summary').click();
     await expect(packages.first().locator('table').isVisible()).resolves.toBe(true);
+
+    // An agent's Tools tab folds each package none of whose tools is offered.
+    await page.goto(`${server.url}agents/ops/tools`);
+    const folded = page.locator('details.package-body:not([open])');
+    expect(await folded.count()).toBeGreaterThanOrEqual(5);
+    await expect(
+      page
+        .locator('section.package[data-package="mesh.memory"] details.package-body')
+        .getAttribute('open'),
+    ).resolves.toBe('');
+    const tools = await page.evaluate<number>('document.documentElement.scrollHeight');
+    console.log(`Tools tab: ${tools} px`);
+    expect(tools).toBeLessThan(4_000);
   }, 60_000);
 
   it('moves a live run page’s budget meters as the run spends, without a reload', async () => {

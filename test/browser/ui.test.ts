@@ -268,9 +268,14 @@ describe('web UI in a browser (pglite)', () => {
   it('captures a secret write-only: presence and version show, the value never does', async () => {
     const canary = `canary-ui-${randomBytes(8).toString('hex')}`;
     await open('agents/demo/tools');
-    const slot = page.locator(
-      'section.package[data-package="example.tracker"] .field.secret[data-key="api_token"]',
+    // None of the tracker's tools is offered yet (no token), so its package is folded: open it.
+    const tracker = page.locator('section.package[data-package="example.tracker"]');
+    await expect(tracker.locator('details.package-body').getAttribute('open')).resolves.toBeNull();
+    await expect(text(tracker.locator('details.package-body > summary'))).resolves.toBe(
+      '3 tools: 0 offered, 3 withheld · settings and credentials',
     );
+    await tracker.locator('details.package-body > summary').click();
+    const slot = tracker.locator('.field.secret[data-key="api_token"]');
     await slot.locator('input[type=password][name=value]').fill(canary);
     await submit(page, slot.getByRole('button', { name: 'Capture', exact: true }));
 

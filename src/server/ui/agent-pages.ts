@@ -142,108 +142,121 @@ function packageSection(session: PageSession, agent: AgentRecord, pkg: AgentPack
   const base = `/agents/${encodeURIComponent(agent.name)}/packages/${encodeURIComponent(pkg.id)}`;
   const plain = pkg.config.filter((f) => f.disposition !== 'secret');
   const secrets = pkg.config.filter((f) => f.disposition === 'secret');
+  const offered = pkg.tools.filter(
+    (t) => t.offer.direct === null || t.offer.shared === null,
+  ).length;
+  // A package none of whose tools is offered folds to one line: what it would take is inside.
   return html`<section class="package" data-package="${pkg.id}">
     ${packageHeading(pkg)}
-    ${manifestToolTable(pkg.tools, {
-      attributes: (t) => html` data-tool="${t.name}"`,
-      columns: [
-        {
-          heading: 'Direct',
-          attributes: html` data-audience="direct"`,
-          cell: (t) => offerCell(t.offer.direct),
-        },
-        {
-          heading: 'Shared',
-          attributes: html` data-audience="shared"`,
-          cell: (t) => offerCell(t.offer.shared),
-        },
-        {
-          heading: 'Enabled',
-          cell: (t) =>
-            toggle(
-              session,
-              `/agents/${encodeURIComponent(agent.name)}/tools/${encodeURIComponent(t.name)}`,
-              'enabled',
-              t.enabled,
-              {
-                on: 'Enabled',
-                off: 'Disabled',
-                set: `Enable ${t.name}`,
-                unset: `Disable ${t.name}`,
-              },
-            ),
-        },
-      ],
-    })}
-    ${
-      plain.length > 0
-        ? html`<h3>Settings</h3>
-            <div class="fields">
-              ${plain.map(
-                (f) =>
-                  html`<form
-                    method="post"
-                    action="${base}/config/${encodeURIComponent(f.key)}"
-                    class="field"
-                    data-key="${f.key}"
-                  >
-                    ${csrfField(session)}
-                    <label
-                      ><span class="key">${f.key}</span>
-                      <span class="badge ${f.disposition}">${f.disposition}</span>
-                      <span class="muted"
-                        >${f.type}${f.default !== undefined ? html`, default ${JSON.stringify(f.default)}` : ''}</span
-                      >
-                      ${configInput(f, pkg.values[f.key])}</label
+    <details class="package-body" ${offered > 0 ? html`open` : ''}>
+      <summary>
+        ${pkg.tools.length} tool${pkg.tools.length === 1 ? '' : 's'}: ${offered}
+        offered${
+          offered < pkg.tools.length ? `, ${pkg.tools.length - offered} withheld` : ''
+        }${plain.length + secrets.length > 0 ? ' · settings and credentials' : ''}
+      </summary>
+      ${manifestToolTable(pkg.tools, {
+        attributes: (t) => html` data-tool="${t.name}"`,
+        columns: [
+          {
+            heading: 'Direct',
+            attributes: html` data-audience="direct"`,
+            cell: (t) => offerCell(t.offer.direct),
+          },
+          {
+            heading: 'Shared',
+            attributes: html` data-audience="shared"`,
+            cell: (t) => offerCell(t.offer.shared),
+          },
+          {
+            heading: 'Enabled',
+            cell: (t) =>
+              toggle(
+                session,
+                `/agents/${encodeURIComponent(agent.name)}/tools/${encodeURIComponent(t.name)}`,
+                'enabled',
+                t.enabled,
+                {
+                  on: 'Enabled',
+                  off: 'Disabled',
+                  set: `Enable ${t.name}`,
+                  unset: `Disable ${t.name}`,
+                },
+              ),
+          },
+        ],
+      })}
+      ${
+        plain.length > 0
+          ? html`<h3>Settings</h3>
+              <div class="fields">
+                ${plain.map(
+                  (f) =>
+                    html`<form
+                      method="post"
+                      action="${base}/config/${encodeURIComponent(f.key)}"
+                      class="field"
+                      data-key="${f.key}"
                     >
-                    <p class="muted">${f.description}</p>
-                    <button>Save</button>
-                  </form>`,
-              )}
-            </div>`
-        : ''
-    }
-    ${
-      secrets.length > 0
-        ? html`<h3>Credentials</h3>
-            <div class="fields">
-              ${secrets.map(
-                (f) =>
-                  html`<div class="field secret" data-key="${f.key}">
-                    <form method="post" action="${base}/secrets/${encodeURIComponent(f.key)}">
                       ${csrfField(session)}
                       <label
-                        ><span class="key">${f.key}</span> <span class="badge secret">secret</span>
-                        <span class="muted">${f.kind ?? ''}</span>
-                        <input
-                          type="password"
-                          name="value"
-                          autocomplete="off"
-                          placeholder="write-only"
-                          required
-                      /></label>
-                      <p class="status">${secretStatus(pkg.secrets[f.key])}</p>
+                        ><span class="key">${f.key}</span>
+                        <span class="badge ${f.disposition}">${f.disposition}</span>
+                        <span class="muted"
+                          >${f.type}${f.default !== undefined ? html`, default ${JSON.stringify(f.default)}` : ''}</span
+                        >
+                        ${configInput(f, pkg.values[f.key])}</label
+                      >
                       <p class="muted">${f.description}</p>
-                      <button>${pkg.secrets[f.key]?.present ? 'Replace' : 'Capture'}</button>
-                    </form>
-                    ${
-                      pkg.secrets[f.key]?.present
-                        ? html`<form
-                            method="post"
-                            action="${base}/secrets/${encodeURIComponent(f.key)}/revoke"
-                            class="inline"
-                          >
-                            ${csrfField(session)}<button class="danger">Revoke</button>
-                          </form>`
-                        : ''
-                    }
-                  </div>`,
-              )}
-            </div>`
-        : ''
-    }
-    <h3>Audiences</h3>
-    ${audienceForm(session, `${base}/audiences`, pkg.audiences, 'Save audiences')}
+                      <button>Save</button>
+                    </form>`,
+                )}
+              </div>`
+          : ''
+      }
+      ${
+        secrets.length > 0
+          ? html`<h3>Credentials</h3>
+              <div class="fields">
+                ${secrets.map(
+                  (f) =>
+                    html`<div class="field secret" data-key="${f.key}">
+                      <form method="post" action="${base}/secrets/${encodeURIComponent(f.key)}">
+                        ${csrfField(session)}
+                        <label
+                          ><span class="key">${f.key}</span>
+                          <span class="badge secret">secret</span>
+                          <span class="muted">${f.kind ?? ''}</span>
+                          <input
+                            type="password"
+                            name="value"
+                            autocomplete="off"
+                            placeholder="write-only"
+                            required
+                        /></label>
+                        <p class="status">${secretStatus(pkg.secrets[f.key])}</p>
+                        <p class="muted">${f.description}</p>
+                        <button>${pkg.secrets[f.key]?.present ? 'Replace' : 'Capture'}</button>
+                      </form>
+                      ${
+                        pkg.secrets[f.key]?.present
+                          ? html`<form
+                              method="post"
+                              action="${base}/secrets/${encodeURIComponent(f.key)}/revoke"
+                              class="inline"
+                            >
+                              ${csrfField(session)}<button class="danger">Revoke</button>
+                            </form>`
+                          : ''
+                      }
+                    </div>`,
+                )}
+              </div>`
+          : ''
+      }
+      <h3>Audiences</h3>
+      ${audienceForm(session, `${base}/audiences`, pkg.audiences, 'Save audiences')}
+    </details>
   </section>`;
 }
 
