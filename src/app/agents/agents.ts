@@ -87,6 +87,8 @@ export async function updateAgent(
     throw new MeshError(
       'invalid_agent',
       'name at least one change: provider, model, persona or image input',
+      // The input as a whole is what names no change.
+      { field: 'input' },
     );
   const agent = await requireAgent(mesh, nameOrId);
   let providerId = agent.modelProviderId;
