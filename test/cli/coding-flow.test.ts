@@ -1,27 +1,22 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  freshMeshHome,
+  CLI_DATABASES,
+  freshMeshEnv,
   meshBin,
-  meshEnv,
-  removeMeshHome,
+  meshOrFail,
   serveWith,
   type ServeProcess,
 } from '../support/cli.ts';
 import { startFakeChatCompletions } from '../support/fake-chat-completions.ts';
 import { startGitHttpServer } from '../support/git-http-server.ts';
 import { startGitHubFake } from '../support/github-fake.ts';
-import { freshPostgresUrl } from '../support/postgres.ts';
 import { reactingCoder } from '../support/reacting-coder.ts';
 import { runEnd } from '../support/sse.ts';
 
 const TOKEN = 'ghp_reactingCoderToken0123456789abcd';
-
-/** PGlite in the home always; the real PostgreSQL server too when DATABASE_URL is set. */
-const DATABASES = ['pglite', ...(process.env['DATABASE_URL'] ? ['postgres'] : [])] as const;
 
 /*
  * Issue 33's coding flow, for real: `mesh chat` drives a model that reacts to what it observes,
@@ -35,7 +30,7 @@ const DATABASES = ['pglite', ...(process.env['DATABASE_URL'] ? ['postgres'] : []
  * out from what it observes and starts over from the checkout. The run still ends with exactly one
  * pull request, and its page shows every step.
  */
-describe.each(DATABASES)(
+describe.each(CLI_DATABASES)(
   'a reacting model codes to a pull request, killed midway, on %s',
   (database) => {
     const closers: (() => Promise<unknown>)[] = [];
@@ -44,19 +39,9 @@ describe.each(DATABASES)(
     });
 
     it('fixes its bug from the test output, survives the kill and opens exactly one PR', async () => {
-      const home = freshMeshHome('mesh-coder-');
-      closers.push(() => removeMeshHome(home));
-      let env = meshEnv(home);
-      if (database === 'postgres') {
-        const fresh = await freshPostgresUrl();
-        closers.push(() => fresh.drop());
-        writeFileSync(join(home, 'instance.key'), randomBytes(32), { mode: 0o600 });
-        env = {
-          ...env,
-          DATABASE_URL: fresh.url,
-          MESH_INSTANCE_KEY_FILE: join(home, 'instance.key'),
-        };
-      }
+      const made = await freshMeshEnv(database, 'mesh-coder-');
+      closers.push(() => made.dispose());
+      const { home, env } = made;
       const git = await startGitHttpServer(TOKEN);
       closers.push(() => git.close());
       await git.createRepo('acme/widgets', { branch: 'main' });
@@ -89,15 +74,7 @@ describe.each(DATABASES)(
       });
       closers.push(() => model.close());
 
-      const mesh = async (...args: string[]) => {
-        const child = spawn(process.execPath, [meshBin, ...args], { env, stdio: 'pipe' });
-        let out = '';
-        child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-        child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
-        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-        expect(code, `mesh ${args.join(' ')}: ${out}`).toBe(0);
-        return out;
-      };
+      const mesh = meshOrFail(env);
       // Set up as an operator does, beside a running server; then it stops, so that the chat runs
       // its turn in its own process, the one killed below.
       const setup = serveWith(env, '--port', '0');

@@ -1,22 +1,18 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  freshMeshHome,
+  CLI_DATABASES,
+  freshMeshEnv,
   meshBin,
-  meshEnv,
-  removeMeshHome,
+  meshOrFail,
   serveWith,
   type ServeProcess,
 } from '../support/cli.ts';
 import { startFakeChatCompletions, type FakeReply } from '../support/fake-chat-completions.ts';
-import { freshPostgresUrl } from '../support/postgres.ts';
 import { runEnd } from '../support/sse.ts';
 
-/** PGlite in the home always; the real PostgreSQL server too when DATABASE_URL is set. */
-const DATABASES = ['pglite', ...(process.env['DATABASE_URL'] ? ['postgres'] : [])] as const;
 const ROUNDS = 20;
 
 /** The command of tool round `n`: 400 numbers of its own, about a thousand tokens of output. */
@@ -31,22 +27,16 @@ const command = (n: number) => `seq ${n * 1000 + 1} ${n * 1000 + 400}`;
  * because older results are reduced to an excerpt and where they are kept, while every step
  * keeps the whole observation.
  */
-describe.each(DATABASES)('a 20-round run killed twice, on %s', (database) => {
+describe.each(CLI_DATABASES)('a 20-round run killed twice, on %s', (database) => {
   const closers: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);
   });
 
   it('resumes from its last step each time, runs every call once and fits every request', async () => {
-    const home = freshMeshHome('mesh-long-');
-    closers.push(() => removeMeshHome(home));
-    let env = meshEnv(home);
-    if (database === 'postgres') {
-      const fresh = await freshPostgresUrl();
-      closers.push(() => fresh.drop());
-      writeFileSync(join(home, 'instance.key'), randomBytes(32), { mode: 0o600 });
-      env = { ...env, DATABASE_URL: fresh.url, MESH_INSTANCE_KEY_FILE: join(home, 'instance.key') };
-    }
+    const made = await freshMeshEnv(database, 'mesh-long-');
+    closers.push(() => made.dispose());
+    const { home, env } = made;
     // The process to kill when the model is asked for tool round `at` (one at a time).
     const kills: { at: number; kill: () => void }[] = [];
     const model = await startFakeChatCompletions({
@@ -75,15 +65,7 @@ describe.each(DATABASES)('a 20-round run killed twice, on %s', (database) => {
     });
     closers.push(() => model.close());
 
-    const mesh = async (...args: string[]) => {
-      const child = spawn(process.execPath, [meshBin, ...args], { env, stdio: 'pipe' });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
-      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-      expect(code, `mesh ${args.join(' ')}: ${out}`).toBe(0);
-      return out;
-    };
+    const mesh = meshOrFail(env);
     const setup = serveWith(env, '--port', '0');
     closers.push(() => setup.stop());
     await setup.waitFor(/^URL: /);

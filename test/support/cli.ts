@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,11 +49,14 @@ export interface MeshInvocation {
 
 /** Returns a runner of the real `mesh` binary on the embedded database in `home`. */
 export function meshIn(home: string): (...args: string[]) => Promise<MeshInvocation> {
+  return meshWith(meshEnv(home));
+}
+
+/** Returns a runner of the real `mesh` binary in the environment `env` (a home, a database). */
+export function meshWith(env: NodeJS.ProcessEnv): (...args: string[]) => Promise<MeshInvocation> {
   return async (...args) => {
     try {
-      const { stdout, stderr } = await run(process.execPath, [meshBin, ...args], {
-        env: meshEnv(home),
-      });
+      const { stdout, stderr } = await run(process.execPath, [meshBin, ...args], { env });
       return { code: 0, stdout, stderr };
     } catch (error) {
       const e = error as { code: number; stdout: string; stderr: string };
@@ -136,6 +140,50 @@ export function serveWith(env: NodeJS.ProcessEnv, ...args: string[]): ServeProce
           ),
         );
       });
+    },
+  };
+}
+
+/**
+ * Returns a runner of the real `mesh` binary in `env` that answers what it printed (both streams)
+ * and fails, with that output, when it exits non-zero: for set-up steps that must work.
+ */
+export function meshOrFail(env: NodeJS.ProcessEnv): (...args: string[]) => Promise<string> {
+  const mesh = meshWith(env);
+  return async (...args) => {
+    const r = await mesh(...args);
+    if (r.code !== 0)
+      throw new Error(`mesh ${args.join(' ')} exited ${r.code}: ${r.stdout}${r.stderr}`);
+    return r.stdout + r.stderr;
+  };
+}
+
+/** The databases a test of the binary runs on: PGlite always, PostgreSQL when DATABASE_URL is set. */
+export const CLI_DATABASES: readonly ('pglite' | 'postgres')[] = process.env['DATABASE_URL']
+  ? ['pglite', 'postgres']
+  : ['pglite'];
+
+/**
+ * A fresh home for the binary on `database`: the embedded one in the home, or a fresh PostgreSQL
+ * database with an instance key of its own. `dispose` removes both.
+ */
+export async function freshMeshEnv(
+  database: 'pglite' | 'postgres',
+  prefix: string,
+): Promise<{ home: string; env: NodeJS.ProcessEnv; dispose(): Promise<void> }> {
+  const home = freshMeshHome(prefix);
+  if (database === 'pglite')
+    return { home, env: meshEnv(home), dispose: () => removeMeshHome(home) };
+  const { freshPostgresUrl } = await import('./postgres.ts');
+  const fresh = await freshPostgresUrl();
+  const key = join(home, 'instance.key');
+  writeFileSync(key, randomBytes(32), { mode: 0o600 });
+  return {
+    home,
+    env: { ...meshEnv(home), DATABASE_URL: fresh.url, MESH_INSTANCE_KEY_FILE: key },
+    async dispose() {
+      await fresh.drop();
+      await removeMeshHome(home);
     },
   };
 }
