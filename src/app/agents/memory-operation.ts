@@ -1,4 +1,4 @@
-import { AGENT_FIELD } from '../operations/fields.ts';
+import { AGENT_FIELD, listLimitField } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /** An agent's memory as the API answers it: what it says, its state, and where it came from. */
@@ -32,12 +32,7 @@ export const agentMemoriesOperation = defineOperation({
         enum: ['active', 'superseded', 'forgotten'],
         description: 'only memories in this state',
       },
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 500,
-        description: 'how many to list (1-500, default 100)',
-      },
+      limit: listLimitField(100),
     },
   },
   errors: ['agent_not_found'],

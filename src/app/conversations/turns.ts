@@ -152,6 +152,15 @@ export interface SentMessage {
 }
 
 /**
+ * Tells this process's worker a run was queued; a process with no worker yet starts one, so a
+ * queued run never waits for a process that is not coming.
+ */
+export function runQueued(mesh: Mesh): void {
+  if (mesh.runs.worker) mesh.runs.queued();
+  else mesh.runs.attach(meshWorker(mesh, () => undefined));
+}
+
+/**
  * Records a message with its run, queued, and returns at once: a worker (this process's, or any
  * replica's) drives the turn. A process with no worker yet starts one, so a queued run never
  * waits for a process that is not coming.
@@ -161,8 +170,7 @@ export async function sendMessage(mesh: Mesh, input: MessageInput): Promise<Sent
     ...input,
     budget: await budgetFor(mesh, input.agentId),
   });
-  if (mesh.runs.worker) mesh.runs.queued();
-  else mesh.runs.attach(meshWorker(mesh, () => undefined));
+  runQueued(mesh);
   return { runId: run.id, conversationId: conversation.id, messageId: message.id };
 }
 

@@ -27,6 +27,24 @@ export const RUN_FIELD = {
   description: 'the run, by its id or the first 8 or more characters of it',
 } as const;
 
+/** An agent a listing across agents is narrowed to. */
+export const AGENT_FILTER_FIELD = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  description: 'an agent name or id',
+} as const;
+
+/** How many a listing across agents returns: 1-500, `fallback` when not said. */
+export function listLimitField<const D extends number>(fallback: D) {
+  return {
+    type: 'integer',
+    minimum: 1,
+    maximum: 500,
+    description: `how many to list (1-500, default ${fallback})`,
+  } as const;
+}
+
 /** How many a listing returns. */
 export const LIMIT_FIELD = {
   type: 'integer',

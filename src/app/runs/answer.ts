@@ -3,7 +3,7 @@ import { observationJson } from '../../run/observation-json.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { answerObservation } from '../../turn/request-input.ts';
 import type { Mesh } from '../mesh.ts';
-import { meshWorker } from '../conversations/turns.ts';
+import { runQueued } from '../conversations/turns.ts';
 import { InvalidInputError } from '../operations/operation.ts';
 import { resolveRun } from './run-ref.ts';
 
@@ -66,8 +66,7 @@ export async function answerRun(
     }
   }
   // The run is queued: this process's worker (or any replica's) resumes it.
-  if (mesh.runs.worker) mesh.runs.queued();
-  else mesh.runs.attach(meshWorker(mesh, () => undefined));
+  runQueued(mesh);
   return {
     runId: run.id,
     conversationId: answered.conversationId,

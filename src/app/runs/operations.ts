@@ -1,5 +1,11 @@
 import { MAX_WAIT_S } from '../conversations/operations.ts';
-import { AGENT_FIELD, LIMIT_FIELD, RUN_FIELD } from '../operations/fields.ts';
+import {
+  AGENT_FIELD,
+  AGENT_FILTER_FIELD,
+  LIMIT_FIELD,
+  listLimitField,
+  RUN_FIELD,
+} from '../operations/fields.ts';
 import { answerRunOperation } from './answer-operation.ts';
 import { usageOperation } from './usage-operation.ts';
 import { listOutboundOperation } from './outbound-operation.ts';
@@ -41,7 +47,7 @@ export const listRunsOperation = defineOperation({
     additionalProperties: false,
     required: [],
     properties: {
-      agent: { type: 'string', minLength: 1, maxLength: 200, description: 'an agent name or id' },
+      agent: AGENT_FILTER_FIELD,
       status: { enum: RUN_STATUSES, description: `only runs in this status` },
       hours: {
         type: 'integer',
@@ -49,12 +55,7 @@ export const listRunsOperation = defineOperation({
         maximum: 2160,
         description: 'only runs created in the last this many hours (1-2160)',
       },
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 500,
-        description: 'how many to list (1-500, default 50)',
-      },
+      limit: listLimitField(50),
     },
   },
   errors: ['agent_not_found'],

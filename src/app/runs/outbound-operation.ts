@@ -1,4 +1,15 @@
+import type { DeliveryState } from '../../outbound/records.ts';
+import { AGENT_FILTER_FIELD, listLimitField } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
+
+/** The delivery states an outbound event passes through, as filters name them. */
+export const DELIVERY_STATES = [
+  'pending',
+  'delivering',
+  'delivered',
+  'failed',
+  'unknown',
+] as const satisfies readonly DeliveryState[];
 
 /** Where each effect went, across agents: as runs.show shows a run's, with its run and agent. */
 export interface OutboundListing {
@@ -23,17 +34,12 @@ export const listOutboundOperation = defineOperation({
     additionalProperties: false,
     required: [],
     properties: {
-      agent: { type: 'string', minLength: 1, maxLength: 200, description: 'an agent name or id' },
+      agent: AGENT_FILTER_FIELD,
       state: {
-        enum: ['pending', 'delivering', 'delivered', 'failed', 'unknown'],
+        enum: DELIVERY_STATES,
         description: 'only events in this delivery state',
       },
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 500,
-        description: 'how many to list (1-500, default 100)',
-      },
+      limit: listLimitField(100),
     },
   },
   errors: ['agent_not_found'],

@@ -1,7 +1,7 @@
 import type { RunListing } from '../../app/runs/operations.ts';
 import { RUN_STATUSES } from '../../app/runs/operations.ts';
 import { html } from './html.ts';
-import { layout, listTable, time, type PageSession } from './layout.ts';
+import { filterSelect, layout, listTable, time, type PageSession } from './layout.ts';
 
 /** Every agent's runs, newest first, filtered by agent and status as the operation is. */
 export function allRunsPage(
@@ -10,35 +10,19 @@ export function allRunsPage(
   agents: readonly string[],
   filter: { agent?: string; status?: string; hours?: string },
 ): string {
-  const option = (value: string, chosen: string | undefined, label = value) =>
-    html`<option value="${value}" ${value === (chosen ?? '') ? html` selected` : ''}>
-      ${label}
-    </option>`;
   return layout(
     'Runs',
     session,
     html`<h1>Runs</h1>
       <form method="get" action="/runs" class="inline">
-        <label
-          >Agent
-          <select name="agent">
-            ${option('', filter.agent, 'every agent')} ${agents.map((a) => option(a, filter.agent))}
-          </select></label
-        >
-        <label
-          >Status
-          <select name="status">
-            ${option('', filter.status, 'any')} ${RUN_STATUSES.map((s) => option(s, filter.status))}
-          </select></label
-        >
-        <label
-          >Started
-          <select name="hours">
-            ${option('', filter.hours, 'any time')} ${option('1', filter.hours, 'in the last hour')}
-            ${option('24', filter.hours, 'in the last day')}
-            ${option('168', filter.hours, 'in the last week')}
-          </select></label
-        >
+        ${filterSelect('agent', 'Agent', filter.agent, [['', 'every agent'], ...agents])}
+        ${filterSelect('status', 'Status', filter.status, [['', 'any'], ...RUN_STATUSES])}
+        ${filterSelect('hours', 'Started', filter.hours, [
+          ['', 'any time'],
+          ['1', 'in the last hour'],
+          ['24', 'in the last day'],
+          ['168', 'in the last week'],
+        ])}
         <button>Show</button>
       </form>
       ${listTable(

@@ -24,6 +24,29 @@ export function sticky(session: PageSession, name: string, current: string): str
 }
 
 /**
+ * A filter of a listing page (a GET form): a select of `options`, each a value or a value and
+ * its label, `chosen` marked.
+ */
+export function filterSelect(
+  name: string,
+  label: string,
+  chosen: string | undefined,
+  options: readonly (string | readonly [value: string, label: string])[],
+): Html {
+  return html`<label
+    >${label}
+    <select name="${name}">
+      ${options.map((o) => {
+        const [value, shown] = typeof o === 'string' ? [o, o] : o;
+        return html`<option value="${value}" ${value === (chosen ?? '') ? html` selected` : ''}>
+          ${shown}
+        </option>`;
+      })}
+    </select></label
+  >`;
+}
+
+/**
  * A pick list for a name that must exist (an agent, a backend, a provider): the names there are,
  * none chosen until the person picks one (or what they picked before a refusal).
  */

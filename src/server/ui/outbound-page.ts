@@ -1,8 +1,6 @@
-import type { OutboundListing } from '../../app/runs/outbound-operation.ts';
+import { DELIVERY_STATES, type OutboundListing } from '../../app/runs/outbound-operation.ts';
 import { html } from './html.ts';
-import { layout, listTable, type PageSession } from './layout.ts';
-
-const STATES = ['pending', 'delivering', 'delivered', 'failed', 'unknown'] as const;
+import { filterSelect, layout, listTable, type PageSession } from './layout.ts';
 
 /** Outbound events across agents, newest first, filtered by agent and delivery state. */
 export function outboundPage(
@@ -11,27 +9,13 @@ export function outboundPage(
   agents: readonly string[],
   filter: { agent?: string; state?: string },
 ): string {
-  const option = (value: string, chosen: string | undefined, label = value) =>
-    html`<option value="${value}" ${value === (chosen ?? '') ? html` selected` : ''}>
-      ${label}
-    </option>`;
   return layout(
     'Outbound',
     session,
     html`<h1>Outbound events</h1>
       <form method="get" action="/outbound" class="inline">
-        <label
-          >Agent
-          <select name="agent">
-            ${option('', filter.agent, 'every agent')} ${agents.map((a) => option(a, filter.agent))}
-          </select></label
-        >
-        <label
-          >Delivery
-          <select name="state">
-            ${option('', filter.state, 'any')} ${STATES.map((s) => option(s, filter.state))}
-          </select></label
-        >
+        ${filterSelect('agent', 'Agent', filter.agent, [['', 'every agent'], ...agents])}
+        ${filterSelect('state', 'Delivery', filter.state, [['', 'any'], ...DELIVERY_STATES])}
         <button>Show</button>
       </form>
       ${listTable(
