@@ -12,6 +12,8 @@ import {
 import { listToolProviders as listToolProviderRows } from '../store/mcp.ts';
 import { questionsOfConversation, questionsOfRun } from '../store/questions.ts';
 import * as usage from '../store/usage.ts';
+import { readDraft } from '../store/run-drafts.ts';
+import type { RunDraft } from '../run/records.ts';
 import { listOutboundEvents, type AgentOutboundEvent } from '../store/outbound-events.ts';
 import { listMemories, type MemoryRow, type MemoryStatus } from '../store/memories.ts';
 import type { QuestionRecord } from '../run/questions.ts';
@@ -105,6 +107,11 @@ export function getArtifact(mesh: Mesh, id: string): Promise<ArtifactRecord | un
 /** A run's steps numbered after `afterSeq`, oldest first (what a live stream has not sent). */
 export function listStepsAfter(mesh: Mesh, runId: string, afterSeq: number): Promise<StepRecord[]> {
   return listStepRowsAfter(mesh.db, runId, afterSeq);
+}
+
+/** The text the model is writing for the run's current round, while its call streams. */
+export function runDraft(mesh: Mesh, runId: string): Promise<RunDraft | undefined> {
+  return readDraft(mesh.db, runId);
 }
 
 /** The questions runs asked in a conversation (request_input), oldest first. */

@@ -7,10 +7,18 @@ import type { ModelRequest, ModelResponse } from './wire.ts';
 export interface ModelClient {
   /** A short, stable label for logs and steps (e.g. `openai_compatible`, `scripted`). */
   readonly kind: string;
-  complete(
-    request: ModelRequest,
-    options: { readonly signal: AbortSignal },
-  ): Promise<ModelResponse>;
+  complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse>;
+}
+
+/** How one completion is made. */
+export interface CompleteOptions {
+  readonly signal: AbortSignal;
+  /**
+   * Asks for the reply's text as the model writes it: called with the text so far of the
+   * current attempt (a retry starts again from ''). The resolved response stays the one result;
+   * a client that cannot stream never calls it.
+   */
+  readonly onText?: (text: string, attempt: number) => void;
 }
 
 /**

@@ -1,4 +1,4 @@
-export type { ModelClient, ModelFailure } from './client.ts';
+export type { CompleteOptions, ModelClient, ModelFailure } from './client.ts';
 export type { JsonObject, JsonSchema, JsonValue } from './json.ts';
 export type {
   AssistantMessage,

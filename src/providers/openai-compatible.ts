@@ -4,9 +4,10 @@ import {
   APIError,
   APIUserAbortError,
   OpenAI,
+  OpenAIError,
 } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import type { ModelClient, ModelFailure } from '../model/client.ts';
+import type { CompleteOptions, ModelClient, ModelFailure } from '../model/client.ts';
 import type { ModelRequest, ModelResponse } from '../model/wire.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
 import { fromChatCompletion, toChatCompletionsBody } from './chat-completions-wire.ts';
@@ -54,9 +55,11 @@ export interface OpenAiCompatibleOptions {
   readonly clock?: Clock;
 }
 
-/** Per-call options: the seam's `signal`, plus a listener for this call's attempts only. */
-export interface OpenAiCompatibleCallOptions {
-  readonly signal: AbortSignal;
+/**
+ * Per-call options: the seam's `signal` and `onText` (given, the call streams), plus a listener
+ * for this call's attempts only.
+ */
+export interface OpenAiCompatibleCallOptions extends CompleteOptions {
   readonly onAttempt?: AttemptListener;
 }
 
@@ -107,6 +110,7 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
     body: ChatCompletionCreateParamsNonStreaming,
     signal: AbortSignal,
     attempt: number,
+    onText: CompleteOptions['onText'],
   ): Promise<AttemptOutcome> {
     const key = await options.apiKey();
     if (key === '') {
@@ -117,12 +121,19 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
       };
       throw new ModelCallError(failure, attempt - 1);
     }
+    const request = { signal, headers: { Authorization: `Bearer ${key}` } };
     try {
-      const json: unknown = await sdk.chat.completions.create(body, {
-        signal,
-        headers: { Authorization: `Bearer ${key}` },
-      });
-      return { kind: 'body', json };
+      if (onText === undefined)
+        return { kind: 'body', json: await sdk.chat.completions.create(body, request) };
+      // Streamed: the SDK assembles the chunks into the same chat.completion a plain call
+      // returns (usage comes in the last chunk when asked for), so parsing is one path.
+      onText('', attempt);
+      const stream = sdk.chat.completions.stream(
+        { ...body, stream: true, stream_options: { include_usage: true } },
+        request,
+      );
+      stream.on('content', (_delta, snapshot) => onText(snapshot, attempt));
+      return { kind: 'body', json: await stream.finalChatCompletion() };
     } catch (error) {
       signal.throwIfAborted();
       return classify(error, { timeoutMs, clock }, (text) => redactCredentials(text, [key]));
@@ -131,7 +142,7 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
 
   async function complete(
     request: ModelRequest,
-    { signal, onAttempt }: OpenAiCompatibleCallOptions,
+    { signal, onAttempt, onText }: OpenAiCompatibleCallOptions,
   ): Promise<ModelResponse> {
     const model = request.model !== '' ? request.model : options.model;
     if (model === undefined || model === '') {
@@ -141,7 +152,7 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
     const body = toChatCompletionsBody(request, model);
     const { json, attempt } = await retrying(
       async (attempt) => {
-        const outcome = await attemptOnce(body, signal, attempt);
+        const outcome = await attemptOnce(body, signal, attempt, onText);
         if (outcome.kind === 'failed') throw new AttemptFailed(outcome, attempt);
         return { json: outcome.json, attempt };
       },
@@ -240,6 +251,23 @@ function classify(
   }
   if (error instanceof SyntaxError) {
     const message = 'the response body is not valid JSON';
+    return failed({ code: 'invalid_response', message, retryable: false });
+  }
+  if (error instanceof OpenAIError && error.cause instanceof Error) {
+    // A streamed call wraps what broke it: a chunk that is not JSON, or the connection lost
+    // midway (the attempt is retried from the start, as a dropped plain call is).
+    if (error.cause instanceof SyntaxError) {
+      const message = 'a streamed chunk is not valid JSON';
+      return failed({ code: 'invalid_response', message, retryable: false });
+    }
+    const message = redact(`the stream from the provider broke: ${error.cause.message}`);
+    return failed({ code: 'connection', message, retryable: true });
+  }
+  if (error instanceof OpenAIError) {
+    // A stream that ended short of a whole completion (no chunks, no finish reason, a call
+    // without its name). Only the SDK's first line: later lines quote the model's output.
+    const first = (error.message.split('\n')[0] ?? '').slice(0, MAX_MESSAGE_CHARS);
+    const message = `the streamed response is incomplete: ${first}`;
     return failed({ code: 'invalid_response', message, retryable: false });
   }
   throw error;

@@ -19,6 +19,11 @@ export function announcingWrites(store: RunStore, changed: (runId: string) => vo
     recordReply: after(store.recordReply.bind(store)),
     finishRun: after(store.finishRun.bind(store)),
     parkRun: after(store.parkRun.bind(store)),
+    async writeDraft(lease, draft) {
+      const written = await store.writeDraft(lease, draft);
+      if (written) changed(lease.runId);
+      return written;
+    },
     async answerQuestion(answer) {
       const answered = await store.answerQuestion(answer);
       if (answered.kind === 'answered') changed(answer.runId);

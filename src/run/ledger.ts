@@ -16,6 +16,7 @@ import type {
   NewStep,
   ReplyEnd,
   RunRecord,
+  RunDraft,
   RunStatus,
   StepRecord,
   ToolCallStep,
@@ -364,6 +365,14 @@ export class RunLedger {
     progress: { usage?: JsonObject; checkpoint?: JsonObject },
   ): Promise<void> {
     await this.store.updateProgress(lease, progress);
+  }
+
+  /**
+   * Saves the text the model has written so far in this round (a streaming call), redacted like
+   * every text the ledger keeps. Not a record: live views show it until the response is a step.
+   */
+  async draft(lease: Lease, draft: RunDraft): Promise<boolean> {
+    return this.store.writeDraft(lease, { ...draft, body: this.redactor.text(draft.body) });
   }
 
   /** Ends the run with a status and a reason. */

@@ -53,6 +53,16 @@ export interface Lease {
   readonly epoch: number;
 }
 
+/**
+ * The text a model has written so far for a run's round while its call streams: what live views
+ * show before the response is a step. `attempt` is the call's attempt; a retry starts again.
+ */
+export interface RunDraft {
+  readonly round: number;
+  readonly attempt: number;
+  readonly body: string;
+}
+
 /** What a step records. */
 export type StepKind = StepRecord['kind'];
 export type StepStatus = 'started' | 'completed' | 'refused' | 'failed' | 'unknown';

@@ -23,6 +23,13 @@ export type RunEndSubscription = (
   lost: () => void,
 ) => Promise<() => Promise<void>>;
 
+/** A watch on one run, taken before reading it: see {@link RunQueue.watch}. */
+export interface ChangeWatch {
+  wait(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Stops watching without waiting (the view ended). */
+  stop(): void;
+}
+
 /** A run that is neither queued nor running (nor waiting for a holder): it has stopped. */
 export function isSettled(run: RunRecord): boolean {
   return TERMINAL_STATUSES.includes(run.status) || run.status === 'awaiting_input';
@@ -101,11 +108,50 @@ export class RunQueue {
   }
 
   /**
-   * Resolves at the next change this process makes to the run, or after `ms`, or when `signal`
-   * aborts: a live view's wait between two reads (a change made elsewhere is seen at its read).
+   * Starts watching for the next change this process makes to the run. Taken before a live view
+   * reads the run, so a change made while it reads is not missed: `wait` then resolves at once;
+   * otherwise at the change, after `ms`, or when `signal` aborts (a change made elsewhere is seen
+   * at the view's next read).
    */
+  watch(runId: string): ChangeWatch {
+    let changed = false;
+    let wake: (() => void) | undefined;
+    const seen = (): void => {
+      changed = true;
+      wake?.();
+    };
+    let watching = this.#watchers.get(runId);
+    if (!watching) this.#watchers.set(runId, (watching = new Set()));
+    watching.add(seen);
+    const stop = (): void => {
+      const set = this.#watchers.get(runId);
+      set?.delete(seen);
+      if (set?.size === 0) this.#watchers.delete(runId);
+    };
+    return {
+      stop,
+      wait: (ms, signal) =>
+        new Promise((resolve) => {
+          if (changed || signal?.aborted) {
+            stop();
+            return resolve();
+          }
+          const done = (): void => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', done);
+            stop();
+            resolve();
+          };
+          wake = done;
+          const timer = setTimeout(done, ms);
+          signal?.addEventListener('abort', done, { once: true });
+        }),
+    };
+  }
+
+  /** Resolves at the next change this process makes to the run, or after `ms`, or on abort. */
   nextChange(runId: string, ms: number, signal?: AbortSignal): Promise<void> {
-    return wait(this.#watchers, runId, ms, signal);
+    return this.watch(runId).wait(ms, signal);
   }
 
   /** A run ended in this process (the ledger's `onRunEnded`): its waiters read it now. */

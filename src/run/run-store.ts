@@ -10,6 +10,7 @@ import type {
   NewRun,
   NewStep,
   ReplyEnd,
+  RunDraft,
   RunRecord,
   RunStatus,
   StepRecord,
@@ -85,7 +86,12 @@ export interface RunStore {
     lease: Lease,
     progress: { usage?: JsonObject; checkpoint?: JsonObject },
   ): Promise<void>;
-  /** Ends a run with a status and a reason and clears its lease. */
+  /**
+   * Saves the text the model has written so far in the run's current round (its call is
+   * streaming), fenced by the lease; false when the lease is lost. The run's end deletes it.
+   */
+  writeDraft(lease: Lease, draft: RunDraft): Promise<boolean>;
+  /** Ends a run with a status and a reason, clears its lease and deletes its draft. */
   finishRun(lease: Lease, status: RunStatus, reason: string | null): Promise<void>;
   /**
    * Writes an inbound message (in an existing conversation or a new one) and its run in one

@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SSEStreamingApi } from 'hono/streaming';
 import type { Mesh } from '../app/mesh.ts';
-import { listConversationRuns, listStepsAfter } from '../app/queries.ts';
+import { listConversationRuns, listStepsAfter, runDraft } from '../app/queries.ts';
 import type { RunRecord, RunStatus, StepRecord } from '../app/records.ts';
+import type { RunDraft } from '../run/records.ts';
+import type { ChangeWatch } from '../run/run-queue.ts';
 import { stepJson } from '../app/views.ts';
 import { HttpError } from './http-error.ts';
 import { UUID_SOURCE } from './ids.ts';
@@ -149,8 +151,11 @@ function eventStream(
   slot: { readonly slots: StreamSlots; readonly holder: string },
   pollMs: number,
   pump: (out: EventOut) => Promise<void>,
-  /** Waits for the stream's subject to change here, at most `ms` (else the poll is a sleep). */
-  change?: (ms: number, signal: AbortSignal) => Promise<void>,
+  /**
+   * Starts watching the stream's subject for a change made here (else the poll is a sleep): taken
+   * before each read, so a change made while the pump reads wakes the next wait at once.
+   */
+  watch?: () => ChangeWatch,
 ): Response {
   const release = slot.slots.take(slot.holder);
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -165,6 +170,7 @@ function eventStream(
   const started = now();
   let lastWrite = started;
   let first = true;
+  let change = watch?.();
   const out: EventOut = {
     async send(event, data, id) {
       await stream.writeSSE({
@@ -182,10 +188,11 @@ function eventStream(
         await stream.write(': keep-alive\n\n');
         lastWrite = now();
       }
-      if (change) {
+      if (change && watch) {
         // A write this process makes to the run wakes the stream at once; one made by another
         // replica is seen at the next read, `pollMs` later.
-        await change(pollMs, left.signal);
+        await change.wait(pollMs, left.signal);
+        change = watch();
         return !left.signal.aborted;
       }
       try {
@@ -205,6 +212,7 @@ function eventStream(
       await out.send('error', { code: 'internal_error', message: 'the stream failed; reconnect' });
     })
     .finally(async () => {
+      change?.stop();
       release();
       await stream.close();
     });
@@ -216,6 +224,46 @@ function eventStream(
       'x-accel-buffering': 'no',
     },
   });
+}
+
+/**
+ * What one stream has sent of a run's draft (the reply's text while the model writes it), so each
+ * read sends only what is new: a `delta` event `{run_id, round, attempt, text, reset}`, `text`
+ * appended to what was sent, or replacing it when `reset` (a new round or attempt, or the first
+ * the stream sends). A draft whose round already has its response is over and never sent.
+ */
+class DraftFollower {
+  private sent: RunDraft | undefined;
+  private answered = 0;
+  constructor(private readonly runId: string) {}
+
+  /** A step the stream sent: a model response ends its round's draft. */
+  saw(step: StepRecord): void {
+    const round = step.kind === 'model_response' ? step.data.round : undefined;
+    if (typeof round === 'number') this.answered = Math.max(this.answered, round);
+  }
+
+  /** The `delta` event to send now for `run` (as just read), if any. */
+  async next(mesh: Mesh, run: RunRecord): Promise<Record<string, unknown> | undefined> {
+    if (!isLiveStatus(run.status)) return undefined;
+    const draft = await runDraft(mesh, this.runId);
+    const spent = run.usage['rounds'];
+    const rounds = typeof spent === 'number' ? spent : 0;
+    if (!draft || draft.round <= Math.max(rounds, this.answered)) return undefined;
+    const sent = this.sent;
+    this.sent = draft;
+    const event = { run_id: this.runId, round: draft.round, attempt: draft.attempt };
+    if (
+      sent &&
+      sent.round === draft.round &&
+      sent.attempt === draft.attempt &&
+      draft.body.startsWith(sent.body)
+    ) {
+      const text = draft.body.slice(sent.body.length);
+      return text === '' ? undefined : { ...event, text, reset: false };
+    }
+    return { ...event, text: draft.body, reset: true };
+  }
 }
 
 function isLiveStatus(status: RunStatus): boolean {
@@ -237,6 +285,7 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
       let last = options.after;
       let current = run;
       let usage = JSON.stringify(run.usage);
+      const draft = new DraftFollower(run.id);
       await out.send('state', stateJson(run, false));
       do {
         // The run is read before its steps: a run seen ended has written every step it will.
@@ -250,8 +299,11 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
             String(step.seq),
           );
           if (step.kind === 'reply') await out.send('reply', replyJson(step), String(step.seq));
+          draft.saw(step);
           last = step.seq;
         }
+        const delta = await draft.next(mesh, fresh);
+        if (delta) await out.send('delta', delta);
         if (JSON.stringify(fresh.usage) !== usage) {
           usage = JSON.stringify(fresh.usage);
           await out.send('progress', { run_id: run.id, usage: fresh.usage });
@@ -263,7 +315,7 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
         if (ended) return;
       } while (await out.idle());
     },
-    (ms, signal) => mesh.runs.nextChange(run.id, ms, signal),
+    () => mesh.runs.watch(run.id),
   );
 }
 
@@ -328,7 +380,10 @@ export function conversationEventStream(
   },
 ): Response {
   return eventStream(mesh, options, options.pollMs ?? POLL_MS, async (out) => {
-    const seen = new Map<string, { last: number; shown?: RunRecord; ended: boolean }>();
+    const seen = new Map<
+      string,
+      { last: number; shown?: RunRecord; ended: boolean; draft?: DraftFollower }
+    >();
     let resume = options.resume;
     do {
       let runs = await listConversationRuns(mesh, conversationId);
@@ -351,11 +406,15 @@ export function conversationEventStream(
           // The replies come after the state that says the run ended: steps are read after it.
           if (!ended) await out.send('state', stateJson(run, false));
         }
+        tracked.draft ??= new DraftFollower(run.id);
         for (const step of await listStepsAfter(mesh, run.id, tracked.last)) {
           if (step.kind === 'reply')
             await out.send('reply', replyJson(step), `${run.id}:${step.seq}`);
+          tracked.draft.saw(step);
           tracked.last = step.seq;
         }
+        const delta = await tracked.draft.next(mesh, run);
+        if (delta) await out.send('delta', delta);
         if (ended) await out.send('state', stateJson(run, true));
         tracked.shown = run;
         tracked.ended = ended;

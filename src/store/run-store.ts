@@ -18,6 +18,7 @@ import {
   updateProgress,
 } from './runs.ts';
 import { getArtifact } from './artifacts.ts';
+import { writeDraft } from './run-drafts.ts';
 import { listSteps } from './run-reads.ts';
 import { recordDeliveredReply } from './outbound-events.ts';
 import { answerQuestion, expireQuestion, parkRun } from './questions.ts';
@@ -51,6 +52,7 @@ export function runStore(db: Db): RunStore {
       return found && found.runId === runId ? found : undefined;
     },
     updateProgress: (lease, progress) => updateProgress(db, lease, progress),
+    writeDraft: (lease, draft) => writeDraft(db, lease, draft),
     async finishRun(lease, status, reason) {
       await finishRun(db, lease, status, reason);
       // On the lease lane, and not awaited: the end is recorded; the announcement is a courtesy.

@@ -370,8 +370,10 @@ export async function finishRun(
   status: RunStatus,
   reason: string | null,
 ): Promise<void> {
+  // The draft of the run's last round (a streamed reply's text so far) goes with it.
   const { rowCount } = await q.query(
-    `update runs set status = $4, reason = $5, finished_at = case when $4 in ('succeeded', 'failed', 'budget_exhausted')
+    `with draft as (delete from run_drafts where run_id = $1)
+     update runs set status = $4, reason = $5, finished_at = case when $4 in ('succeeded', 'failed', 'budget_exhausted')
        then now() else finished_at end, lease_owner = null, lease_expires_at = null, updated_at = now()
      where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'`,
     [lease.runId, lease.owner, lease.epoch, status, reason],

@@ -26,6 +26,7 @@ import { withImages } from './round-images.ts';
 import { callsJson, historyMessages, responseFrom, roundMessages } from './round-messages.ts';
 import { planToolLoading } from './tool-loading.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
+import { replyDraft } from './reply-draft.ts';
 
 /** The policy-scoped registry of a turn, with the reasons for every tool left out. */
 export interface TurnOffer {
@@ -269,6 +270,8 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     }
 
     let response: ModelResponse;
+    // The reply's text as the model writes it, saved for live views; the response is the record.
+    const draft = replyDraft(round, (d) => ledger.draft(lease, d));
     try {
       response = await withSpan(
         {
@@ -286,7 +289,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
         () =>
           model.client.complete(
             { model: model.model, messages: fitted.messages, tools: offered },
-            { signal },
+            { signal, onText: draft.onText },
           ),
         (r) => ({
           attributes: {
@@ -297,6 +300,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
         }),
       );
     } catch (error) {
+      await draft.close();
       if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
       if (hasCode(error, 'model_call_failed')) {
         return {
@@ -306,6 +310,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       }
       throw error;
     }
+    await draft.close();
     usage = {
       ...usage,
       rounds: round,

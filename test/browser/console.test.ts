@@ -393,4 +393,52 @@ describe('the operator console in a browser', () => {
     // All of it live, in the page as it was loaded.
     expect(navigations).toBe(0);
   }, 60_000);
+
+  it('streams the reply as the model writes it, on the chat and run pages, then shows the recorded reply', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    let release!: () => void;
+    model.enqueue({
+      kind: 'completion',
+      content: 'Deploys are frozen until Monday.',
+      pieces: ['Deploys ', 'are ', 'frozen ', 'until ', 'Monday.'],
+      holdBeforeLast: new Promise<void>((resolve) => (release = resolve)),
+    });
+    await send('are deploys frozen?');
+    // The text so far, before the response is recorded: a draft, not yet a message of the run.
+    const draft = page.locator('li.message.draft .body');
+    await expect
+      .poll(() => draft.textContent(), { timeout: 10_000 })
+      .toBe('Deploys are frozen until ');
+    await expect(
+      page.locator('li.message.outbound[data-message]', { hasText: 'Deploys' }).count(),
+    ).resolves.toBe(0);
+    await expect(page.locator('form.send button').isDisabled()).resolves.toBe(true);
+    // The run page shows the same text under its steps.
+    const href = await page.locator('a.run-link').last().getAttribute('href');
+    const runPage = await context.newPage();
+    await runPage.goto(`${server.url}${(href ?? '').slice(1)}`);
+    await expect
+      .poll(() => runPage.locator('.draft-reply .body').textContent(), { timeout: 10_000 })
+      .toBe('Deploys are frozen until ');
+    release();
+    // The recorded reply takes the draft's place; nothing of the draft is left.
+    await page
+      .locator('li.message.outbound[data-message]', { hasText: 'Deploys are frozen until Monday.' })
+      .waitFor();
+    await expect.poll(() => page.locator('li.draft').count()).toBe(0);
+    await expect.poll(() => page.locator('form.send button').isDisabled()).toBe(false);
+    await runPage
+      .locator('li.step', { hasText: 'Deploys are frozen until Monday.' })
+      .first()
+      .waitFor();
+    await expect.poll(() => runPage.locator('.draft-reply').count()).toBe(0);
+    await runPage.close();
+    // The request asked for a stream; the recorded reply is the whole text.
+    const last = model.requests.at(-1)?.json as Record<string, unknown>;
+    expect(last).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    await page.reload();
+    await expect(
+      page.locator('li.message.outbound', { hasText: 'Deploys are frozen until Monday.' }).count(),
+    ).resolves.toBe(1);
+  }, 60_000);
 });

@@ -513,6 +513,133 @@ describe('the API key', () => {
   });
 });
 
+describe('a streamed completion (onText given)', () => {
+  /** The call's options with an onText that records every (text, attempt) it is told. */
+  function streamed() {
+    const seen: { text: string; attempt: number }[] = [];
+    return {
+      seen,
+      options: {
+        signal: new AbortController().signal,
+        onText: (text: string, attempt: number) => void seen.push({ text, attempt }),
+      },
+    };
+  }
+
+  it('asks for a stream with usage, reports the text as it grows, and resolves to the same response', async () => {
+    const odd = '{ "city" :"Zürich" }';
+    const reply = {
+      kind: 'completion' as const,
+      content: 'Let me look that up.',
+      toolCalls: [{ id: 'call_a', name: 'get_weather', arguments: odd }],
+      usage: { promptTokens: 12, completionTokens: 7, totalTokens: 19 },
+    };
+    server.enqueue(reply, reply);
+    const { client } = clientFor();
+    const plain = await client.complete(ask('weather?', [weather]), call());
+    const { seen, options } = streamed();
+    const response = await client.complete(ask('weather?', [weather]), options);
+
+    expect(response).toEqual(plain);
+    expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 7, totalTokens: 19 });
+    expect(response.message.toolCalls).toEqual([
+      { id: 'call_a', name: 'get_weather', arguments: odd },
+    ]);
+    const body = server.requests[1]?.json as Record<string, unknown>;
+    expect(body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(server.requests[0]?.json).not.toHaveProperty('stream');
+    // Each report is the text so far: it only grows, and ends as the whole.
+    expect(seen.map((s) => s.text)).toEqual([
+      '',
+      'Let ',
+      'Let me ',
+      'Let me look ',
+      'Let me look that ',
+      'Let me look that up.',
+    ]);
+    expect(seen.every((s) => s.attempt === 1)).toBe(true);
+  });
+
+  it('starts the text again when a stream drops midway and the retry succeeds', async () => {
+    server.enqueue(
+      { kind: 'completion', content: 'one two three four', dropAfterPieces: 2 },
+      { kind: 'completion', content: 'five six' },
+    );
+    const { client, attempts } = clientFor();
+    const { seen, options } = streamed();
+    const response = await client.complete(ask(), options);
+    expect(response.message.content).toBe('five six');
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2]);
+    expect(attempts[1]?.previous).toMatchObject({ code: 'connection', retryable: true });
+    expect(seen).toContainEqual({ text: 'one two ', attempt: 1 });
+    const second = seen.filter((s) => s.attempt === 2).map((s) => s.text);
+    expect(second).toEqual(['', 'five ', 'five six']);
+  });
+
+  it('fails a stream that ends before its finish reason as invalid_response, quoting none of the text', async () => {
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'fake-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    server.enqueue({
+      kind: 'raw',
+      contentType: 'text/event-stream',
+      body: chunk({ role: 'assistant', content: 'secret-ish words' }) + 'data: [DONE]\n\n',
+    });
+    const { client } = clientFor();
+    const { options } = streamed();
+    const error = await rejection(client.complete(ask(), options));
+    expect(error.failure).toMatchObject({ code: 'invalid_response', retryable: false });
+    expect(error.message).toContain('the streamed response is incomplete');
+    expect(error.message).not.toContain('secret-ish');
+  });
+
+  it('fails a stream whose chunk is not JSON as invalid_response, without retrying', async () => {
+    server.enqueue({
+      kind: 'raw',
+      contentType: 'text/event-stream',
+      body: 'data: {"id": "c1", "choices": [\n\n',
+    });
+    const { client, attempts } = clientFor();
+    const error = await rejection(client.complete(ask(), streamed().options));
+    expect(error.failure).toMatchObject({
+      code: 'invalid_response',
+      message: 'a streamed chunk is not valid JSON',
+    });
+    expect(attempts).toHaveLength(1);
+  });
+
+  it('fails a stream that sends nothing at all as invalid_response', async () => {
+    server.enqueue({ kind: 'raw', contentType: 'text/event-stream', body: 'data: [DONE]\n\n' });
+    const { client } = clientFor();
+    const error = await rejection(client.complete(ask(), streamed().options));
+    expect(error.failure).toMatchObject({ code: 'invalid_response' });
+  });
+
+  it('retries a 429 refused before any stream began, as a plain call does', async () => {
+    server.enqueue(
+      { kind: 'error', status: 429, message: 'slow down', retryAfter: '0' },
+      { kind: 'completion', content: 'ok' },
+    );
+    const { client, attempts } = clientFor();
+    const response = await client.complete(ask(), streamed().options);
+    expect(response.message.content).toBe('ok');
+    expect(attempts.map((a) => a.status)).toEqual([undefined, 429]);
+  });
+
+  it('rejects with the signal reason when aborted mid-stream', async () => {
+    server.enqueue({ kind: 'completion', content: 'a b c d e f', pauseMs: 200 });
+    const { client } = clientFor();
+    const controller = new AbortController();
+    const reason = new Error('stop now');
+    const pending = client.complete(ask(), {
+      signal: controller.signal,
+      onText: (text) => {
+        if (text.startsWith('a b')) controller.abort(reason);
+      },
+    });
+    await expect(pending).rejects.toBe(reason);
+  });
+});
+
 describe('the fake server', () => {
   it('lists models and answers an unscripted completion with a loud 500', async () => {
     const models = await fetch(`${server.baseUrl}/models`).then((r) => r.json());

@@ -198,6 +198,61 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     await server.mesh.ledger.finish(lease, 'succeeded', null);
   });
 
+  it("sends the reply's text as it is written (delta events), never a draft whose round has its response", async () => {
+    const { lease, conversationId } = await heldRun();
+    const { ledger } = server.mesh;
+    const res = await open(lease.runId);
+    const events = sseEvents(res.body as ReadableStream<Uint8Array>);
+    expect((await next(events)).event).toBe('state');
+    const delta = async () => {
+      const e = await next(events);
+      expect(e.event).toBe('delta');
+      return JSON.parse(e.data) as Record<string, unknown>;
+    };
+
+    // The first the stream sends replaces (reset); later text is appended.
+    await ledger.draft(lease, { round: 1, attempt: 1, body: 'Looking' });
+    expect(await delta()).toEqual({
+      run_id: lease.runId,
+      round: 1,
+      attempt: 1,
+      text: 'Looking',
+      reset: true,
+    });
+    await ledger.draft(lease, { round: 1, attempt: 1, body: 'Looking it up' });
+    expect(await delta()).toMatchObject({ text: ' it up', reset: false });
+    // A retried call starts its text again.
+    await ledger.draft(lease, { round: 1, attempt: 2, body: 'Let me' });
+    expect(await delta()).toMatchObject({ attempt: 2, text: 'Let me', reset: true });
+
+    // The round's response is the record: its draft is not sent again.
+    await ledger.appendStep(
+      lease,
+      { kind: 'model_response', data: { round: 1, content: 'Let me see.', toolCalls: [] } },
+      { rounds: 1 },
+    );
+    const response = await next(events);
+    const responseStep = JSON.parse(response.data) as { kind: string };
+    expect([response.event, responseStep.kind]).toEqual(['step', 'model_response']);
+    await ledger.draft(lease, { round: 2, attempt: 1, body: 'Here it is' });
+    const progress = await next(events);
+    expect(progress.event).toBe('progress');
+    expect(await delta()).toMatchObject({ round: 2, text: 'Here it is', reset: true });
+
+    await ledger.recordReply(lease, { conversationId, actor: 'agent:ada', body: 'Here it is.' });
+    await ledger.finish(lease, 'succeeded', null);
+    const rest: string[] = [];
+    for await (const e of events) rest.push(e.event);
+    expect(rest).toEqual(['step', 'reply', 'state']);
+    // The run's end took its draft with it.
+    const { rows } = await server.mesh.db.query('select 1 from run_drafts where run_id = $1', [
+      lease.runId,
+    ]);
+    expect(rows).toHaveLength(0);
+    // A draft from a worker that no longer holds the run is not written.
+    expect(await ledger.draft(lease, { round: 3, attempt: 1, body: 'late' })).toBe(false);
+  });
+
   it("streams a conversation's runs in order, state and replies with <run>:<seq> ids, resumable", async () => {
     const { ledger } = server.mesh;
     const a = await heldRun();

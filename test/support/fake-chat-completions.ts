@@ -17,7 +17,10 @@ export interface FakeToolCall {
  * One scripted answer to one `POST …/chat/completions`, consumed in order.
  * - `completion`: a 200 `chat.completion`. `content` defaults to '' (null is sent as null),
  *   `finishReason` to `tool_calls` when there are calls and `stop` otherwise, `usage` to zeros
- *   (null leaves `usage` out).
+ *   (null leaves `usage` out). A request with `stream: true` gets the same completion as
+ *   `chat.completion.chunk` server-sent events, as OpenAI sends them: the role, the content in
+ *   pieces, each tool call, the finish reason, the usage (when `stream_options.include_usage`),
+ *   then `data: [DONE]`.
  * - `error`: an OpenAI-shaped error, `{error: {message, type, code}}`, with optional Retry-After.
  * - `raw`: any status and body text, for answers no honest server gives.
  * - `drop`: the socket is destroyed after the request is read.
@@ -30,6 +33,16 @@ export type FakeReply =
       readonly toolCalls?: readonly FakeToolCall[];
       readonly finishReason?: string;
       readonly usage?: FakeUsage | null;
+      /**
+       * A streamed request (`stream: true`) gets the content in these pieces, one chunk each
+       * (default: one piece per word); `pauseMs` apart when given.
+       */
+      readonly pieces?: readonly string[];
+      readonly pauseMs?: number;
+      /** Streamed: the connection is dropped after this many content chunks. */
+      readonly dropAfterPieces?: number;
+      /** Streamed: every piece but the last is sent, then this is awaited before the rest. */
+      readonly holdBeforeLast?: Promise<unknown>;
     }
   | {
       readonly kind: 'error';
@@ -171,7 +184,9 @@ function answer(
   }
   switch (reply.kind) {
     case 'completion':
-      sendJson(res, 200, completionBody(reply, json, n));
+      if ((json as { stream?: unknown } | undefined)?.stream === true)
+        void streamCompletion(res, reply, json, n);
+      else sendJson(res, 200, completionBody(reply, json, n));
       return;
     case 'error': {
       const headers: Record<string, string> =
@@ -250,6 +265,65 @@ function completionBody(
           },
         }),
   };
+}
+
+/** A completion as Chat Completions streams it: chunks of one choice, then usage, then [DONE]. */
+async function streamCompletion(
+  res: ServerResponse,
+  reply: Extract<FakeReply, { kind: 'completion' }>,
+  json: unknown,
+  n: number,
+): Promise<void> {
+  const whole = completionBody(reply, json, n);
+  const base = {
+    id: whole['id'],
+    object: 'chat.completion.chunk',
+    created: whole['created'],
+    model: whole['model'],
+  };
+  const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+  send(choice({ role: 'assistant', content: '' }));
+  const content = reply.content ?? '';
+  const pieces = reply.pieces ?? content.match(/\S+\s*|\s+/g) ?? [];
+  for (const [i, piece] of pieces.entries()) {
+    if (reply.dropAfterPieces !== undefined && i >= reply.dropAfterPieces) {
+      // What was sent reaches the client first, as it would before a real connection broke.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      res.socket?.destroy();
+      return;
+    }
+    if (i > 0 && reply.pauseMs !== undefined)
+      await new Promise((resolve) => setTimeout(resolve, reply.pauseMs));
+    if (i === pieces.length - 1 && reply.holdBeforeLast) await reply.holdBeforeLast;
+    if (res.destroyed) return;
+    send(choice({ content: piece }));
+  }
+  for (const [index, call] of (reply.toolCalls ?? []).entries())
+    send(
+      choice({
+        tool_calls: [
+          {
+            index,
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: call.arguments },
+          },
+        ],
+      }),
+    );
+  const finish = reply.finishReason ?? ((reply.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
+  send(choice({}, finish));
+  const includeUsage =
+    (json as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage ===
+    true;
+  if (includeUsage && whole['usage'] !== undefined)
+    send({ ...base, choices: [], usage: whole['usage'] });
+  res.end('data: [DONE]\n\n');
 }
 
 function record(req: IncomingMessage, bytes: Buffer): RecordedRequest {

@@ -2,8 +2,10 @@
  * The pages' one script (served as /assets/live.js, allowed by the pages' `script-src 'self'`):
  * it follows a run's event stream (`/runs/{run}/events`, authorized by the session cookie) and
  * updates the page in place. A run page appends each new step as the server rendered it, moves
- * its budget meters with each progress event and updates the status; a chat page lists the turn's steps under the message as they happen
- * (requests to the model, calls, their results), appends the reply, updates the run's link and frees Send
+ * its budget meters with each progress event, shows the text the model is writing (`delta`
+ * events) under the steps and updates the status; a chat page lists the turn's steps under the
+ * message as they happen (requests to the model, calls, their results), shows the reply as the
+ * model writes it, replaces that draft with the recorded reply, updates the run's link and frees Send
  * (disabled while the turn it follows runs) once that run ends, and reloads when the run parked
  * on a question, so the question shows with its answer form. A page without
  * it is the same page, only not updated until reloaded.
@@ -37,6 +39,10 @@ export const LIVE_SCRIPT = `'use strict';
         });
       }
       if (state.final) {
+        // A draft never outlives its run: a reply replaced it, or there is none to show.
+        document.querySelectorAll('[data-draft="' + state.run_id + '"]').forEach(function (el) {
+          el.remove();
+        });
         // A chat page's Send waits for the turn it follows: free it, and drop the note.
         document.querySelectorAll('[data-busy-while="' + state.run_id + '"]').forEach(function (el) {
           el.disabled = false;
@@ -92,8 +98,32 @@ export const LIVE_SCRIPT = `'use strict';
   document.querySelectorAll('ol[data-events]').forEach(function (list) {
     follow(list.getAttribute('data-events'), list.getAttribute('data-after'), {
       step: function (step) {
+        if (step.kind === 'model_response')
+          document.querySelectorAll('[data-draft="' + step.runId + '"]').forEach(function (el) {
+            el.remove();
+          });
         if (list.querySelector('[data-seq="' + step.seq + '"]')) return;
         list.insertAdjacentHTML('beforeend', step.html);
+      },
+      delta: function (delta) {
+        // What the model is writing in this round, under the steps until its response lands.
+        var box = document.querySelector('.draft-reply[data-draft="' + delta.run_id + '"]');
+        if (!box) {
+          box = document.createElement('div');
+          box.className = 'draft-reply';
+          box.setAttribute('data-draft', delta.run_id);
+          box.setAttribute('aria-live', 'polite');
+          var label = document.createElement('div');
+          label.className = 'meta';
+          label.textContent = 'The model is writing (round ' + delta.round + ')…';
+          var text = document.createElement('div');
+          text.className = 'body';
+          box.appendChild(label);
+          box.appendChild(text);
+          list.insertAdjacentElement('afterend', box);
+        }
+        var body = box.querySelector('.body');
+        body.textContent = delta.reset ? delta.text : body.textContent + delta.text;
       },
       progress: function (progress) {
         meters(progress.usage || {});
@@ -116,6 +146,9 @@ export const LIVE_SCRIPT = `'use strict';
   document.querySelectorAll('ol[data-reply-events]').forEach(function (list) {
     follow(list.getAttribute('data-reply-events'), '0', {
       step: function (step) {
+        var draft = list.querySelector('li.draft[data-draft="' + step.runId + '"]');
+        if (draft && step.kind === 'model_response' && step.data && (step.data.toolCalls || []).length > 0)
+          draft.remove();
         var text = activity(step);
         var link = list.querySelector('[data-run-status="' + step.runId + '"]');
         var item = link && link.closest('li.message');
@@ -133,22 +166,45 @@ export const LIVE_SCRIPT = `'use strict';
         line.textContent = text;
         steps.appendChild(line);
       },
+      delta: function (delta) {
+        // The reply as the model writes it, in a message of its own marked as a draft.
+        var item = list.querySelector('li.draft[data-draft="' + delta.run_id + '"]');
+        if (!item) {
+          item = outbound(list, 'message outbound draft');
+          item.setAttribute('data-draft', delta.run_id);
+          item.setAttribute('aria-busy', 'true');
+        }
+        var body = item.querySelector('.body');
+        body.textContent = delta.reset ? delta.text : body.textContent + delta.text;
+      },
       reply: function (reply) {
         if (list.querySelector('[data-message="' + reply.message_id + '"]')) return;
-        var item = document.createElement('li');
-        item.className = 'message outbound';
+        // The recorded reply replaces the draft: what the run kept is what the page shows.
+        var item = list.querySelector('li.draft[data-draft="' + reply.run_id + '"]');
+        if (item) {
+          item.className = 'message outbound';
+          item.removeAttribute('data-draft');
+          item.removeAttribute('aria-busy');
+        } else item = outbound(list, 'message outbound');
         item.setAttribute('data-message', reply.message_id);
-        var meta = document.createElement('div');
-        meta.className = 'meta';
-        meta.textContent = list.getAttribute('data-agent') || '';
-        var body = document.createElement('div');
-        body.className = 'body';
-        body.textContent = reply.body;
-        item.appendChild(meta);
-        item.appendChild(body);
-        list.appendChild(item);
+        item.querySelector('.body').textContent = reply.body;
       },
     });
   });
+
+  /** A new message from the agent at the end of a chat's list: its meta line and empty body. */
+  function outbound(list, className) {
+    var item = document.createElement('li');
+    item.className = className;
+    var meta = document.createElement('div');
+    meta.className = 'meta';
+    meta.textContent = list.getAttribute('data-agent') || '';
+    var body = document.createElement('div');
+    body.className = 'body';
+    item.appendChild(meta);
+    item.appendChild(body);
+    list.appendChild(item);
+    return item;
+  }
 })();
 `;

@@ -58,6 +58,11 @@ form.inline { display: inline; } form.inline input { width: auto; }
 .message.inbound { align-self: flex-end; background: #e8eefc; }
 .message .meta { font-size: .75rem; color: var(--muted); }
 .message .body, .step .body { white-space: pre-wrap; margin: .2rem 0; }
+.message.draft { border-style: dashed; }
+.message.draft .body::after, .draft-reply .body::after { content: '▍'; color: var(--muted); }
+.draft-reply { margin: .6rem 0; padding: .5rem .8rem; border: 1px dashed var(--line); border-radius: 8px; background: #fff; }
+.draft-reply .meta { font-size: .75rem; color: var(--muted); }
+.draft-reply .body { white-space: pre-wrap; margin: .2rem 0; }
 .send { display: grid; gap: .4rem; }
 .steps { list-style: none; padding: 0; display: flex; flex-direction: column; gap: .5rem; }
 .step { background: #fff; border: 1px solid var(--line); border-left: 4px solid #c9ced6; border-radius: 6px; padding: .5rem .9rem; }
