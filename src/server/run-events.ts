@@ -5,7 +5,9 @@ import { listConversationRuns, listStepsAfter, runDraft } from '../app/queries.t
 import type { RunRecord, RunStatus, StepRecord } from '../app/records.ts';
 import type { RunDraft } from '../run/records.ts';
 import type { ChangeWatch } from '../run/run-queue.ts';
-import { stepJson } from '../app/views.ts';
+import { effectJson, stepJson } from '../app/views.ts';
+import { runEffects } from '../app/runs/outbound-view.ts';
+import type { OutboundEventRecord } from '../outbound/records.ts';
 import { HttpError } from './http-error.ts';
 import { UUID_SOURCE } from './ids.ts';
 
@@ -115,6 +117,8 @@ export interface RunEventOptions {
   readonly after: number;
   /** Markup of a step for the web UI, sent beside its JSON as `html`. */
   readonly render?: (step: StepRecord) => string;
+  /** Markup of an outbound event's row for the web UI, sent beside its JSON as `html`. */
+  readonly renderEffect?: (effect: OutboundEventRecord) => string;
   readonly pollMs?: number;
 }
 
@@ -266,6 +270,23 @@ class DraftFollower {
   }
 }
 
+/** The run's outbound events a stream has sent, so each read sends only the new and changed. */
+class EffectFollower {
+  private readonly sent = new Map<string, string>();
+  constructor(private readonly runId: string) {}
+
+  async changed(mesh: Mesh): Promise<OutboundEventRecord[]> {
+    const changed: OutboundEventRecord[] = [];
+    for (const effect of await runEffects(mesh, this.runId)) {
+      const mark = `${effect.state}:${effect.attempts}:${effect.updatedAt.getTime()}`;
+      if (this.sent.get(effect.id) === mark) continue;
+      this.sent.set(effect.id, mark);
+      changed.push(effect);
+    }
+    return changed;
+  }
+}
+
 function isLiveStatus(status: RunStatus): boolean {
   return LIVE_STATUSES.includes(status);
 }
@@ -286,6 +307,7 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
       let current = run;
       let usage = JSON.stringify(run.usage);
       const draft = new DraftFollower(run.id);
+      const effects = new EffectFollower(run.id);
       await out.send('state', stateJson(run, false));
       do {
         // The run is read before its steps: a run seen ended has written every step it will.
@@ -304,6 +326,13 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
         }
         const delta = await draft.next(mesh, fresh);
         if (delta) await out.send('delta', delta);
+        for (const effect of await effects.changed(mesh)) {
+          const json = { run_id: run.id, ...effectJson(effect) };
+          await out.send(
+            'effect',
+            options.renderEffect ? { ...json, html: options.renderEffect(effect) } : json,
+          );
+        }
         if (JSON.stringify(fresh.usage) !== usage) {
           usage = JSON.stringify(fresh.usage);
           await out.send('progress', { run_id: run.id, usage: fresh.usage });

@@ -388,8 +388,14 @@ describe('the operator console in a browser', () => {
     first();
     await expect.poll(() => text('tool calls'), { timeout: 10_000 }).toBe('1 of 16');
     await expect.poll(() => text('rounds'), { timeout: 10_000 }).toBe('1 of 3');
+    // The outbound events table is there while the run is live, empty until it has one.
+    await expect(page.locator('[data-effects] tr.effect').count()).resolves.toBe(0);
     second();
     await expect.poll(() => text('rounds'), { timeout: 10_000 }).toBe('2 of 3');
+    // The reply, delivered to the conversation, is the run's outbound event: its row arrives live.
+    const row = page.locator('[data-effects] tr.effect[data-state="delivered"]');
+    await row.waitFor({ timeout: 10_000 });
+    await expect(row.locator('td').nth(1).textContent()).resolves.toBe('reply');
     // All of it live, in the page as it was loaded.
     expect(navigations).toBe(0);
   }, 60_000);

@@ -4,6 +4,7 @@ import { createOperatorToken } from '../../src/app/operators/operator-auth.ts';
 import { meshApp } from '../../src/server/server.ts';
 import { runEventStream, StreamSlots } from '../../src/server/run-events.ts';
 import { testDatabases } from '../support/db.ts';
+import { outboundStore } from '../../src/store/outbound-events.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { heldRun as heldRunOf } from '../support/held-run.ts';
 import { sseEvents, type SseEvent } from '../support/sse.ts';
@@ -83,6 +84,11 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     expect([reply.event, reply.id]).toEqual(['reply', '3']);
     expect(JSON.parse(reply.data)).toMatchObject({ seq: 3, body: 'Done.' });
 
+    // The reply is an outbound event of the run too, delivered as it was recorded.
+    const delivered = await next(events);
+    expect(delivered.event).toBe('effect');
+    expect(JSON.parse(delivered.data)).toMatchObject({ step: 3, state: 'delivered' });
+
     await ledger.finish(lease, 'succeeded', null);
     const final = await next(events);
     expect(final.event).toBe('state');
@@ -97,12 +103,13 @@ describe.each(testDatabases())('live run events on $name', (database) => {
       'state:',
       'step:3',
       'reply:3',
+      'effect:',
       'state:',
     ]);
     const byQuery = await open(lease.runId, {}, '?after=3');
     const tail: SseEvent[] = [];
     for await (const e of sseEvents(byQuery.body as ReadableStream<Uint8Array>)) tail.push(e);
-    expect(tail.map((e) => e.event)).toEqual(['state', 'state']);
+    expect(tail.map((e) => e.event)).toEqual(['state', 'effect', 'state']);
   });
 
   it('wakes on a write this process makes to the run, not at its next poll', async () => {
@@ -243,7 +250,7 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     await ledger.finish(lease, 'succeeded', null);
     const rest: string[] = [];
     for await (const e of events) rest.push(e.event);
-    expect(rest).toEqual(['step', 'reply', 'state']);
+    expect(rest).toEqual(['step', 'reply', 'effect', 'state']);
     // The run's end took its draft with it.
     const { rows } = await server.mesh.db.query('select 1 from run_drafts where run_id = $1', [
       lease.runId,
@@ -251,6 +258,49 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     expect(rows).toHaveLength(0);
     // A draft from a worker that no longer holds the run is not written.
     expect(await ledger.draft(lease, { round: 3, attempt: 1, body: 'late' })).toBe(false);
+  });
+
+  it("follows the run's outbound events: each when first seen, again when its delivery changes", async () => {
+    const { lease } = await heldRun();
+    const { ledger } = server.mesh;
+    const outbox = outboundStore(server.mesh.db);
+    const call = await ledger.appendStep(lease, { kind: 'note', data: { n: 1 } });
+    const event = await outbox.record({
+      id: randomUUID(),
+      idempotencyKey: `key-${randomUUID()}`,
+      runId: lease.runId,
+      stepSeq: call.seq,
+      callId: 'c1',
+      toolName: 'slack_post_message',
+      kind: 'message',
+      target: '#deploys',
+      payload: { text: 'hi' },
+      reconciles: false,
+    });
+    const res = await open(lease.runId);
+    const events = sseEvents(res.body as ReadableStream<Uint8Array>);
+    const effect = async () => {
+      for (;;) {
+        const e = await next(events);
+        if (e.event === 'effect') return JSON.parse(e.data) as Record<string, unknown>;
+      }
+    };
+    expect(await effect()).toMatchObject({
+      run_id: lease.runId,
+      id: event.id,
+      state: 'pending',
+      attempts: 0,
+      target: '#deploys',
+    });
+    await outbox.beginAttempt(event.id, 0);
+    // A delivery is not a write to the run: the next read finds it.
+    expect(await effect()).toMatchObject({ id: event.id, state: 'delivering', attempts: 1 });
+    await outbox.delivered(event.id, { externalId: 'ts-1', link: null, result: null });
+    expect(await effect()).toMatchObject({ state: 'delivered', externalId: 'ts-1' });
+    await ledger.finish(lease, 'succeeded', null);
+    const rest: string[] = [];
+    for await (const e of events) rest.push(e.event);
+    expect(rest).toEqual(['state']);
   });
 
   it("streams a conversation's runs in order, state and replies with <run>:<seq> ids, resumable", async () => {

@@ -31,7 +31,7 @@ import { isUuid } from '../ids.ts';
 import { runEffects } from '../../app/runs/outbound-view.ts';
 import { resumeAfter, runEventStream } from '../run-events.ts';
 import { chatPage } from './chat-page.ts';
-import { runPage, runsPage, stepItem } from './run-pages.ts';
+import { effectRow, runPage, runsPage, stepItem } from './run-pages.ts';
 import { agentPath, field, post, type UiRoute } from './ui-route.ts';
 
 /** The Chat and Runs tabs, and a run's page. */
@@ -222,6 +222,7 @@ export const chatRoutes: readonly UiRoute[] = [
           holder: session.tokenId,
           after,
           render: (step) => stepItem(step, mapped).text,
+          renderEffect: (effect) => effectRow(effect).text,
         }),
       };
     },

@@ -2,8 +2,8 @@
  * The pages' one script (served as /assets/live.js, allowed by the pages' `script-src 'self'`):
  * it follows a run's event stream (`/runs/{run}/events`, authorized by the session cookie) and
  * updates the page in place. A run page appends each new step as the server rendered it, moves
- * its budget meters with each progress event, shows the text the model is writing (`delta`
- * events) under the steps and updates the status; a chat page lists the turn's steps under the
+ * its budget meters with each progress event, adds and updates its outbound events' rows, shows
+ * the text the model is writing (`delta` events) under the steps and updates the status; a chat page lists the turn's steps under the
  * message as they happen (requests to the model, calls, their results), shows the reply as the
  * model writes it, replaces that draft with the recorded reply, updates the run's link and frees Send
  * (disabled while the turn it follows runs) once that run ends, and reloads when the run parked
@@ -127,6 +127,15 @@ export const LIVE_SCRIPT = `'use strict';
       },
       progress: function (progress) {
         meters(progress.usage || {});
+      },
+      effect: function (effect) {
+        // An outbound event new or changed (delivered, retried, failed): its row, as rendered.
+        var row = document.querySelector('tr[data-effect="' + effect.id + '"]');
+        if (row) row.outerHTML = effect.html;
+        else {
+          var body = document.querySelector('[data-effects] tbody');
+          if (body) body.insertAdjacentHTML('beforeend', effect.html);
+        }
       },
     });
   });

@@ -210,28 +210,44 @@ function providerLink(link: string | null): Html | '' {
  * The run's outbound events — its effects and its reply: where each went, its delivery state,
  * attempts and what it became.
  */
-function effectTable(effects: readonly OutboundEventRecord[]): Html {
-  return html`<h2>Outbound events</h2>
-    ${listTable(
-      effects,
-      'No effects.',
-      ['Step', 'Effect', 'Target', 'Delivery', 'Attempts', 'External id'],
-      (e) =>
-        html`<tr class="effect" data-state="${e.state}">
-          <td>${e.stepSeq}</td>
-          <td><code>${e.kind}</code></td>
-          <td>${e.target}</td>
-          <td>
-            <span class="status ${e.state}">${e.state}</span>${
-              e.lastError && e.state !== 'delivered'
-                ? html` <span class="muted">${e.lastError}</span>`
-                : ''
-            }
-          </td>
-          <td>${e.attempts}</td>
-          <td>${e.externalId ? html`<code>${e.externalId}</code>` : ''}${providerLink(e.link)}</td>
-        </tr>`,
-    )}`;
+function effectTable(effects: readonly OutboundEventRecord[], live: boolean): Html {
+  const headings = ['Step', 'Effect', 'Target', 'Delivery', 'Attempts', 'External id'];
+  // A live run's table is there from the start, empty or not: its stream adds and moves rows.
+  return html`<section class="effects" data-effects>
+    <h2>Outbound events</h2>
+    ${
+      live
+        ? html`<table class="list">
+            <thead>
+              <tr>
+                ${headings.map((h) => html`<th>${h}</th>`)}
+              </tr>
+            </thead>
+            <tbody>
+              ${effects.map(effectRow)}
+            </tbody>
+          </table>`
+        : listTable(effects, 'No effects.', headings, effectRow)
+    }
+  </section>`;
+}
+
+/** One outbound event's row (also what a live run page's stream sends when it changes). */
+export function effectRow(e: OutboundEventRecord): Html {
+  return html`<tr class="effect" data-effect="${e.id}" data-state="${e.state}">
+    <td>${e.stepSeq}</td>
+    <td><code>${e.kind}</code></td>
+    <td>${e.target}</td>
+    <td>
+      <span class="status ${e.state}">${e.state}</span>${
+        e.lastError && e.state !== 'delivered'
+          ? html` <span class="muted">${e.lastError}</span>`
+          : ''
+      }
+    </td>
+    <td>${e.attempts}</td>
+    <td>${e.externalId ? html`<code>${e.externalId}</code>` : ''}${providerLink(e.link)}</td>
+  </tr>`;
 }
 
 /**
@@ -312,7 +328,7 @@ export function runPage(
         }
       </dl>
       ${open ? html`${questionPanel(session, open, `/runs/${run.id}`)}` : ''}
-      ${effects.length === 0 ? '' : effectTable(effects)}
+      ${effects.length === 0 && !live ? '' : effectTable(effects, live)}
       <ol
         class="steps"
         ${live ? html`data-events="/runs/${run.id}/events" data-after="${steps.at(-1)?.seq ?? 0}"` : ''}
