@@ -29,7 +29,8 @@ const ALLOWED_FOLDERS: Record<string, readonly string[]> = {
   // Query providers: retries use the one policy and backoff in tool/ (retry-policy.ts).
   web: ['model', 'tool', 'egress'],
   exec: ['model', 'tool'],
-  browser: ['model', 'tool'],
+  // A development browser's requests are held to the same address classes as our own fetches.
+  browser: ['model', 'tool', 'egress'],
   outbound: ['model', 'tool', 'run'],
   // The edge: implements the contracts of the layers below it.
   store: [
@@ -89,10 +90,11 @@ const PURE: Record<string, ReadonlySet<string>> = {
 const PURE_BUILTINS = new Set(['node:crypto']);
 
 /** Packages only one place may import (a driver, a process spawner, a browser). */
-const OWNED_PACKAGES: readonly { pattern: RegExp; owner: string }[] = [
+const OWNED_PACKAGES: readonly { pattern: RegExp; owner: string | readonly string[] }[] = [
   { pattern: /^pg$|^pg\//, owner: 'src/store/' },
   { pattern: /^@electric-sql\/pglite/, owner: 'src/store/' },
-  { pattern: /^(node:)?child_process$/, owner: 'src/exec/backends/' },
+  // The process spawners: a sandbox's command, a development browser.
+  { pattern: /^(node:)?child_process$/, owner: ['src/exec/backends/', 'src/browser/backends/'] },
   { pattern: /^playwright-core/, owner: 'src/browser/backends/' },
   { pattern: /^e2b$|^e2b\//, owner: 'src/exec/backends/' },
   { pattern: /^exa-js$|^exa-js\//, owner: 'src/web/adapters/' },
@@ -128,8 +130,9 @@ function packageOf(specifier: string): string {
 function violation(file: string, specifier: string, folder: string): string | undefined {
   const where = relative(root, file).split(sep).join('/');
   for (const { pattern, owner } of OWNED_PACKAGES) {
-    if (pattern.test(specifier) && !where.startsWith(owner))
-      return `${specifier} is imported only under ${owner}`;
+    const owners = typeof owner === 'string' ? [owner] : owner;
+    if (pattern.test(specifier) && !owners.some((o) => where.startsWith(o)))
+      return `${specifier} is imported only under ${owners.join(' or ')}`;
   }
   if (specifier.startsWith('.')) {
     const target = relative(root, resolve(dirname(file), specifier)).split(sep);

@@ -13,6 +13,7 @@ export type {
   NoteStep,
   ObservationStep,
   ReplyStep,
+  RunDraft,
   RunRecord,
   RunStatus,
   StepKind,
@@ -22,6 +23,7 @@ export type {
 } from '../run/records.ts';
 export type { DeliveryState, OutboundEventRecord } from '../outbound/records.ts';
 export type { QuestionRecord } from '../run/questions.ts';
+export type { ChangeWatch } from '../run/run-queue.ts';
 export type { ModelProviderRecord } from '../store/model-providers.ts';
 export type { BindingRecord, ToolProviderRecord } from '../store/mcp.ts';
 export type { OperatorTokenRecord } from '../store/operator-auth.ts';

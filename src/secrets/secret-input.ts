@@ -36,6 +36,7 @@ function ownerIdMatches(ownerType: SecretOwnerType, ownerId: string): boolean {
     case 'agent_tool_provider':
     case 'execution_backend':
     case 'tool_provider':
+    case 'browser_backend':
       return GENERIC_OWNER_ID.test(ownerId);
     default: {
       const _never: never = ownerType;

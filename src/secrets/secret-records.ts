@@ -8,7 +8,8 @@
  * installation of a package (owner id `<agent id>:<package id>`); `agent_tool_provider` is an
  * agent's binding to a tool provider (an MCP server); `execution_backend` is a workspace
  * backend's own API key; `tool_provider` is a query provider's own API key (web search and
- * reading are credentialed by the operator, not by each agent).
+ * reading are credentialed by the operator, not by each agent); `browser_backend` is a browser
+ * vendor's API key.
  */
 export const SECRET_OWNER_TYPES = Object.freeze([
   'agent',
@@ -17,6 +18,7 @@ export const SECRET_OWNER_TYPES = Object.freeze([
   'agent_tool_provider',
   'execution_backend',
   'tool_provider',
+  'browser_backend',
 ] as const);
 
 /** One of {@link SECRET_OWNER_TYPES}. */

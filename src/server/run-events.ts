@@ -2,12 +2,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SSEStreamingApi } from 'hono/streaming';
 import type { Mesh } from '../app/mesh.ts';
 import { listConversationRuns, listStepsAfter, runDraft } from '../app/queries.ts';
-import type { RunRecord, RunStatus, StepRecord } from '../app/records.ts';
-import type { RunDraft } from '../run/records.ts';
-import type { ChangeWatch } from '../run/run-queue.ts';
+import type {
+  ChangeWatch,
+  OutboundEventRecord,
+  RunDraft,
+  RunRecord,
+  RunStatus,
+  StepRecord,
+} from '../app/records.ts';
 import { effectJson, stepJson } from '../app/views.ts';
 import { runEffects } from '../app/runs/outbound-view.ts';
-import type { OutboundEventRecord } from '../outbound/records.ts';
 import { HttpError } from './http-error.ts';
 import { UUID_SOURCE } from './ids.ts';
 

@@ -67,6 +67,10 @@ export const ERROR_CODES = Object.freeze({
   workspace_backend_unavailable: 'upstream_transient',
   workspace_file: 'invalid',
   workspace_unavailable: 'unavailable',
+  // The handler's view of a browser session (src/tool/browser.ts) and the backends (src/browser).
+  browser_action: 'invalid',
+  browser_backend_unavailable: 'upstream_transient',
+  browser_unavailable: 'unavailable',
   // Effects through the outbound machinery (src/tool/outbound.ts, src/outbound).
   delivery_failed: 'internal',
   effect_unrecorded: 'internal',

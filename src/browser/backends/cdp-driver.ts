@@ -1,0 +1,212 @@
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { BrowserActionError, type BrowserAction } from '../../tool/browser.ts';
+import type { CdpEndpoint, DrivenSession } from '../backend.ts';
+import { readPageExpression } from '../page-reader.ts';
+
+/** How long one action may take (a page load, a click that waits for its element). */
+export const ACTION_TIMEOUT_MS = 30_000;
+/** How long after a click or key press a navigation it started is waited for. */
+const NAVIGATION_GRACE_MS = 300;
+const REF = /^e\d{1,6}$/;
+
+/**
+ * Decides whether the session may fetch a URL (every request of every page, not only the ones
+ * the model asks for): undefined when it may, else why not (shown to the model).
+ */
+export type RequestGuard = (url: URL) => Promise<string | undefined>;
+
+/**
+ * Connects to a session over CDP with playwright-core and drives its first page: the one way
+ * every backend's sessions are driven. With a guard, every request the browser makes is checked
+ * first and refused when the guard says so.
+ */
+export async function driveOverCdp(
+  endpoint: CdpEndpoint,
+  options: { readonly guard?: RequestGuard; readonly timeoutMs?: number } = {},
+): Promise<DrivenSession> {
+  const timeout = options.timeoutMs ?? ACTION_TIMEOUT_MS;
+  const browser: Browser = await chromium.connectOverCDP(endpoint.url, {
+    ...(endpoint.headers ? { headers: { ...endpoint.headers } } : {}),
+    timeout,
+  });
+  const context = browser.contexts()[0] ?? (await browser.newContext());
+  const page: Page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(timeout);
+  /** Why the latest refused request was refused: a failed navigation says it. */
+  let refused: string | undefined;
+  const { guard } = options;
+  if (guard) {
+    await context.route('**/*', async (route) => {
+      let url: URL;
+      try {
+        url = new URL(route.request().url());
+      } catch {
+        return route.abort('blockedbyclient');
+      }
+      const reason =
+        url.protocol === 'data:' || url.protocol === 'blob:' ? undefined : await guard(url);
+      if (reason === undefined) return route.continue();
+      refused = reason;
+      return route.abort('blockedbyclient');
+    });
+    await context.routeWebSocket(/.*/, async (ws) => {
+      const reason = await guard(new URL(ws.url()));
+      if (reason === undefined) ws.connectToServer();
+      else {
+        refused = reason;
+        await ws.close({ code: 1008, reason: 'refused by egress policy' });
+      }
+    });
+  }
+
+  const state = async () => ({ url: page.url(), title: await page.title().catch(() => '') });
+
+  function target(ref: string): Locator {
+    if (!REF.test(ref))
+      throw new BrowserActionError(
+        'unknown_ref',
+        'field `ref` must be a ref from the last browser_read snapshot, like e12',
+      );
+    return page.locator(`[data-mesh-ref="${ref}"]`);
+  }
+
+  async function located(ref: string): Promise<Locator> {
+    const locator = target(ref);
+    if ((await locator.count()) === 0)
+      throw new BrowserActionError(
+        'unknown_ref',
+        `no element has ref ${ref} on this page; read the page again (browser_read) for fresh refs`,
+      );
+    return locator.first();
+  }
+
+  /** Runs an action that may start a navigation, and waits for that page to load. */
+  async function mayNavigate(action: () => Promise<void>): Promise<boolean> {
+    const before = page.url();
+    let navigated = false;
+    const onNavigate = (frame: unknown) => {
+      if (frame === page.mainFrame()) navigated = true;
+    };
+    page.on('framenavigated', onNavigate);
+    try {
+      await action();
+      if (!navigated) await page.waitForTimeout(NAVIGATION_GRACE_MS);
+      if (navigated || page.url() !== before)
+        await page.waitForLoadState('domcontentloaded').catch(() => undefined);
+    } finally {
+      page.off('framenavigated', onNavigate);
+    }
+    return navigated || page.url() !== before;
+  }
+
+  async function acting<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof BrowserActionError) throw error;
+      const message = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+      if (/Timeout \d+ms exceeded/.test(message))
+        throw new BrowserActionError('timeout', `${what} did not finish within ${timeout} ms`);
+      if (refused !== undefined && /ERR_BLOCKED_BY_CLIENT/.test(message)) {
+        const reason = refused;
+        refused = undefined;
+        throw new BrowserActionError('egress_refused', `${what} was refused: ${reason}`);
+      }
+      if (
+        /not (?:an? )?(?:<select>|select|input|editable|visible|enabled)|Element is not/i.test(
+          message,
+        )
+      )
+        throw new BrowserActionError('not_actionable', `${what} failed: ${message}`);
+      throw new BrowserActionError('navigation_failed', `${what} failed: ${message}`);
+    }
+  }
+
+  return {
+    async navigate(raw) {
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        throw new BrowserActionError('bad_url', 'field `url` is not an absolute URL');
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw new BrowserActionError(
+          'bad_url',
+          `field \`url\` must be http or https, not ${url.protocol}`,
+        );
+      if (guard) {
+        const reason = await guard(url);
+        if (reason !== undefined)
+          throw new BrowserActionError('egress_refused', `navigation was refused: ${reason}`);
+      }
+      refused = undefined;
+      return acting('navigation', async () => {
+        const response = await page.goto(url.href, { waitUntil: 'domcontentloaded' });
+        return { ...(await state()), status: response?.status() ?? null };
+      });
+    },
+    async read(mode) {
+      return acting('reading the page', async () => {
+        const read = await page.evaluate<{ markdown: string; refs: number }>(
+          readPageExpression(mode),
+        );
+        return { ...(await state()), mode, markdown: read.markdown, refs: read.refs };
+      });
+    },
+    async act(action: BrowserAction) {
+      const what = action.kind;
+      return acting(what, async () => {
+        let navigated = false;
+        switch (action.kind) {
+          case 'click': {
+            const el = await located(action.ref);
+            navigated = await mayNavigate(() => el.click());
+            break;
+          }
+          case 'type': {
+            const el = await located(action.ref);
+            await el.fill(action.text);
+            if (action.submit) navigated = await mayNavigate(() => el.press('Enter'));
+            break;
+          }
+          case 'select': {
+            const el = await located(action.ref);
+            const chosen = await el
+              .selectOption(action.value)
+              .catch(async () => el.selectOption({ label: action.value }));
+            if (chosen.length === 0)
+              throw new BrowserActionError(
+                'not_actionable',
+                'no option of that select matches `value`',
+              );
+            break;
+          }
+          case 'press': {
+            const el = action.ref === undefined ? undefined : await located(action.ref);
+            navigated = await mayNavigate(() =>
+              el ? el.press(action.key) : page.keyboard.press(action.key),
+            );
+            break;
+          }
+          case 'scroll': {
+            if (action.ref !== undefined)
+              await (await located(action.ref)).scrollIntoViewIfNeeded();
+            else await page.mouse.wheel(0, action.direction === 'down' ? 700 : -700);
+            break;
+          }
+        }
+        return { ...(await state()), navigated };
+      });
+    },
+    async screenshot(fullPage) {
+      return acting('the screenshot', async () => {
+        const png = await page.screenshot({ type: 'png', fullPage });
+        return { ...(await state()), png: new Uint8Array(png) };
+      });
+    },
+    async disconnect() {
+      await browser.close().catch(() => undefined);
+    },
+  };
+}

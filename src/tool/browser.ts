@@ -1,0 +1,99 @@
+import { serviceKey, type ToolContext } from './context.ts';
+import { MeshError } from './errors.ts';
+
+/**
+ * What a browser-class handler sees of the run's browser session: go to a page, read it, act on
+ * it, take a screenshot. The browser layer (src/browser) rents the session from whichever browser
+ * backend the agent was granted and drives it over CDP; a handler never learns which.
+ */
+
+/** The page a session is on after an action. */
+export interface PageState {
+  readonly url: string;
+  readonly title: string;
+}
+
+/** What `read` returns: the page as markdown, interactive elements marked with their refs. */
+export interface PageReading extends PageState {
+  /** `text`: the page's visible text; `snapshot`: its structure, every control with a `[ref]`. */
+  readonly mode: 'text' | 'snapshot';
+  readonly markdown: string;
+  /** How many elements got a ref (what `act` can target). */
+  readonly refs: number;
+}
+
+/** One coarse action on an element of the last reading (by its ref), or on the page. */
+export type BrowserAction =
+  | { readonly kind: 'click'; readonly ref: string }
+  | {
+      readonly kind: 'type';
+      readonly ref: string;
+      readonly text: string;
+      readonly submit?: boolean;
+    }
+  | { readonly kind: 'select'; readonly ref: string; readonly value: string }
+  | { readonly kind: 'press'; readonly key: string; readonly ref?: string }
+  | { readonly kind: 'scroll'; readonly direction: 'up' | 'down'; readonly ref?: string };
+
+/** What an action came to. */
+export interface ActResult extends PageState {
+  /** Whether the action navigated to another page. */
+  readonly navigated: boolean;
+}
+
+/** A screenshot of the current viewport (or the whole page). */
+export interface Screenshot extends PageState {
+  readonly png: Uint8Array;
+}
+
+/** The run's browser session, as a handler uses it. */
+export interface BrowserPage {
+  navigate(url: string): Promise<PageState & { readonly status: number | null }>;
+  read(mode: 'text' | 'snapshot'): Promise<PageReading>;
+  act(action: BrowserAction): Promise<ActResult>;
+  screenshot(fullPage: boolean): Promise<Screenshot>;
+}
+
+/** Hands a call the browser session of its run, provisioned on the run's first browser call. */
+export interface Browsers {
+  forCall(ctx: ToolContext): Promise<BrowserPage>;
+}
+
+/** The service browser-class tools declare as `service:mesh.browser`. */
+export const BROWSERS = serviceKey<Browsers>('mesh.browser');
+
+/**
+ * Why the run cannot have a browser session now: no backend granted, the backend is down or
+ * refused, the run's session time is spent. Handlers turn it into an observation naming the fix.
+ */
+export class BrowserUnavailableError extends MeshError {
+  static readonly code = 'browser_unavailable';
+  constructor(
+    readonly reason: 'no_backend' | 'backend_down' | 'session_time_exhausted' | 'development_only',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(BrowserUnavailableError.code, message, { reason }, options);
+  }
+}
+
+/**
+ * An action the page refused or that cannot be done: a URL whose address is not allowed, a ref
+ * the last reading did not give, an element that cannot take the action, a page that did not
+ * load in time. The model sees it and can try something else.
+ */
+export class BrowserActionError extends MeshError {
+  static readonly code = 'browser_action';
+  constructor(
+    readonly reason:
+      | 'egress_refused'
+      | 'bad_url'
+      | 'unknown_ref'
+      | 'not_actionable'
+      | 'timeout'
+      | 'navigation_failed',
+    message: string,
+  ) {
+    super(BrowserActionError.code, message, { reason });
+  }
+}

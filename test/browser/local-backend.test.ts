@@ -1,0 +1,128 @@
+import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localBrowserBackend } from '../../src/browser/backends/local.ts';
+import { driveOverCdp } from '../../src/browser/backends/cdp-driver.ts';
+import { browserEgressGuard } from '../../src/browser/egress.ts';
+import type { DrivenSession } from '../../src/browser/backend.ts';
+import { hasCode } from '../../src/tool/errors.ts';
+import { startTestSite, type TestSite } from '../support/test-site.ts';
+
+/*
+ * The local (development) browser backend and the CDP driver every backend's sessions use: a
+ * real Chromium, a real site on loopback.
+ */
+describe('the local browser backend, driven over CDP', () => {
+  const backend = localBrowserBackend();
+  let site: TestSite;
+  let externalId: string;
+  let session: DrivenSession;
+
+  beforeAll(async () => {
+    site = await startTestSite();
+    const provisioned = await backend.provision({
+      sessionId: randomUUID(),
+      runId: randomUUID(),
+      agentId: randomUUID(),
+      timeoutMs: 60_000,
+    });
+    externalId = provisioned.externalId;
+    expect(provisioned.cdp.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/devtools\/browser\//);
+    session = await driveOverCdp(provisioned.cdp, {
+      guard: browserEgressGuard({ allowLoopback: true }),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await session?.disconnect();
+    await backend.close();
+    await site?.close();
+  });
+
+  it('navigates, reads text and a snapshot with refs, fills and submits a form', async () => {
+    const landed = await session.navigate(site.url);
+    expect(landed).toMatchObject({ url: site.url, title: 'Acme Support', status: 200 });
+    const text = await session.read('text');
+    expect(text.markdown).toContain('We answer within a day.');
+    expect(text.markdown).not.toContain('hidden text');
+    const snapshot = await session.read('snapshot');
+    expect(snapshot.markdown).toContain('# Acme Support');
+    expect(snapshot.markdown).toContain('- Billing');
+    expect(snapshot.markdown).toMatch(/\[e1\] link "Contact us" → \/contact/);
+
+    const clicked = await session.act({ kind: 'click', ref: 'e1' });
+    expect(clicked).toMatchObject({ navigated: true, title: 'Contact' });
+    const form = await session.read('snapshot');
+    const ref = (pattern: RegExp) => pattern.exec(form.markdown)?.[1] ?? 'missing';
+    expect(form.markdown).toMatch(/textbox "Your name" \(text, empty\) required/);
+    await session.act({ kind: 'type', ref: ref(/\[(e\d+)\] textbox "Your name"/), text: 'Ada' });
+    await session.act({ kind: 'select', ref: ref(/\[(e\d+)\] combobox/), value: 'Shipping' });
+    await session.act({ kind: 'click', ref: ref(/\[(e\d+)\] checkbox/) });
+    const filled = await session.read('snapshot');
+    // What a field holds is never read out: only that it is filled.
+    expect(filled.markdown).toMatch(/textbox "Your name" \(text, filled\)/);
+    expect(filled.markdown).not.toContain('Ada');
+    expect(filled.markdown).toMatch(/checkbox "Urgent" checked/);
+    const sent = await session.act({ kind: 'click', ref: ref(/\[(e\d+)\] button "Send"/) });
+    expect(sent).toMatchObject({ navigated: true, title: 'Thanks' });
+    expect(site.posts.at(-1)).toEqual({ name: 'Ada', topic: 'shipping', urgent: 'yes' });
+    expect((await session.read('text')).markdown).toContain('request is number 4127');
+
+    const shot = await session.screenshot(false);
+    expect(Buffer.from(shot.png.slice(0, 8)).toString('hex')).toBe('89504e470d0a1a0a');
+  }, 60_000);
+
+  it('refuses a stale or malformed ref, naming what to do, without acting', async () => {
+    const stale = await session.act({ kind: 'click', ref: 'e999' }).catch((e: unknown) => e);
+    expect(hasCode(stale, 'browser_action')).toBe(true);
+    expect((stale as Error).message).toContain('read the page again');
+    const bad = await session.act({ kind: 'click', ref: 'x"]' }).catch((e: unknown) => e);
+    expect((bad as Error).message).toContain('field `ref`');
+  });
+
+  it('refuses navigation to private, link-local and metadata addresses, and non-web schemes', async () => {
+    for (const url of [
+      'http://10.0.0.1/',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00::1]/',
+      'http://192.168.1.1/admin',
+    ]) {
+      const refused = await session.navigate(url).catch((e: unknown) => e);
+      expect(hasCode(refused, 'browser_action'), url).toBe(true);
+      expect((refused as { data?: { reason?: string } }).data?.reason).toBe('egress_refused');
+    }
+    const file = await session.navigate('file:///etc/passwd').catch((e: unknown) => e);
+    expect((file as Error).message).toContain('must be http or https');
+  });
+
+  it('refuses what a page itself fetches from a forbidden address, not only navigations', async () => {
+    const guard = browserEgressGuard({ allowLoopback: false });
+    expect(await guard(new URL(site.url))).toMatch(/loopback address/);
+    expect(await guard(new URL('http://localhost/'))).toMatch(/localhost \(.*\) is a loopback/);
+    expect(await guard(new URL('http://169.254.169.254/'))).toMatch(/link-local/);
+    expect(await guard(new URL('https://93.184.216.34/'))).toBeUndefined();
+  });
+
+  it('ends the Chromium process and its profile on release, from any process, idempotently', async () => {
+    const [pid, profile] = [
+      Number(externalId.split(':')[0]),
+      externalId.slice(externalId.indexOf(':') + 1),
+    ];
+    expect(existsSync(profile)).toBe(true);
+    await session.disconnect();
+    // Another backend object (as another process would have) releases it by its id.
+    await localBrowserBackend().release(externalId);
+    expect(existsSync(profile)).toBe(false);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // Killed; gone once this process (its parent) has reaped it.
+    await expect.poll(alive).toBe(false);
+    await localBrowserBackend().release(externalId);
+  });
+});
