@@ -30,6 +30,7 @@ import {
   type QueryProviderRuntimeOptions,
 } from './backends/web-service.ts';
 import { createWorkspaceRuntime, type WorkspaceRuntime } from './backends/workspaces.ts';
+import { createBrowserRuntime, type BrowserRuntime } from './backends/browsers.ts';
 import { TurnSlots, turnConcurrency } from './conversations/turn-slots.ts';
 import { RunQueue, SETTLE_POLL_MS } from '../run/run-queue.ts';
 import { RUN_ENDED_CHANNEL } from '../store/runs.ts';
@@ -57,6 +58,8 @@ export interface Mesh {
   readonly mcp: McpRuntime;
   /** The execution layer: the runs' workspaces, rented lazily and released when runs end. */
   readonly workspaces: WorkspaceRuntime;
+  /** The browser layer: the run's browser session, metered and released with its run. */
+  readonly browsers: BrowserRuntime;
   /**
    * Every secret this process has captured or revealed, removed from whatever comes back from
    * outside (tool results, model output, provider and server errors, failure reasons, log lines)
@@ -140,12 +143,14 @@ export function assembleMesh(
   const clock = options.clock ?? systemClock;
   const mcp = createMcpRuntime(clock, options.mcp);
   const workspaces = createWorkspaceRuntime({ db, secrets, redactor });
+  const browsers = createBrowserRuntime({ db, secrets, redactor });
   const web = createQueryProviderRuntime({ db, secrets }, options.web);
   const ledger = new RunLedger(runStore(db), {
     redactor,
     onRunEnded: async (runId) => {
       runs.ended(runId);
       await workspaces.releaseRun(runId, 'its run ended');
+      await browsers.releaseRun(runId, 'its run ended');
     },
     onRunChanged: (runId) => runs.touched(runId),
   });
@@ -163,10 +168,11 @@ export function assembleMesh(
     mcp,
     redactor,
     workspaces,
+    browsers,
     catalog: loaded,
     ledger,
     runs,
-    services: packageServices(loaded, { db, clock, workspaces, web, redactor }),
+    services: packageServices(loaded, { db, clock, workspaces, browsers, web, redactor }),
     modelClientFor(provider, onAttempt) {
       if (provider.kind !== 'openai_compatible' || provider.baseUrl === null) {
         throw new MeshError(
@@ -209,6 +215,7 @@ export function assembleMesh(
       await runs.close();
       await mcp.close();
       await workspaces.close();
+      await browsers.close();
       await db.close();
     },
   };

@@ -120,6 +120,10 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
       const released = await mesh.workspaces.reap();
       if (released > 0) log(`Released ${released} workspace(s) whose run had died.`);
     }),
+    startSweeper('The browser session reaper', REAP_INTERVAL_MS, log, async () => {
+      const released = await mesh.browsers.reap();
+      if (released > 0) log(`Released ${released} browser session(s) whose run had died.`);
+    }),
     startSweeper('The question sweeper', QUESTION_SWEEP_INTERVAL_MS, log, async () => {
       const { expireQuestions } = await import('./runs/question-expiry.ts');
       const ended = await expireQuestions(mesh);

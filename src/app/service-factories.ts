@@ -11,6 +11,7 @@ import { MeshError } from '../tool/errors.ts';
 import type { Redactor } from '../tool/redaction.ts';
 import type { Registry } from '../tool/registry.ts';
 import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
+import { BROWSERS, type Browsers } from '../tool/browser.ts';
 import { WEB_READ, WEB_SEARCH, type WebRead, type WebSearch } from '../../tools/web/web-service.ts';
 import { conversationSearchService } from './conversations/search.ts';
 import { memoryStoreService } from './agents/memory-service.ts';
@@ -23,6 +24,8 @@ export interface ServiceHost {
   readonly clock: Clock;
   /** The execution layer's runtime: the run's workspace for workspace-class tools. */
   readonly workspaces?: Workspaces;
+  /** The browser layer's runtime: the run's browser session for browser-class tools. */
+  readonly browsers?: Browsers;
   /** The query providers behind the web verbs. */
   readonly web?: QueryProviderRuntime;
   /** Removes held secrets from what a service keeps of the outside world's answers. */
@@ -50,6 +53,13 @@ export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
     create(host: ServiceHost): Workspaces {
       if (!host.workspaces) throw new Error('this runtime has no execution layer');
       return host.workspaces;
+    },
+  },
+  {
+    key: BROWSERS,
+    create(host: ServiceHost): Browsers {
+      if (!host.browsers) throw new Error('this runtime has no browser layer');
+      return host.browsers;
     },
   },
   { key: WEB_SEARCH, create: (host: ServiceHost): WebSearch => webRuntime(host) },

@@ -22,6 +22,7 @@ import type { Command } from './command.ts';
 import { operationUsage } from './operation-command.ts';
 import { webOperations } from '../app/backends/web-operations.ts';
 import { workspaceOperations } from '../app/backends/workspace-operations.ts';
+import { browserOperations } from '../app/backends/browser-operations.ts';
 
 /*
  * Every `mesh` subcommand's name, summary and usage, and how to load its body. This module imports
@@ -50,6 +51,9 @@ ${agentOperations.map(operationUsage).join('\n')}`;
 const WORKSPACES_USAGE = `Usage:
 ${workspaceOperations.map(operationUsage).join('\n')}
 ${operationUsage(workspaceBackendKeyOperation)}`;
+
+const BROWSERS_USAGE = `Usage:
+${browserOperations.map(operationUsage).join('\n')}`;
 
 const WEB_USAGE = `Usage:
 ${webOperations.map(operationUsage).join('\n')}
@@ -142,6 +146,12 @@ export const commands: readonly Command[] = [
     summary: 'Register workspace backends, grant them to agents, list live workspaces',
     usage: WORKSPACES_USAGE,
     load: async () => (await import('./workspaces.ts')).workspacesCommand,
+  },
+  {
+    name: 'browsers',
+    summary: 'Register browser backends, grant them to agents, list live browser sessions',
+    usage: BROWSERS_USAGE,
+    load: async () => (await import('./browsers.ts')).browsersCommand,
   },
   {
     name: 'web',

@@ -2,20 +2,29 @@
 // CI fails when it is stale: npm run build:catalog -- --check
 
 import type { Catalog } from "../manifest/catalog.ts";
-import * as handlers_0 from "../../tools/conversations/handlers.ts";
-import * as handlers_1 from "../../tools/datadog/handlers.ts";
-import * as handlers_2 from "../../tools/deepsource/handlers.ts";
-import * as handlers_3 from "../../tools/github/handlers.ts";
-import * as handlers_4 from "../../tools/linear/handlers.ts";
-import * as handlers_5 from "../../tools/memory/handlers.ts";
-import * as handlers_6 from "../../tools/sentry/handlers.ts";
-import * as handlers_7 from "../../tools/slack/handlers.ts";
-import * as handlers_8 from "../../tools/web/handlers.ts";
-import * as handlers_9 from "../../tools/workspace/handlers.ts";
+import * as handlers_0 from "../../tools/browser/handlers.ts";
+import * as handlers_1 from "../../tools/conversations/handlers.ts";
+import * as handlers_2 from "../../tools/datadog/handlers.ts";
+import * as handlers_3 from "../../tools/deepsource/handlers.ts";
+import * as handlers_4 from "../../tools/github/handlers.ts";
+import * as handlers_5 from "../../tools/linear/handlers.ts";
+import * as handlers_6 from "../../tools/memory/handlers.ts";
+import * as handlers_7 from "../../tools/sentry/handlers.ts";
+import * as handlers_8 from "../../tools/slack/handlers.ts";
+import * as handlers_9 from "../../tools/web/handlers.ts";
+import * as handlers_10 from "../../tools/workspace/handlers.ts";
 
 /** The first-party packages compiled into this build, verified at start-up by loadCatalog. */
 export const catalog: Catalog = {
   packages: [
+    {
+      folder: "browser",
+      manifest: "# The browser verbs: go to a page, read it, act on it, take a screenshot — in the browser session\n# the browser layer rents for the run (one per run, on the first call, released when the run\n# ends). Which backend serves it is the operator's grant, never the model's choice, and never\n# named here. Every action is a persisted step; reads and screenshots may be repeated after a\n# crash, an action on a page may not.\nmanifest_version = 1\n\n[package]\nid = \"mesh.browser\"\nversion = \"1.0.0\"\nmesh_api = \"^1.0\"\nhook_protocol = 1\ndescription = \"A browser session for the run: open pages, read them, click and type, take screenshots.\"\n\n[[tools]]\nname = \"browser_navigate\"\ndescription = \"Open a web page (http or https) in your browser session. The session is started on first use and kept for this task: cookies and the current page carry over between calls. Read the page afterwards with browser_read.\"\nclass = \"browser\"\nreplay = \"replayable\"\nhandler = \"browserNavigate\"\nneeds = [\"browser\", \"service:mesh.browser\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"url\"]\nadditionalProperties = false\n\n[tools.parameters.properties.url]\ntype = \"string\"\nminLength = 1\nmaxLength = 4000\ndescription = \"The absolute URL to open.\"\n\n[[tools]]\nname = \"browser_read\"\ndescription = \"Read the current page as markdown. mode \\\"snapshot\\\" (the default) gives its structure with every link, button and field marked [eN]: the ref browser_act takes. mode \\\"text\\\" gives only the visible text. Long pages are clamped with head and tail kept; the whole reading is an artifact. Fields show only whether they are filled, never what they hold.\"\nclass = \"browser\"\nreplay = \"replayable\"\nhandler = \"browserRead\"\nneeds = [\"browser\", \"service:mesh.browser\"]\n\n[tools.parameters]\ntype = \"object\"\nadditionalProperties = false\n\n[tools.parameters.properties.mode]\ntype = \"string\"\nenum = [\"snapshot\", \"text\"]\ndescription = \"snapshot (structure with refs, default) or text (visible text only).\"\n\n[[tools]]\nname = \"browser_act\"\ndescription = \"Act on the current page: click an element, type into a field (optionally pressing Enter to submit), choose an option of a select, press a key, or scroll. Elements are named by the ref the last browser_read snapshot gave them (e.g. e12); read again after the page changes.\"\nclass = \"browser\"\nreplay = \"effectful\"\nhandler = \"browserAct\"\nneeds = [\"browser\", \"service:mesh.browser\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"action\"]\nadditionalProperties = false\n\n[tools.parameters.properties.action]\ntype = \"string\"\nenum = [\"click\", \"type\", \"select\", \"press\", \"scroll\"]\ndescription = \"What to do.\"\n\n[tools.parameters.properties.ref]\ntype = \"string\"\npattern = \"^e[0-9]{1,6}$\"\ndescription = \"The element, by its ref from the last snapshot (click, type and select need one).\"\n\n[tools.parameters.properties.text]\ntype = \"string\"\nmaxLength = 10000\ndescription = \"type: the text to put in the field (it replaces what the field held).\"\n\n[tools.parameters.properties.submit]\ntype = \"boolean\"\ndescription = \"type: press Enter after typing (submits most forms).\"\n\n[tools.parameters.properties.value]\ntype = \"string\"\nminLength = 1\nmaxLength = 1000\ndescription = \"select: the option's value or its visible label.\"\n\n[tools.parameters.properties.key]\ntype = \"string\"\nminLength = 1\nmaxLength = 40\npattern = \"^[A-Za-z0-9+]+$\"\ndescription = \"press: a key name such as Enter, Escape, Tab, ArrowDown, or Control+A.\"\n\n[tools.parameters.properties.direction]\ntype = \"string\"\nenum = [\"up\", \"down\"]\ndescription = \"scroll: which way (default down); with a ref, the element is scrolled into view instead.\"\n\n[[tools]]\nname = \"browser_screenshot\"\ndescription = \"Take a screenshot of the current page (the visible part, or the whole page). The image is stored as an artifact of this task and shown to you when your model can see images.\"\nclass = \"browser\"\nreplay = \"replayable\"\nhandler = \"browserScreenshot\"\nneeds = [\"browser\", \"service:mesh.browser\"]\n\n[tools.parameters]\ntype = \"object\"\nadditionalProperties = false\n\n[tools.parameters.properties.full_page]\ntype = \"boolean\"\ndescription = \"The whole page rather than the visible part (default false).\"\n",
+      manifestSha256: "87b423d8681ed72ccd6aebb9e2b9175e10050e1dfed937785c5465b7ee6d9014",
+      digest: "c4dfbc065ff62e86e2a8a6d790b77ee3745e091b110987a5902934dfe464d035",
+      schemas: {},
+      skill: "---\nname: browser\ndescription: How to use your browser session with browser_navigate, browser_read, browser_act and browser_screenshot.\n---\n\n# Using your browser\n\n- Your browser session is rented for this task: it keeps cookies and the current page between\n  calls, and is released when the task ends.\n- Open a page with `browser_navigate`, then `browser_read` it. The snapshot marks every link,\n  button and field with a ref like `[e7]`; `browser_act` takes that ref.\n- After anything that changes the page (a click that navigates, a submitted form), read it again:\n  refs from an older snapshot no longer apply.\n- Fill a form field by field with `browser_act` `type`, choose options with `select`, then click\n  the submit button (or `type` with `submit: true` in the last field).\n- Fields show only whether they are filled, never what they hold.\n- Some addresses are refused (private networks, cloud metadata): say which page you needed\n  instead of retrying.\n- A screenshot is proof of what the page showed: take one when the outcome matters.\n- Every call counts against the task's browser session time.\n",
+    },
     {
       folder: "conversations",
       manifest: "# The agent's own conversations, searchable: what was said and decided, by whom, and when. Only\n# this agent's conversations, and only those the current conversation's audience may see: from a\n# shared space, the shared conversations; from a direct conversation, also the direct ones with\n# the same person. Never another agent's, never someone else's direct messages.\nmanifest_version = 1\n\n[package]\nid = \"mesh.conversations\"\nversion = \"1.0.0\"\nmesh_api = \"^1.0\"\nhook_protocol = 1\ndescription = \"Search what was said and decided in your own earlier conversations.\"\n\n[[tools]]\nname = \"conversation_search\"\ndescription = \"Search your earlier conversations (what was asked, answered, decided); each match says who said it, when, and where.\"\nclass = \"query\"\nreplay = \"replayable\"\nhandler = \"conversationSearch\"\nneeds = [\"service:mesh.conversations.search\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"query\"]\nadditionalProperties = false\n\n[tools.parameters.properties.query]\ntype = \"string\"\nminLength = 1\nmaxLength = 400\ndescription = \"Words to look for; quote a phrase, prefix - to exclude a word.\"\n\n[tools.parameters.properties.limit]\ntype = \"integer\"\nminimum = 1\nmaximum = 20\ndescription = \"How many matches (default 8).\"\n",
@@ -95,43 +104,47 @@ export const catalog: Catalog = {
     },
   ],
   handlers: [
-    { packageId: "mesh.conversations", name: "conversationSearch", fn: handlers_0.conversationSearch },
-    { packageId: "mesh.datadog", name: "listDatadogMonitors", fn: handlers_1.listDatadogMonitors },
-    { packageId: "mesh.datadog", name: "muteDatadogMonitor", fn: handlers_1.muteDatadogMonitor },
-    { packageId: "mesh.datadog", name: "postDatadogEvent", fn: handlers_1.postDatadogEvent },
-    { packageId: "mesh.datadog", name: "queryDatadogMetrics", fn: handlers_1.queryDatadogMetrics },
-    { packageId: "mesh.datadog", name: "searchDatadogLogs", fn: handlers_1.searchDatadogLogs },
-    { packageId: "mesh.deepsource", name: "getDeepsourcePrChecks", fn: handlers_2.getDeepsourcePrChecks },
-    { packageId: "mesh.deepsource", name: "listDeepsourceIssues", fn: handlers_2.listDeepsourceIssues },
-    { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_3.checkoutGithubRepo },
-    { packageId: "mesh.github", name: "commentOnGithubIssue", fn: handlers_3.commentOnGithubIssue },
-    { packageId: "mesh.github", name: "createGithubIssue", fn: handlers_3.createGithubIssue },
-    { packageId: "mesh.github", name: "createGithubPullRequest", fn: handlers_3.createGithubPullRequest },
-    { packageId: "mesh.github", name: "createGithubPullRequestReview", fn: handlers_3.createGithubPullRequestReview },
-    { packageId: "mesh.github", name: "getGithubIssue", fn: handlers_3.getGithubIssue },
-    { packageId: "mesh.github", name: "getGithubPullRequest", fn: handlers_3.getGithubPullRequest },
-    { packageId: "mesh.github", name: "listGithubPullRequestChecks", fn: handlers_3.listGithubPullRequestChecks },
-    { packageId: "mesh.github", name: "listGithubPullRequestFiles", fn: handlers_3.listGithubPullRequestFiles },
-    { packageId: "mesh.linear", name: "commentOnLinearIssue", fn: handlers_4.commentOnLinearIssue },
-    { packageId: "mesh.linear", name: "createLinearIssue", fn: handlers_4.createLinearIssue },
-    { packageId: "mesh.linear", name: "getLinearIssue", fn: handlers_4.getLinearIssue },
-    { packageId: "mesh.linear", name: "searchLinearIssues", fn: handlers_4.searchLinearIssues },
-    { packageId: "mesh.linear", name: "updateLinearIssueState", fn: handlers_4.updateLinearIssueState },
-    { packageId: "mesh.memory", name: "amend", fn: handlers_5.amend },
-    { packageId: "mesh.memory", name: "forget", fn: handlers_5.forget },
-    { packageId: "mesh.memory", name: "recall", fn: handlers_5.recall },
-    { packageId: "mesh.memory", name: "remember", fn: handlers_5.remember },
-    { packageId: "mesh.sentry", name: "assignSentryIssue", fn: handlers_6.assignSentryIssue },
-    { packageId: "mesh.sentry", name: "getSentryIssue", fn: handlers_6.getSentryIssue },
-    { packageId: "mesh.sentry", name: "getSentryLatestEvent", fn: handlers_6.getSentryLatestEvent },
-    { packageId: "mesh.sentry", name: "listSentryIssues", fn: handlers_6.listSentryIssues },
-    { packageId: "mesh.sentry", name: "resolveSentryIssue", fn: handlers_6.resolveSentryIssue },
-    { packageId: "mesh.slack", name: "postSlackMessage", fn: handlers_7.postSlackMessage },
-    { packageId: "mesh.web", name: "webRead", fn: handlers_8.webRead },
-    { packageId: "mesh.web", name: "webSearch", fn: handlers_8.webSearch },
-    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_9.workspaceExec },
-    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_9.workspaceReadFile },
-    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_9.workspaceWriteFile },
+    { packageId: "mesh.browser", name: "browserAct", fn: handlers_0.browserAct },
+    { packageId: "mesh.browser", name: "browserNavigate", fn: handlers_0.browserNavigate },
+    { packageId: "mesh.browser", name: "browserRead", fn: handlers_0.browserRead },
+    { packageId: "mesh.browser", name: "browserScreenshot", fn: handlers_0.browserScreenshot },
+    { packageId: "mesh.conversations", name: "conversationSearch", fn: handlers_1.conversationSearch },
+    { packageId: "mesh.datadog", name: "listDatadogMonitors", fn: handlers_2.listDatadogMonitors },
+    { packageId: "mesh.datadog", name: "muteDatadogMonitor", fn: handlers_2.muteDatadogMonitor },
+    { packageId: "mesh.datadog", name: "postDatadogEvent", fn: handlers_2.postDatadogEvent },
+    { packageId: "mesh.datadog", name: "queryDatadogMetrics", fn: handlers_2.queryDatadogMetrics },
+    { packageId: "mesh.datadog", name: "searchDatadogLogs", fn: handlers_2.searchDatadogLogs },
+    { packageId: "mesh.deepsource", name: "getDeepsourcePrChecks", fn: handlers_3.getDeepsourcePrChecks },
+    { packageId: "mesh.deepsource", name: "listDeepsourceIssues", fn: handlers_3.listDeepsourceIssues },
+    { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_4.checkoutGithubRepo },
+    { packageId: "mesh.github", name: "commentOnGithubIssue", fn: handlers_4.commentOnGithubIssue },
+    { packageId: "mesh.github", name: "createGithubIssue", fn: handlers_4.createGithubIssue },
+    { packageId: "mesh.github", name: "createGithubPullRequest", fn: handlers_4.createGithubPullRequest },
+    { packageId: "mesh.github", name: "createGithubPullRequestReview", fn: handlers_4.createGithubPullRequestReview },
+    { packageId: "mesh.github", name: "getGithubIssue", fn: handlers_4.getGithubIssue },
+    { packageId: "mesh.github", name: "getGithubPullRequest", fn: handlers_4.getGithubPullRequest },
+    { packageId: "mesh.github", name: "listGithubPullRequestChecks", fn: handlers_4.listGithubPullRequestChecks },
+    { packageId: "mesh.github", name: "listGithubPullRequestFiles", fn: handlers_4.listGithubPullRequestFiles },
+    { packageId: "mesh.linear", name: "commentOnLinearIssue", fn: handlers_5.commentOnLinearIssue },
+    { packageId: "mesh.linear", name: "createLinearIssue", fn: handlers_5.createLinearIssue },
+    { packageId: "mesh.linear", name: "getLinearIssue", fn: handlers_5.getLinearIssue },
+    { packageId: "mesh.linear", name: "searchLinearIssues", fn: handlers_5.searchLinearIssues },
+    { packageId: "mesh.linear", name: "updateLinearIssueState", fn: handlers_5.updateLinearIssueState },
+    { packageId: "mesh.memory", name: "amend", fn: handlers_6.amend },
+    { packageId: "mesh.memory", name: "forget", fn: handlers_6.forget },
+    { packageId: "mesh.memory", name: "recall", fn: handlers_6.recall },
+    { packageId: "mesh.memory", name: "remember", fn: handlers_6.remember },
+    { packageId: "mesh.sentry", name: "assignSentryIssue", fn: handlers_7.assignSentryIssue },
+    { packageId: "mesh.sentry", name: "getSentryIssue", fn: handlers_7.getSentryIssue },
+    { packageId: "mesh.sentry", name: "getSentryLatestEvent", fn: handlers_7.getSentryLatestEvent },
+    { packageId: "mesh.sentry", name: "listSentryIssues", fn: handlers_7.listSentryIssues },
+    { packageId: "mesh.sentry", name: "resolveSentryIssue", fn: handlers_7.resolveSentryIssue },
+    { packageId: "mesh.slack", name: "postSlackMessage", fn: handlers_8.postSlackMessage },
+    { packageId: "mesh.web", name: "webRead", fn: handlers_9.webRead },
+    { packageId: "mesh.web", name: "webSearch", fn: handlers_9.webSearch },
+    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_10.workspaceExec },
+    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_10.workspaceReadFile },
+    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_10.workspaceWriteFile },
   ],
   hooks: [],
 };

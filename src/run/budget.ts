@@ -31,6 +31,8 @@ export interface RunUsage {
   readonly outputTokens: number;
   /** Compute the run's workspace commands were metered by their backend, in milliseconds. */
   readonly computeMs: number;
+  /** Time the run's browser sessions were held, in milliseconds, as its calls metered it. */
+  readonly sessionMs: number;
   /** Time the run spent parked on a question, in milliseconds: not counted on the wall clock. */
   readonly parkedMs: number;
   /**
@@ -72,6 +74,7 @@ export const ZERO_USAGE: RunUsage = Object.freeze({
   inputTokens: 0,
   outputTokens: 0,
   computeMs: 0,
+  sessionMs: 0,
   parkedMs: 0,
   providerCalls: Object.freeze({}),
 });
@@ -108,6 +111,7 @@ export function usageFrom(json: JsonObject): RunUsage {
     inputTokens: n(json['inputTokens']),
     outputTokens: n(json['outputTokens']),
     computeMs: n(json['computeMs']),
+    sessionMs: n(json['sessionMs']),
     parkedMs: n(json['parkedMs']),
     providerCalls: providerCallsFrom(json['providerCalls']),
   });
@@ -130,6 +134,7 @@ export function addToolUsage(usage: RunUsage, metered: ToolUsage): RunUsage {
   return {
     ...usage,
     computeMs: usage.computeMs + (metered.computeMs ?? 0),
+    sessionMs: usage.sessionMs + (metered.sessionMs ?? 0),
     providerCalls,
   };
 }
@@ -166,6 +171,12 @@ export function exhaustion(
     return {
       budget: 'maxComputeSeconds',
       reason: `budget exhausted: compute (${formatSeconds(budget.maxComputeSeconds)}) spent`,
+    };
+  }
+  if (next.sessionMs >= budget.maxSessionMinutes * 60_000) {
+    return {
+      budget: 'maxSessionMinutes',
+      reason: `budget exhausted: browser session time (${formatSeconds(budget.maxSessionMinutes * 60)}) spent`,
     };
   }
   if (now.getTime() - startedAt.getTime() - next.parkedMs > budget.wallClockMs) {

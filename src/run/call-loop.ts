@@ -1,6 +1,6 @@
 import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
-import type { Definition } from '../tool/definition.ts';
+import type { Definition, ToolUsage } from '../tool/definition.ts';
 import { resolveCall } from '../tool/executor.ts';
 import type { Clock } from '../tool/clock.ts';
 import { addToolUsage, exhaustion, type Budget, type Exhaustion, type RunUsage } from './budget.ts';
@@ -30,9 +30,10 @@ export type CallsSettled =
     }
   | { readonly kind: 'interrupted' };
 
-/** A meter a call found spent: a provider's per-run ceiling (the only meter a tool reports). */
-function spent(reason: string): CallsSettled {
-  return { kind: 'budget_exhausted', exhaustion: { budget: 'providerCalls', reason } };
+/** A meter a call found spent: a provider's per-run ceiling, or the run's browser session time. */
+function spent(metered: ToolUsage & { readonly exhausted: string }): CallsSettled {
+  const budget = metered.exhaustedMeter ?? 'providerCalls';
+  return { kind: 'budget_exhausted', exhaustion: { budget, reason: metered.exhausted } };
 }
 
 /**
@@ -107,7 +108,8 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
         usage = addToolUsage(usage, outcome.usage);
         await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
       }
-      if (outcome.usage.exhausted) return spent(outcome.usage.exhausted);
+      if (outcome.usage.exhausted !== undefined)
+        return spent({ ...outcome.usage, exhausted: outcome.usage.exhausted });
       continue;
     }
     const next = { ...usage, toolCalls: usage.toolCalls + 1 };
@@ -122,7 +124,8 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     keep(outcome.steps);
     usage = addToolUsage(next, outcome.usage);
     // A meter the call found spent ends the run once the call's observation is on record.
-    if (outcome.usage.exhausted) return spent(outcome.usage.exhausted);
+    if (outcome.usage.exhausted !== undefined)
+      return spent({ ...outcome.usage, exhausted: outcome.usage.exhausted });
   }
   return { kind: 'settled', usage, unknown, steps };
 }

@@ -4,7 +4,7 @@ import type { ToolCall } from '../model/wire.ts';
 import type { Definition, ToolAttachment } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
 import { noRedaction, type Redactor } from '../tool/redaction.ts';
-import { observation as makeObservation, type Observation } from '../tool/observation.ts';
+import type { Observation } from '../tool/observation.ts';
 import type {
   ArtifactRecord,
   CallStatus,
@@ -23,7 +23,7 @@ import type {
 } from './records.ts';
 import type { InboundWrite, RunStore } from './run-store.ts';
 import { announcingWrites } from './announcing-store.ts';
-import { observationJson } from './observation-json.ts';
+import { observationJson, redactedObservation } from './observation-json.ts';
 import type { NewAnswer, NewExpiry } from './questions.ts';
 import { attachmentArtifacts, largeObservation } from './observation-artifacts.ts';
 
@@ -71,20 +71,6 @@ export class RunLedger {
   cleanCall(call: ToolCall): ToolCall {
     const args = this.redactor.text(call.arguments);
     return args === call.arguments ? call : { ...call, arguments: args };
-  }
-
-  /** `o` with held secrets removed from its text and data. */
-  private cleanObservation(o: Observation): Observation {
-    const text = this.redactor.text(o.text);
-    const data = o.data === undefined ? undefined : this.redactor.json(o.data);
-    if (text === o.text && data === o.data) return o;
-    return makeObservation({
-      kind: o.kind,
-      text,
-      ...(data === undefined ? {} : { data }),
-      ...(o.truncated ? { truncated: o.truncated } : {}),
-      ...(o.artifacts ? { artifacts: o.artifacts } : {}),
-    });
   }
 
   /** Creates a run, queued for a worker or (with `lease`) running under the caller's lease. */
@@ -212,7 +198,7 @@ export class RunLedger {
         kind: 'observation',
         toolName: call.name,
         callId: call.id,
-        observation: observationJson(this.cleanObservation(refusal)),
+        observation: observationJson(redactedObservation(this.redactor, refusal)),
       },
       usage ? { usage } : {},
     );
@@ -294,7 +280,7 @@ export class RunLedger {
     attachments: readonly ToolAttachment[],
   ): { stored: Observation; artifacts: NewArtifact[] } {
     const linked = attachmentArtifacts(result, attachments, this.redactor);
-    const clean = this.cleanObservation(linked.observation);
+    const clean = redactedObservation(this.redactor, linked.observation);
     const large = largeObservation(clean, this.observationLimitBytes);
     return {
       stored: large?.observation ?? clean,

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../model/json.ts';
+import type { Redactor } from '../tool/redaction.ts';
 import {
   ARTIFACT_KINDS,
   artifactId,
@@ -8,6 +9,20 @@ import {
 } from '../tool/observation.ts';
 
 // An observation as a run step stores it (JSON), and back.
+
+/** `o` with held secrets removed from its text and data. */
+export function redactedObservation(redactor: Redactor, o: Observation): Observation {
+  const text = redactor.text(o.text);
+  const data = o.data === undefined ? undefined : redactor.json(o.data);
+  if (text === o.text && data === o.data) return o;
+  return makeObservation({
+    kind: o.kind,
+    text,
+    ...(data === undefined ? {} : { data }),
+    ...(o.truncated ? { truncated: o.truncated } : {}),
+    ...(o.artifacts ? { artifacts: o.artifacts } : {}),
+  });
+}
 
 /** The JSON form of an observation as stored in a step. */
 export function observationJson(o: Observation): JsonObject {

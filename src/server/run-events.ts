@@ -1,19 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SSEStreamingApi } from 'hono/streaming';
 import type { Mesh } from '../app/mesh.ts';
-import { listConversationRuns, listStepsAfter, runDraft } from '../app/queries.ts';
+import { listConversationRuns, listStepsAfter } from '../app/queries.ts';
 import type {
   ChangeWatch,
   OutboundEventRecord,
-  RunDraft,
   RunRecord,
   RunStatus,
   StepRecord,
 } from '../app/records.ts';
 import { effectJson, stepJson } from '../app/views.ts';
-import { runEffects } from '../app/runs/outbound-view.ts';
 import { HttpError } from './http-error.ts';
 import { UUID_SOURCE } from './ids.ts';
+import { DraftFollower, EffectFollower } from './run-event-followers.ts';
+import type { StreamSlots } from './stream-slots.ts';
+
+export { MAX_STREAMS, MAX_STREAMS_PER_TOKEN, StreamSlots } from './stream-slots.ts';
 
 /*
  * A run's live events as a server-sent event stream, read from the database rather than from
@@ -27,60 +29,11 @@ export const POLL_MS = 250;
 export const HEARTBEAT_MS = 15_000;
 /** How long one stream lasts; the client resumes with `Last-Event-ID` (EventSource does). */
 export const MAX_STREAM_MS = 10 * 60_000;
-/** How many streams one server holds open at once. */
-export const MAX_STREAMS = 64;
-/** How many of them one operator token may hold, so one client cannot take them all. */
-export const MAX_STREAMS_PER_TOKEN = 16;
 /** How long a browser waits before it reconnects a dropped stream. */
 const RETRY_MS = 1000;
 
 /** A run nobody is working on any more: its stream ends (and says so) when it gets there. */
 const LIVE_STATUSES: readonly RunStatus[] = ['queued', 'running'];
-
-/**
- * The streams one server holds open, bounded so idle readers cannot take every connection: in
- * all, and per operator token (the holder), so one client's readers leave room for the rest.
- */
-export class StreamSlots {
-  private held = 0;
-  private readonly byHolder = new Map<string, number>();
-  constructor(
-    readonly limit = MAX_STREAMS,
-    readonly perHolder = MAX_STREAMS_PER_TOKEN,
-  ) {}
-
-  /** How many streams are open now. */
-  get open(): number {
-    return this.held;
-  }
-
-  /**
-   * Takes a slot for `holder` (an operator token's id), or refuses 429 when the server's or the
-   * holder's are all held; the returned function gives it back once.
-   */
-  take(holder: string): () => void {
-    const mine = this.byHolder.get(holder) ?? 0;
-    if (this.held >= this.limit || mine >= this.perHolder)
-      throw new HttpError(
-        'too_many_streams',
-        this.held >= this.limit
-          ? `this server already holds ${this.limit} live event streams; try again shortly`
-          : `this operator token already holds ${this.perHolder} live event streams on this server; close one or try again shortly`,
-        { 'retry-after': '5' },
-      );
-    this.held += 1;
-    this.byHolder.set(holder, mine + 1);
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      this.held -= 1;
-      const left = (this.byHolder.get(holder) ?? 1) - 1;
-      if (left === 0) this.byHolder.delete(holder);
-      else this.byHolder.set(holder, left);
-    };
-  }
-}
 
 const SEQ = /^\d{1,9}$/;
 
@@ -232,63 +185,6 @@ function eventStream(
       'x-accel-buffering': 'no',
     },
   });
-}
-
-/**
- * What one stream has sent of a run's draft (the reply's text while the model writes it), so each
- * read sends only what is new: a `delta` event `{run_id, round, attempt, text, reset}`, `text`
- * appended to what was sent, or replacing it when `reset` (a new round or attempt, or the first
- * the stream sends). A draft whose round already has its response is over and never sent.
- */
-class DraftFollower {
-  private sent: RunDraft | undefined;
-  private answered = 0;
-  constructor(private readonly runId: string) {}
-
-  /** A step the stream sent: a model response ends its round's draft. */
-  saw(step: StepRecord): void {
-    const round = step.kind === 'model_response' ? step.data.round : undefined;
-    if (typeof round === 'number') this.answered = Math.max(this.answered, round);
-  }
-
-  /** The `delta` event to send now for `run` (as just read), if any. */
-  async next(mesh: Mesh, run: RunRecord): Promise<Record<string, unknown> | undefined> {
-    if (!isLiveStatus(run.status)) return undefined;
-    const draft = await runDraft(mesh, this.runId);
-    const spent = run.usage['rounds'];
-    const rounds = typeof spent === 'number' ? spent : 0;
-    if (!draft || draft.round <= Math.max(rounds, this.answered)) return undefined;
-    const sent = this.sent;
-    this.sent = draft;
-    const event = { run_id: this.runId, round: draft.round, attempt: draft.attempt };
-    if (
-      sent &&
-      sent.round === draft.round &&
-      sent.attempt === draft.attempt &&
-      draft.body.startsWith(sent.body)
-    ) {
-      const text = draft.body.slice(sent.body.length);
-      return text === '' ? undefined : { ...event, text, reset: false };
-    }
-    return { ...event, text: draft.body, reset: true };
-  }
-}
-
-/** The run's outbound events a stream has sent, so each read sends only the new and changed. */
-class EffectFollower {
-  private readonly sent = new Map<string, string>();
-  constructor(private readonly runId: string) {}
-
-  async changed(mesh: Mesh): Promise<OutboundEventRecord[]> {
-    const changed: OutboundEventRecord[] = [];
-    for (const effect of await runEffects(mesh, this.runId)) {
-      const mark = `${effect.state}:${effect.attempts}:${effect.updatedAt.getTime()}`;
-      if (this.sent.get(effect.id) === mark) continue;
-      this.sent.set(effect.id, mark);
-      changed.push(effect);
-    }
-    return changed;
-  }
 }
 
 function isLiveStatus(status: RunStatus): boolean {

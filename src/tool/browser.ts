@@ -54,9 +54,18 @@ export interface BrowserPage {
   screenshot(fullPage: boolean): Promise<Screenshot>;
 }
 
-/** Hands a call the browser session of its run, provisioned on the run's first browser call. */
+/** The session's page for one call, and the session time the call is to be metered. */
+export interface MeteredBrowserPage extends BrowserPage {
+  /** Session time to add to the run's usage with this call, in ms (read after the action). */
+  meter(): Promise<number>;
+}
+
+/**
+ * Hands a call the browser session of its run, provisioned on the run's first browser call;
+ * refuses with `session_time_exhausted` (the session released) once the run's time is spent.
+ */
 export interface Browsers {
-  forCall(ctx: ToolContext): Promise<BrowserPage>;
+  forCall(ctx: ToolContext): Promise<MeteredBrowserPage>;
 }
 
 /** The service browser-class tools declare as `service:mesh.browser`. */

@@ -70,11 +70,15 @@ export interface ToolUsage {
   readonly computeMs?: number;
   /** Requests the call made to query providers, retries included, by provider name. */
   readonly providerCalls?: Readonly<Record<string, number>>;
+  /** Browser session time the call metered, in milliseconds (provision to release, in parts). */
+  readonly sessionMs?: number;
   /**
-   * A meter the call found spent (a provider's per-run ceiling): the call's observation is
-   * recorded, then the run ends as budget-exhausted with this reason.
+   * A meter the call found spent (a provider's per-run ceiling, the run's session time): the
+   * call's observation is recorded, then the run ends as budget-exhausted with this reason.
    */
   readonly exhausted?: string;
+  /** Which meter `exhausted` is: a provider's ceiling unless said. */
+  readonly exhaustedMeter?: 'providerCalls' | 'maxSessionMinutes';
 }
 
 /** A handler: the executable half of a definition. */

@@ -269,10 +269,18 @@ async function invokeHandler(
 /** The meters a handler reported, when they are sound (a bad one is a handler bug). */
 function meteredUsage(usage: unknown): ToolUsage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
-  const { computeMs, providerCalls, exhausted } = usage as ToolUsage;
+  const { computeMs, sessionMs, providerCalls, exhausted, exhaustedMeter } = usage as ToolUsage;
   const sound = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
   if (computeMs !== undefined && !sound(computeMs))
     throw new TypeError('a tool reported compute that is not a non-negative number');
+  if (sessionMs !== undefined && !sound(sessionMs))
+    throw new TypeError('a tool reported session time that is not a non-negative number');
+  if (
+    exhaustedMeter !== undefined &&
+    exhaustedMeter !== 'providerCalls' &&
+    exhaustedMeter !== 'maxSessionMinutes'
+  )
+    throw new TypeError('a tool reported an exhausted meter it cannot spend');
   if (
     providerCalls !== undefined &&
     (typeof providerCalls !== 'object' ||
@@ -284,8 +292,10 @@ function meteredUsage(usage: unknown): ToolUsage | undefined {
     throw new TypeError('a tool reported an exhausted meter without a reason');
   const metered: ToolUsage = {
     ...(computeMs === undefined ? {} : { computeMs }),
+    ...(sessionMs === undefined ? {} : { sessionMs }),
     ...(providerCalls === undefined ? {} : { providerCalls: { ...providerCalls } }),
     ...(exhausted === undefined ? {} : { exhausted }),
+    ...(exhaustedMeter === undefined ? {} : { exhaustedMeter }),
   };
   return Object.keys(metered).length === 0 ? undefined : metered;
 }

@@ -1,10 +1,11 @@
 import type { ModelProviderRecord } from '../../store/model-providers.ts';
 import type { QueryProviderRecord } from '../../store/query-providers.ts';
 import type { ExecutionBackendRecord } from '../../store/workspaces.ts';
+import type { BrowserBackendRecord } from '../../store/browsers.ts';
 import { backendFamily } from './family.ts';
 
 /*
- * The three families of registered backends. Each reads its records through a lazily imported
+ * The families of registered backends. Each reads its records through a lazily imported
  * store module, so declaring a face (the CLI's help) loads no database driver.
  */
 
@@ -40,4 +41,16 @@ export const workspaceBackends = backendFamily<ExecutionBackendRecord>({
   },
   noKey: (b) =>
     b.kind === 'e2b' ? undefined : `${b.name} is a ${b.kind} backend and takes no API key`,
+});
+
+export const browserBackends = backendFamily<BrowserBackendRecord>({
+  noun: 'browser backend',
+  listedBy: 'mesh browsers list',
+  ownerType: 'browser_backend',
+  notFound: 'backend_not_found',
+  async find(mesh, name) {
+    return (await import('../../store/browsers.ts')).findBrowserBackend(mesh.db, name);
+  },
+  noKey: (b) =>
+    b.kind === 'local' ? `${b.name} is a local backend and takes no API key` : undefined,
 });

@@ -9,6 +9,7 @@ import {
 } from '../backends/operations.ts';
 import { webOperations } from '../backends/web-operations.ts';
 import { workspaceOperations } from '../backends/workspace-operations.ts';
+import { browserOperations } from '../backends/browser-operations.ts';
 import { mcpCatalogOperations } from '../mcp/catalog-operations.ts';
 import { mcpConnectionOperations } from '../mcp/connection-operations.ts';
 import { mcpProviderOperations } from '../mcp/provider-operations.ts';
@@ -48,6 +49,7 @@ export const operations: readonly AnyOperation[] = [
   webProviderKeyOperation,
   ...workspaceOperations,
   workspaceBackendKeyOperation,
+  ...browserOperations,
   ...tokenOperations,
   ...secretOperations,
   ...configOperations,

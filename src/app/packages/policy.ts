@@ -3,6 +3,7 @@ import { effectiveConfig, renderPublicSettings } from '../../policy/config-value
 import { offerRegistry, type OfferFacts, type Withheld } from '../../policy/offer.ts';
 import { agentToolOwnerId } from '../../secrets/secret-input.ts';
 import type { Audience } from '../../policy/audience.ts';
+import { browserGrantOf } from '../../store/browsers.ts';
 import { backendGrantOf } from '../../store/workspaces.ts';
 import {
   listConfigValues,
@@ -72,14 +73,15 @@ export type AgentOfferFacts = Omit<OfferFacts, 'audience'>;
 /**
  * Reads an agent's offer facts: per-agent opt-outs, audience limits per package, and needs
  * (secret kinds captured for this agent's installation of each package; a workspace backend
- * granted to the agent; a query provider granted that can serve each web verb; browser
- * backends, of which none exists yet).
+ * and a browser backend granted to the agent; a query provider granted that can serve each web
+ * verb).
  */
 export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<AgentOfferFacts> {
-  const [disabled, audiences, workspaceGrant, unservedWeb] = await Promise.all([
+  const [disabled, audiences, workspaceGrant, browserGrant, unservedWeb] = await Promise.all([
     listDisabledTools(mesh.db, agentId),
     listPackageAudiences(mesh.db, agentId),
     backendGrantOf(mesh.db, agentId),
+    browserGrantOf(mesh.db, agentId),
     unservedWebVerbs(mesh.db, agentId),
   ]);
   const secretKinds = new Map<string, Set<string>>();
@@ -96,7 +98,7 @@ export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<Agen
     disabledTools: new Set(disabled),
     packageAudiences: audiences,
     secretKinds,
-    backends: { workspace: workspaceGrant !== undefined, browser: false },
+    backends: { workspace: workspaceGrant !== undefined, browser: browserGrant !== undefined },
     services: providedServices(mesh),
     unavailableServices: unservedWeb,
   };

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import {
+  deleteBrowserBackend,
+  deleteBrowserGrant,
+  insertBrowserBackend,
+  listBrowserBackends,
+  listBrowserGrants,
+  listLiveBrowserSessions,
+  upsertBrowserGrant,
+  type BrowserBackendRecord,
+} from '../../store/browsers.ts';
+import { MeshError, quoteName } from '../../tool/errors.ts';
+import { requireAgent } from '../agents/agents.ts';
+import type { Mesh } from '../mesh.ts';
+import { BROWSER_KINDS } from './browser-backends.ts';
+import { BACKEND_NAME_PATTERN } from './workspace-admin.ts';
+import { browserBackends } from './families.ts';
+
+/** The operator's side of the browser layer: backends, grants, live sessions. */
+
+/** A browser backend to register. */
+export interface NewBrowserBackend {
+  readonly name: string;
+  readonly kind: string;
+  /** The operator's development setting: required for, and only meaningful on, `local`. */
+  readonly development?: boolean;
+}
+
+/** Registers a browser backend. */
+export async function addBrowserBackend(
+  mesh: Mesh,
+  input: NewBrowserBackend,
+): Promise<BrowserBackendRecord> {
+  if (!BACKEND_NAME_PATTERN.test(input.name))
+    throw new MeshError(
+      'invalid_backend',
+      'a backend name is 1-63 lowercase letters, digits, "-" or "_"',
+    );
+  if (!(BROWSER_KINDS as readonly string[]).includes(input.kind))
+    throw new MeshError(
+      'invalid_backend',
+      `unknown browser backend kind ${quoteName(input.kind)}; the kinds are ${BROWSER_KINDS.join(', ')}`,
+    );
+  const development = input.development === true;
+  if (input.kind === 'local' && !development)
+    throw new MeshError(
+      'development_only',
+      'the local browser backend is for development only: add it with --dev to say so',
+    );
+  return browserBackends.register(
+    mesh,
+    (db) =>
+      insertBrowserBackend(db, {
+        id: randomUUID(),
+        name: input.name,
+        kind: 'local',
+        development,
+        settings: {},
+      }),
+    undefined,
+  );
+}
+
+/** Removes a browser backend with its grants and its key. */
+export async function removeBrowserBackend(mesh: Mesh, name: string): Promise<void> {
+  await browserBackends.remove(mesh, name, (db, backend) => deleteBrowserBackend(db, backend.id));
+}
+
+/** Grants an agent a browser backend (replacing an earlier grant). */
+export async function grantBrowserBackend(
+  mesh: Mesh,
+  input: { agent: string; backend: string; allowLoopback: boolean; operator: string },
+): Promise<{ agent: string; backend: string; allow_loopback: boolean }> {
+  const agent = await requireAgent(mesh, input.agent);
+  const backend = await browserBackends.require(mesh, input.backend);
+  if (input.allowLoopback && !backend.development)
+    throw new MeshError(
+      'development_only',
+      `reaching loopback addresses is a development setting; ${backend.name} is not a development backend`,
+    );
+  const grant = await upsertBrowserGrant(mesh.db, {
+    agentId: agent.id,
+    backendId: backend.id,
+    allowLoopback: input.allowLoopback,
+    grantedBy: input.operator,
+  });
+  return { agent: agent.name, backend: backend.name, allow_loopback: grant.allowLoopback };
+}
+
+export async function revokeBrowserBackend(mesh: Mesh, agentName: string): Promise<boolean> {
+  const agent = await requireAgent(mesh, agentName);
+  return deleteBrowserGrant(mesh.db, agent.id);
+}
+
+/** Backends, grants, and live sessions with their age. */
+export async function describeBrowsers(mesh: Mesh) {
+  const [backends, grants, live] = await Promise.all([
+    listBrowserBackends(mesh.db),
+    listBrowserGrants(mesh.db),
+    listLiveBrowserSessions(mesh.db),
+  ]);
+  const now = mesh.clock.now().getTime();
+  return {
+    backends: await Promise.all(
+      backends.map(async (b) => ({
+        name: b.name,
+        kind: b.kind,
+        development: b.development,
+        api_key: await browserBackends
+          .key(mesh, b)
+          .then((meta) => (meta === null ? null : { present: meta !== undefined })),
+      })),
+    ),
+    grants: grants.map((g) => ({
+      agent: g.agentName,
+      backend: g.backendName,
+      allow_loopback: g.allowLoopback,
+    })),
+    sessions: live.map((s) => ({
+      id: s.id,
+      run_id: s.runId,
+      agent: s.agentName,
+      backend: s.backendName,
+      state: s.state,
+      run_status: s.runStatus,
+      live_view_url: s.liveViewUrl,
+      age_seconds: Math.max(0, Math.round((now - new Date(s.createdAt).getTime()) / 1000)),
+    })),
+  };
+}

@@ -1,0 +1,273 @@
+import { randomUUID } from 'node:crypto';
+import type { BrowserBackend, DrivenSession } from '../../browser/backend.ts';
+import { budgetFrom, formatSeconds, usageFrom } from '../../run/budget.ts';
+import type { SecretStore } from '../../secrets/secret-store.ts';
+import {
+  browserGrantOf,
+  getBrowserBackend,
+  insertBrowserSession,
+  liveBrowserSessionOfRun,
+  markBrowserSessionEnded,
+  markBrowserSessionReady,
+  orphanedBrowserSessions,
+  runSessionMs,
+  type BrowserBackendRecord,
+  type BrowserSessionRecord,
+} from '../../store/browsers.ts';
+import type { Db } from '../../store/db.ts';
+import { getRun } from '../../store/runs.ts';
+import {
+  BrowserUnavailableError,
+  type BrowserPage,
+  type Browsers,
+  type MeteredBrowserPage,
+} from '../../tool/browser.ts';
+import type { ToolContext } from '../../tool/context.ts';
+import { hasCode } from '../../tool/errors.ts';
+import type { Redactor } from '../../tool/redaction.ts';
+import { browserBackendFor } from './browser-backends.ts';
+
+/**
+ * The browser layer as the rest of Mesh uses it: hands a call its run's browser session (rented
+ * on the run's first browser call from the backend the agent was granted, driven over CDP),
+ * meters the session's time against the run's budget, and releases sessions when their run ends
+ * or dies.
+ */
+export interface BrowserRuntime extends Browsers {
+  /** Releases the run's live session, if any (its run ended). */
+  releaseRun(runId: string, reason: string): Promise<void>;
+  /** Releases every session whose run died (ended, or its holder's lease lapsed). */
+  reap(graceMs?: number): Promise<number>;
+  /** Releases what this process holds and ends its backends' connections. */
+  close(): Promise<void>;
+}
+
+interface Held {
+  readonly record: BrowserSessionRecord;
+  readonly session: DrivenSession;
+  readonly backend: BrowserBackend;
+}
+
+/** How long past its lease a run's session is kept for a holder that is only slow. */
+export const BROWSER_REAP_GRACE_MS = 30_000;
+
+export function createBrowserRuntime(deps: {
+  db: Db;
+  secrets: SecretStore;
+  redactor: Redactor;
+}): BrowserRuntime {
+  const { db } = deps;
+  const held = new Map<string, Held>();
+  const pending = new Map<string, Promise<Held>>();
+  const backends = new Map<string, { stamp: string; backend: Promise<BrowserBackend> }>();
+
+  function backendOf(record: BrowserBackendRecord): Promise<BrowserBackend> {
+    const stamp = JSON.stringify(record.settings);
+    const cached = backends.get(record.id);
+    if (cached && cached.stamp === stamp) return cached.backend;
+    const backend = browserBackendFor(record, deps.secrets);
+    backends.set(record.id, { stamp, backend });
+    backend.catch(() => backends.delete(record.id));
+    return backend;
+  }
+
+  async function end(record: BrowserSessionRecord, reason: string): Promise<void> {
+    const mine = held.get(record.runId);
+    if (mine && mine.record.id === record.id) {
+      held.delete(record.runId);
+      await mine.session.disconnect();
+      if (record.externalId !== null) await mine.backend.release(record.externalId);
+    } else if (record.externalId !== null) {
+      const row = await getBrowserBackend(db, record.backendId);
+      const backend = row && (await backendOf(row).catch(() => undefined));
+      await backend?.release(record.externalId);
+    }
+    await markBrowserSessionEnded(db, record.id, 'released', reason);
+  }
+
+  async function provision(ctx: ToolContext, holder: string): Promise<Held> {
+    const granted = await browserGrantOf(db, ctx.agentId);
+    if (!granted)
+      throw new BrowserUnavailableError(
+        'no_backend',
+        'no browser backend is granted to this agent; an operator grants one with `mesh browsers grant --agent <agent> --backend <name>`',
+      );
+    if (granted.backend.kind === 'local' && !granted.backend.development)
+      throw new BrowserUnavailableError(
+        'development_only',
+        `browser backend ${granted.backend.name} is a local (development) backend registered without --dev`,
+      );
+    const backend = await backendOf(granted.backend);
+    const id = randomUUID();
+    const record = await insertBrowserSession(db, {
+      id,
+      runId: ctx.runId,
+      agentId: ctx.agentId,
+      backendId: granted.backend.id,
+      holder,
+    });
+    if (!record)
+      throw new BrowserUnavailableError(
+        'backend_down',
+        'another process holds this run’s browser session; try again',
+      );
+    let externalId: string | undefined;
+    try {
+      const provisioned = await backend.provision({
+        sessionId: id,
+        runId: ctx.runId,
+        agentId: ctx.agentId,
+        timeoutMs: 60 * 60_000,
+        signal: ctx.signal,
+      });
+      externalId = provisioned.externalId;
+      // Only a browser on this machine can reach this machine's network: it is held to the
+      // egress rule. A vendor's browser runs outside our perimeter.
+      const guard =
+        granted.backend.kind === 'local'
+          ? (await import('../../browser/egress.ts')).browserEgressGuard({
+              allowLoopback: granted.grant.allowLoopback,
+            })
+          : undefined;
+      const { driveOverCdp } = await import('../../browser/backends/cdp-driver.ts');
+      const session = await driveOverCdp(provisioned.cdp, guard ? { guard } : {});
+      const ready = await markBrowserSessionReady(
+        db,
+        id,
+        provisioned.externalId,
+        provisioned.liveViewUrl ?? null,
+      );
+      return { record: ready ?? record, session, backend };
+    } catch (error) {
+      if (externalId !== undefined) await backend.release(externalId).catch(() => undefined);
+      const message = deps.redactor.text(error instanceof Error ? error.message : String(error));
+      await markBrowserSessionEnded(db, id, 'failed', message.slice(0, 500));
+      throw new BrowserUnavailableError(
+        'backend_down',
+        `browser backend ${granted.backend.name} could not start a session: ${message}; an operator checks it with \`mesh browsers list\``,
+        { cause: error },
+      );
+    }
+  }
+
+  async function acquire(ctx: ToolContext): Promise<Held> {
+    const run = await getRun(db, ctx.runId);
+    if (!run) throw new BrowserUnavailableError('no_backend', `run ${ctx.runId} does not exist`);
+    const holder = run.leaseOwner ?? `process:${process.pid}`;
+    const live = await liveBrowserSessionOfRun(db, ctx.runId);
+    const mine = held.get(ctx.runId);
+    if (live && mine && mine.record.id === live.id && live.holder === holder) return mine;
+    // A session another holder rented (its process died, the run moved) is released, and this
+    // holder rents a new one: the page it was on is lost with the process that drove it.
+    if (live) await end(live, 'superseded: the run moved to another holder');
+    if (mine) {
+      held.delete(ctx.runId);
+      await mine.session.disconnect();
+    }
+    const fresh = await provision(ctx, holder);
+    held.set(ctx.runId, fresh);
+    return fresh;
+  }
+
+  /** Session time the run may still use, and what its usage has not counted yet, in ms. */
+  async function meter(runId: string): Promise<{ leftMs: number; uncountedMs: number }> {
+    const [run, usedMs] = await Promise.all([getRun(db, runId), runSessionMs(db, runId)]);
+    if (!run) return { leftMs: 0, uncountedMs: 0 };
+    const budget = budgetFrom(run.budget);
+    const counted = usageFrom(run.usage).sessionMs;
+    return {
+      leftMs: budget.maxSessionMinutes * 60_000 - usedMs,
+      uncountedMs: Math.max(0, Math.round(usedMs - counted)),
+    };
+  }
+
+  async function exhausted(runId: string, budgetMinutes: number): Promise<never> {
+    const live = await liveBrowserSessionOfRun(db, runId);
+    if (live) await end(live, 'the run’s browser session time is spent');
+    throw new BrowserUnavailableError(
+      'session_time_exhausted',
+      `the run’s browser session time (${formatSeconds(budgetMinutes * 60)}) is spent; the session was released`,
+    );
+  }
+
+  function page(ctx: ToolContext, h: Held): MeteredBrowserPage {
+    const guarded =
+      <A extends unknown[], R>(act: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        const { leftMs } = await meter(ctx.runId);
+        if (leftMs <= 0) {
+          const run = await getRun(db, ctx.runId);
+          return exhausted(ctx.runId, run ? budgetFrom(run.budget).maxSessionMinutes : 0);
+        }
+        return act(...args);
+      };
+    return {
+      navigate: guarded((url: string) => h.session.navigate(url)),
+      read: guarded((mode: 'text' | 'snapshot') => h.session.read(mode)),
+      act: guarded((action: Parameters<BrowserPage['act']>[0]) => h.session.act(action)),
+      screenshot: guarded((fullPage: boolean) => h.session.screenshot(fullPage)),
+      meter: async () => (await meter(ctx.runId)).uncountedMs,
+    };
+  }
+
+  return {
+    async forCall(ctx) {
+      const { leftMs } = await meter(ctx.runId);
+      if (leftMs <= 0) {
+        const run = await getRun(db, ctx.runId);
+        await exhausted(ctx.runId, run ? budgetFrom(run.budget).maxSessionMinutes : 0);
+      }
+      let inFlight = pending.get(ctx.runId);
+      if (!inFlight) {
+        inFlight = acquire(ctx);
+        pending.set(ctx.runId, inFlight);
+        void inFlight.then(
+          () => pending.delete(ctx.runId),
+          () => pending.delete(ctx.runId),
+        );
+      }
+      return page(ctx, await inFlight);
+    },
+
+    async releaseRun(runId, reason) {
+      const live = await liveBrowserSessionOfRun(db, runId);
+      if (live) await end(live, reason);
+      else {
+        const mine = held.get(runId);
+        held.delete(runId);
+        await mine?.session.disconnect();
+      }
+    },
+
+    async reap(graceMs = BROWSER_REAP_GRACE_MS) {
+      let released = 0;
+      for (const orphan of await orphanedBrowserSessions(db, graceMs)) {
+        try {
+          await end(orphan, 'reaped: its run ended or its holder is gone');
+          released++;
+        } catch (error) {
+          if (!hasCode(error, 'browser_backend_unavailable')) throw error;
+        }
+      }
+      return released;
+    },
+
+    async close() {
+      for (const [runId, h] of held) {
+        held.delete(runId);
+        await h.session.disconnect();
+        if (h.record.externalId !== null)
+          await h.backend.release(h.record.externalId).catch(() => undefined);
+        await markBrowserSessionEnded(
+          db,
+          h.record.id,
+          'released',
+          'the process holding it stopped',
+        );
+      }
+      for (const { backend } of backends.values())
+        await (await backend.catch(() => undefined))?.close();
+      backends.clear();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import type { Mesh } from '../app/mesh.ts';
+import { runDraft } from '../app/queries.ts';
+import type { OutboundEventRecord, RunDraft, RunRecord, StepRecord } from '../app/records.ts';
+import { runEffects } from '../app/runs/outbound-view.ts';
+
+/*
+ * What a live stream sends beside a run's steps, read again on each tick and sent only when it
+ * changed: the reply's draft while the model writes it, and the run's outbound events.
+ */
+
+/**
+ * What one stream has sent of a run's draft (the reply's text while the model writes it), so each
+ * read sends only what is new: a `delta` event `{run_id, round, attempt, text, reset}`, `text`
+ * appended to what was sent, or replacing it when `reset` (a new round or attempt, or the first
+ * the stream sends). A draft whose round already has its response is over and never sent.
+ */
+export class DraftFollower {
+  private sent: RunDraft | undefined;
+  private answered = 0;
+  constructor(private readonly runId: string) {}
+
+  /** A step the stream sent: a model response ends its round's draft. */
+  saw(step: StepRecord): void {
+    const round = step.kind === 'model_response' ? step.data.round : undefined;
+    if (typeof round === 'number') this.answered = Math.max(this.answered, round);
+  }
+
+  /** The `delta` event to send now for `run` (as just read), if any. */
+  async next(mesh: Mesh, run: RunRecord): Promise<Record<string, unknown> | undefined> {
+    if (run.status !== 'queued' && run.status !== 'running') return undefined;
+    const draft = await runDraft(mesh, this.runId);
+    const spent = run.usage['rounds'];
+    const rounds = typeof spent === 'number' ? spent : 0;
+    if (!draft || draft.round <= Math.max(rounds, this.answered)) return undefined;
+    const sent = this.sent;
+    this.sent = draft;
+    const event = { run_id: this.runId, round: draft.round, attempt: draft.attempt };
+    if (
+      sent &&
+      sent.round === draft.round &&
+      sent.attempt === draft.attempt &&
+      draft.body.startsWith(sent.body)
+    ) {
+      const text = draft.body.slice(sent.body.length);
+      return text === '' ? undefined : { ...event, text, reset: false };
+    }
+    return { ...event, text: draft.body, reset: true };
+  }
+}
+
+/** The run's outbound events a stream has sent, so each read sends only the new and changed. */
+export class EffectFollower {
+  private readonly sent = new Map<string, string>();
+  constructor(private readonly runId: string) {}
+
+  async changed(mesh: Mesh): Promise<OutboundEventRecord[]> {
+    const changed: OutboundEventRecord[] = [];
+    for (const effect of await runEffects(mesh, this.runId)) {
+      const mark = `${effect.state}:${effect.attempts}:${effect.updatedAt.getTime()}`;
+      if (this.sent.get(effect.id) === mark) continue;
+      this.sent.set(effect.id, mark);
+      changed.push(effect);
+    }
+    return changed;
+  }
+}
