@@ -77,12 +77,15 @@ export const BROWSERS = serviceKey<Browsers>('mesh.browser');
  */
 export class BrowserUnavailableError extends MeshError {
   static readonly code = 'browser_unavailable';
+  /** Session time the run used that its usage does not count yet, in ms (a spent budget). */
+  readonly meteredMs: number;
   constructor(
     readonly reason: 'no_backend' | 'backend_down' | 'session_time_exhausted' | 'development_only',
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; meteredMs?: number },
   ) {
     super(BrowserUnavailableError.code, message, { reason }, options);
+    this.meteredMs = options?.meteredMs ?? 0;
   }
 }
 

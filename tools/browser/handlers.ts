@@ -32,8 +32,8 @@ async function withBrowser(
     const sessionMs = await page.meter();
     return { ...out, usage: { ...out.usage, sessionMs } };
   } catch (error) {
-    const sessionMs = page ? await page.meter().catch(() => 0) : 0;
-    if (error instanceof BrowserUnavailableError && error.reason === 'session_time_exhausted')
+    if (error instanceof BrowserUnavailableError && error.reason === 'session_time_exhausted') {
+      const sessionMs = error.meteredMs;
       return {
         text: `The browser is unavailable: ${error.message}`,
         isError: true,
@@ -43,11 +43,19 @@ async function withBrowser(
           exhaustedMeter: 'maxSessionMinutes',
         },
       };
+    }
     if (
       hasCode(error, BrowserUnavailableError.code) ||
       hasCode(error, 'browser_backend_unavailable')
-    )
-      return { text: `The browser is unavailable: ${error.message}`, isError: true };
+    ) {
+      const sessionMs = page ? await page.meter().catch(() => 0) : 0;
+      return {
+        text: `The browser is unavailable: ${error.message}`,
+        isError: true,
+        ...(sessionMs > 0 ? { usage: { sessionMs } } : {}),
+      };
+    }
+    // The page refused the action: the model's to fix. Its session time is metered next call.
     if (hasCode(error, BrowserActionError.code)) throw new InvalidToolInputError(error.message);
     throw error;
   }

@@ -186,7 +186,8 @@ export function createBrowserRuntime(deps: {
     if (live) await end(live, 'the run’s browser session time is spent');
     throw new BrowserUnavailableError(
       'session_time_exhausted',
-      `the run’s browser session time (${formatSeconds(budgetMinutes * 60)}) is spent; the session was released`,
+      `browser session time (${formatSeconds(budgetMinutes * 60)}) spent; the session was released`,
+      { meteredMs: (await meter(runId)).uncountedMs },
     );
   }
 
