@@ -10,8 +10,8 @@
  */
 export const READ_PAGE_FUNCTION = `(mode) => {
   const body = document.body;
-  if (!body) return { markdown: '', refs: 0 };
-  if (mode === 'text') return { markdown: body.innerText.trim(), refs: 0 };
+  if (!body) return { markdown: '', refs: 0, title: document.title };
+  if (mode === 'text') return { markdown: body.innerText.trim(), refs: 0, title: document.title };
 
   for (const el of Array.from(document.querySelectorAll('[data-mesh-ref]')))
     el.removeAttribute('data-mesh-ref');
@@ -142,7 +142,7 @@ export const READ_PAGE_FUNCTION = `(mode) => {
   };
   walk(body);
   flush();
-  return { markdown: lines.filter((l) => l !== '-').join('\\n'), refs };
+  return { markdown: lines.filter((l) => l !== '-').join('\\n'), refs, title: document.title };
 }`;
 
 /** The expression `page.evaluate` runs for one reading. */

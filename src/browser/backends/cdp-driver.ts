@@ -1,12 +1,19 @@
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import {
+  chromium,
+  type Browser,
+  type Frame,
+  type Locator,
+  type Page,
+  type Request,
+} from 'playwright-core';
 import { BrowserActionError, type BrowserAction } from '../../tool/browser.ts';
 import type { CdpEndpoint, DrivenSession } from '../backend.ts';
 import { readPageExpression } from '../page-reader.ts';
 
 /** How long one action may take (a page load, a click that waits for its element). */
 export const ACTION_TIMEOUT_MS = 30_000;
-/** How long after a click or key press a navigation it started is waited for. */
-const NAVIGATION_GRACE_MS = 300;
+/** How long after a click or key press the driver looks for a navigation it started. */
+const NAVIGATION_LOOK_MS = 30;
 const REF = /^e\d{1,6}$/;
 
 /**
@@ -80,20 +87,34 @@ export async function driveOverCdp(
     return locator.first();
   }
 
-  /** Runs an action that may start a navigation, and waits for that page to load. */
+  /**
+   * Runs an action that may start a navigation (a click, a key press) and, when it did, waits for
+   * the new page to load. A navigation an action starts is requested within the action's own
+   * task, so a short look after it tells; an action that starts none costs only that look.
+   */
   async function mayNavigate(action: () => Promise<void>): Promise<boolean> {
     const before = page.url();
+    let requested = false;
     let navigated = false;
-    const onNavigate = (frame: unknown) => {
+    const onRequest = (request: Request) => {
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame()) requested = true;
+    };
+    const onNavigate = (frame: Frame) => {
       if (frame === page.mainFrame()) navigated = true;
     };
+    page.on('request', onRequest);
     page.on('framenavigated', onNavigate);
     try {
       await action();
-      if (!navigated) await page.waitForTimeout(NAVIGATION_GRACE_MS);
-      if (navigated || page.url() !== before)
+      if (!requested && !navigated) await page.waitForTimeout(NAVIGATION_LOOK_MS);
+      if (requested && !navigated)
+        await page
+          .waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame() })
+          .catch(() => undefined);
+      if (requested || navigated)
         await page.waitForLoadState('domcontentloaded').catch(() => undefined);
     } finally {
+      page.off('request', onRequest);
       page.off('framenavigated', onNavigate);
     }
     return navigated || page.url() !== before;
@@ -148,10 +169,17 @@ export async function driveOverCdp(
     },
     async read(mode) {
       return acting('reading the page', async () => {
-        const read = await page.evaluate<{ markdown: string; refs: number }>(
+        // The title comes with the reading: one round trip to the page, not two.
+        const read = await page.evaluate<{ markdown: string; refs: number; title: string }>(
           readPageExpression(mode),
         );
-        return { ...(await state()), mode, markdown: read.markdown, refs: read.refs };
+        return {
+          url: page.url(),
+          title: read.title,
+          mode,
+          markdown: read.markdown,
+          refs: read.refs,
+        };
       });
     },
     async act(action: BrowserAction) {
@@ -201,6 +229,8 @@ export async function driveOverCdp(
     },
     async screenshot(fullPage) {
       return acting('the screenshot', async () => {
+        // A page that is not the window's front tab is not painted, and would never be shot.
+        await page.bringToFront();
         const png = await page.screenshot({ type: 'png', fullPage });
         return { ...(await state()), png: new Uint8Array(png) };
       });
