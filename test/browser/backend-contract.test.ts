@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserBackend } from '../../src/browser/backend.ts';
+import { browserbaseBackend } from '../../src/browser/backends/browserbase.ts';
+import { driveOverCdp } from '../../src/browser/backends/cdp-driver.ts';
+import { localBrowserBackend } from '../../src/browser/backends/local.ts';
+import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
+import { hasCode } from '../../src/tool/errors.ts';
+import { startBrowserbaseFake, type BrowserbaseFake } from '../support/browserbase-fake.ts';
+import { startTestSite, type TestSite } from '../support/test-site.ts';
+
+const BB_KEY = `bb_live_${randomUUID()}`;
+
+interface Subject {
+  readonly name: string;
+  backend(): BrowserBackend;
+  /** Whether the vendor saw the session's release (its own record of it). */
+  released(externalId: string): boolean;
+}
+
+let site: TestSite;
+let bb: BrowserbaseFake;
+
+beforeAll(async () => {
+  [site, bb] = await Promise.all([startTestSite(), startBrowserbaseFake({ apiKey: BB_KEY })]);
+}, 60_000);
+
+afterAll(async () => {
+  await bb?.close();
+  await site?.close();
+});
+
+const subjects: Subject[] = [
+  {
+    name: 'local',
+    backend: () => localBrowserBackend(),
+    released: (id) => {
+      const pid = Number(id.split(':')[0]);
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+  },
+  {
+    name: 'browserbase',
+    backend: () =>
+      browserbaseBackend({
+        apiKey: BB_KEY,
+        baseUrl: bb.baseUrl,
+        fetch: createGuardedFetch({ allowLoopbackHttp: true }) as typeof fetch,
+      }),
+    released: (id) => bb.sessions.get(id)?.released === true,
+  },
+];
+
+/*
+ * One contract, every browser backend: a session is provisioned for a run, driven over CDP by
+ * the one driver, released by its id (idempotently, from a fresh client as another process would),
+ * and what a backend declares (live view, recordings) it delivers. Vendors are loopback fakes of
+ * their documented session APIs handing out a real local Chromium behind the vendor's own auth.
+ */
+describe.each(subjects)('the browser backend contract: $name', (subject) => {
+  it('provisions a session that the driver can use, and releases it by its id', async () => {
+    const backend = subject.backend();
+    const runId = randomUUID();
+    const rented = await backend.provision({
+      sessionId: randomUUID(),
+      runId,
+      agentId: randomUUID(),
+      timeoutMs: 120_000,
+    });
+    expect(rented.cdp.url).toMatch(/^wss?:\/\//);
+    expect(typeof rented.liveViewUrl === 'string').toBe(backend.capabilities.liveView);
+    const session = await driveOverCdp(rented.cdp);
+    try {
+      const landed = await session.navigate(`${site.url}contact`);
+      expect(landed.title).toBe('Contact');
+      const snapshot = await session.read('snapshot');
+      expect(snapshot.markdown).toMatch(/\[e1\] textbox "Your name"/);
+      await session.act({ kind: 'type', ref: 'e1', text: 'Grace' });
+      const sent = await session.act({ kind: 'click', ref: 'e4' });
+      expect(sent).toMatchObject({ navigated: true, title: 'Thanks' });
+      const shot = await session.screenshot(false);
+      expect(shot.png.byteLength).toBeGreaterThan(1000);
+    } finally {
+      await session.disconnect();
+    }
+    expect(subject.released(rented.externalId)).toBe(false);
+    await subject.backend().release(rented.externalId);
+    await expect.poll(() => subject.released(rented.externalId)).toBe(true);
+    await subject.backend().release(rented.externalId);
+    if (backend.capabilities.recordings) {
+      const recording = await backend.recording?.(rented.externalId);
+      expect(recording?.mediaType).toBe('application/json');
+      expect(Array.isArray(JSON.parse(Buffer.from(recording?.content ?? []).toString()))).toBe(
+        true,
+      );
+    }
+    await backend.close();
+  }, 60_000);
+});
+
+describe('the Browserbase backend', () => {
+  it('refuses with a typed error naming the status when the key is wrong, never the key', async () => {
+    const backend = browserbaseBackend({
+      apiKey: 'bb_live_wrong',
+      baseUrl: bb.baseUrl,
+      fetch: createGuardedFetch({ allowLoopbackHttp: true }) as typeof fetch,
+    });
+    const refused = await backend
+      .provision({
+        sessionId: randomUUID(),
+        runId: randomUUID(),
+        agentId: randomUUID(),
+        timeoutMs: 60_000,
+      })
+      .catch((e: unknown) => e);
+    expect(hasCode(refused, 'browser_backend_unavailable')).toBe(true);
+    expect((refused as Error).message).toBe('Browserbase session creation failed: HTTP 401');
+    expect(JSON.stringify(refused)).not.toContain('bb_live_wrong');
+  });
+
+  it('is refused a CDP connection without the session’s signing key', async () => {
+    const backend = subjects[1]!.backend();
+    const rented = await backend.provision({
+      sessionId: randomUUID(),
+      runId: randomUUID(),
+      agentId: randomUUID(),
+      timeoutMs: 60_000,
+    });
+    const forged = rented.cdp.url.replace(/signingKey=[^&]+/, 'signingKey=forged');
+    await expect(driveOverCdp({ url: forged }, { timeoutMs: 5_000 })).rejects.toThrow();
+    await backend.release(rented.externalId);
+  });
+});
