@@ -14,6 +14,7 @@ import { questionsOfConversation, questionsOfRun } from '../store/questions.ts';
 import * as usage from '../store/usage.ts';
 import { readDraft } from '../store/run-drafts.ts';
 import type { RunDraft } from '../run/records.ts';
+import type { BrowserSessionRecord } from '../store/browsers.ts';
 import { listOutboundEvents, type AgentOutboundEvent } from '../store/outbound-events.ts';
 import { listMemories, type MemoryRow, type MemoryStatus } from '../store/memories.ts';
 import type { QuestionRecord } from '../run/questions.ts';
@@ -107,6 +108,15 @@ export function getArtifact(mesh: Mesh, id: string): Promise<ArtifactRecord | un
 /** A run's steps numbered after `afterSeq`, oldest first (what a live stream has not sent). */
 export function listStepsAfter(mesh: Mesh, runId: string, afterSeq: number): Promise<StepRecord[]> {
   return listStepRowsAfter(mesh.db, runId, afterSeq);
+}
+
+/** The run's browser sessions, oldest first (live view links, recordings). */
+export async function runBrowserSessions(
+  mesh: Mesh,
+  runId: string,
+): Promise<BrowserSessionRecord[]> {
+  const { browserSessionsOfRun } = await import('../store/browsers.ts');
+  return browserSessionsOfRun(mesh.db, runId);
 }
 
 /** The text the model is writing for the run's current round, while its call streams. */

@@ -27,6 +27,7 @@ export type { ChangeWatch } from '../run/run-queue.ts';
 export type { ModelProviderRecord } from '../store/model-providers.ts';
 export type { BindingRecord, ToolProviderRecord } from '../store/mcp.ts';
 export type { OperatorTokenRecord } from '../store/operator-auth.ts';
+export type { BrowserSessionRecord } from '../store/browsers.ts';
 
 import type { ConversationRecord } from '../run/records.ts';
 

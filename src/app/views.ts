@@ -1,5 +1,6 @@
 import { budgetFrom } from '../run/budget.ts';
 import { budgetJson } from './agents/budget-meters.ts';
+import type { BrowserSessionRecord } from './records.ts';
 import type {
   AgentRecord,
   ConversationRecord,
@@ -163,12 +164,28 @@ export function runJson(
   steps: readonly StepRecord[],
   effects: readonly OutboundEventRecord[] = [],
   questions: readonly QuestionRecord[] = [],
+  sessions: readonly BrowserSessionRecord[] = [],
 ): Record<string, unknown> {
   return {
     ...runSummaryJson(run),
     steps: steps.map(stepJson),
     effects: effects.map(effectJson),
     questions: questions.map(questionJson),
+    browser_sessions: sessions.map(browserSessionJson),
+  };
+}
+
+/** A browser session of a run, as the API answers it: where to watch it, its recording. */
+export function browserSessionJson(s: BrowserSessionRecord): Record<string, unknown> {
+  return {
+    id: s.id,
+    state: s.state,
+    live_view_url: s.liveViewUrl,
+    recording_artifact_id: s.recordingArtifactId,
+    created_at: s.createdAt,
+    ready_at: s.readyAt,
+    released_at: s.releasedAt,
+    release_reason: s.releaseReason,
   };
 }
 

@@ -1,11 +1,13 @@
 import type { Mesh } from '../app/mesh.ts';
-import { runDraft } from '../app/queries.ts';
+import { runBrowserSessions, runDraft } from '../app/queries.ts';
 import type { OutboundEventRecord, RunDraft, RunRecord, StepRecord } from '../app/records.ts';
+import { browserSessionJson } from '../app/views.ts';
 import { runEffects } from '../app/runs/outbound-view.ts';
 
 /*
  * What a live stream sends beside a run's steps, read again on each tick and sent only when it
- * changed: the reply's draft while the model writes it, and the run's outbound events.
+ * changed: the reply's draft while the model writes it, the run's outbound events, and its browser
+ * sessions (where to watch one live, its recording once released).
  */
 
 /**
@@ -60,6 +62,23 @@ export class EffectFollower {
       if (this.sent.get(effect.id) === mark) continue;
       this.sent.set(effect.id, mark);
       changed.push(effect);
+    }
+    return changed;
+  }
+}
+
+/** The run's browser sessions a stream has sent, so each read sends only the new and changed. */
+export class BrowserFollower {
+  private readonly sent = new Map<string, string>();
+  constructor(private readonly runId: string) {}
+
+  async changed(mesh: Mesh): Promise<Record<string, unknown>[]> {
+    const changed: Record<string, unknown>[] = [];
+    for (const session of await runBrowserSessions(mesh, this.runId)) {
+      const mark = `${session.state}:${session.liveViewUrl ?? ''}:${session.recordingArtifactId ?? ''}`;
+      if (this.sent.get(session.id) === mark) continue;
+      this.sent.set(session.id, mark);
+      changed.push({ run_id: this.runId, ...browserSessionJson(session) });
     }
     return changed;
   }

@@ -12,7 +12,7 @@ import type {
 import { effectJson, stepJson } from '../app/views.ts';
 import { HttpError } from './http-error.ts';
 import { UUID_SOURCE } from './ids.ts';
-import { DraftFollower, EffectFollower } from './run-event-followers.ts';
+import { BrowserFollower, DraftFollower, EffectFollower } from './run-event-followers.ts';
 import type { StreamSlots } from './stream-slots.ts';
 
 export { MAX_STREAMS, MAX_STREAMS_PER_TOKEN, StreamSlots } from './stream-slots.ts';
@@ -208,6 +208,7 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
       let usage = JSON.stringify(run.usage);
       const draft = new DraftFollower(run.id);
       const effects = new EffectFollower(run.id);
+      const browsers = new BrowserFollower(run.id);
       await out.send('state', stateJson(run, false));
       do {
         // The run is read before its steps: a run seen ended has written every step it will.
@@ -226,6 +227,7 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
         }
         const delta = await draft.next(mesh, fresh);
         if (delta) await out.send('delta', delta);
+        for (const session of await browsers.changed(mesh)) await out.send('browser', session);
         for (const effect of await effects.changed(mesh)) {
           const json = { run_id: run.id, ...effectJson(effect) };
           await out.send(

@@ -35,6 +35,7 @@ export interface BrowserSessionRecord {
   readonly holder: string;
   readonly state: BrowserSessionState;
   readonly liveViewUrl: string | null;
+  readonly recordingArtifactId: string | null;
   readonly createdAt: Date;
   readonly readyAt: Date | null;
   readonly releasedAt: Date | null;
@@ -49,6 +50,7 @@ function sessionColumns(t = ''): string {
   const p = t === '' ? '' : `${t}.`;
   return `${p}id, ${p}run_id as "runId", ${p}agent_id as "agentId", ${p}backend_id as "backendId",
   ${p}external_id as "externalId", ${p}holder, ${p}state, ${p}live_view_url as "liveViewUrl",
+  ${p}recording_artifact_id as "recordingArtifactId",
   ${p}created_at as "createdAt", ${p}ready_at as "readyAt", ${p}released_at as "releasedAt",
   ${p}release_reason as "releaseReason"`;
 }
@@ -218,6 +220,30 @@ export async function markBrowserSessionEnded(
      where id = $1 and state in ${LIVE}`,
     [id, state, reason],
   );
+}
+
+/** Links a released session to its recording, stored as an artifact of its run. */
+export async function setBrowserSessionRecording(
+  q: Queryable,
+  id: string,
+  artifactId: string,
+): Promise<void> {
+  await q.query(`update browser_sessions set recording_artifact_id = $2 where id = $1`, [
+    id,
+    artifactId,
+  ]);
+}
+
+/** Every session of a run, oldest first: what the run view shows of its browsing. */
+export async function browserSessionsOfRun(
+  q: Queryable,
+  runId: string,
+): Promise<BrowserSessionRecord[]> {
+  const { rows } = await q.query<BrowserSessionRecord>(
+    `select ${SESSION} from browser_sessions where run_id = $1 order by created_at`,
+    [runId],
+  );
+  return rows;
 }
 
 export async function liveBrowserSessionOfRun(

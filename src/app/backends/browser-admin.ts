@@ -7,10 +7,12 @@ import {
   listBrowserGrants,
   listLiveBrowserSessions,
   upsertBrowserGrant,
+  type BrowserBackendKind,
   type BrowserBackendRecord,
 } from '../../store/browsers.ts';
 import { MeshError, quoteName } from '../../tool/errors.ts';
 import { requireAgent } from '../agents/agents.ts';
+import { isLoopbackHost } from '../mcp/providers.ts';
 import type { Mesh } from '../mesh.ts';
 import { BROWSER_KINDS } from './browser-backends.ts';
 import { BACKEND_NAME_PATTERN } from './workspace-admin.ts';
@@ -22,8 +24,35 @@ import { browserBackends } from './families.ts';
 export interface NewBrowserBackend {
   readonly name: string;
   readonly kind: string;
-  /** The operator's development setting: required for, and only meaningful on, `local`. */
+  /**
+   * The operator's development setting: required for `local`; on a vendor, it allows a plain
+   * http API URL on loopback (a gateway or fake on this machine).
+   */
   readonly development?: boolean;
+  /** A vendor's API root, when not its own (https; loopback http only with `development`). */
+  readonly baseUrl?: string;
+  /** Browserbase: the project sessions are billed to. */
+  readonly projectId?: string;
+  /** A vendor's API key, stored encrypted as the backend's secret. */
+  readonly apiKey?: string;
+}
+
+function checkBaseUrl(raw: string, development: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new MeshError('invalid_backend', 'the base URL is not a URL');
+  }
+  if (url.username || url.password)
+    throw new MeshError('invalid_backend', 'the base URL must not carry credentials');
+  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !(loopbackHttp && development))
+    throw new MeshError(
+      'invalid_backend',
+      'the base URL must be https (plain http only to loopback, with --dev)',
+    );
+  return url.toString().replace(/\/$/, '');
 }
 
 /** Registers a browser backend. */
@@ -41,23 +70,45 @@ export async function addBrowserBackend(
       'invalid_backend',
       `unknown browser backend kind ${quoteName(input.kind)}; the kinds are ${BROWSER_KINDS.join(', ')}`,
     );
+  const kind = input.kind as BrowserBackendKind;
   const development = input.development === true;
-  if (input.kind === 'local' && !development)
-    throw new MeshError(
-      'development_only',
-      'the local browser backend is for development only: add it with --dev to say so',
-    );
+  const settings: Record<string, string> = {};
+  if (kind === 'local') {
+    if (!development)
+      throw new MeshError(
+        'development_only',
+        'the local browser backend is for development only: add it with --dev to say so',
+      );
+    if (input.apiKey !== undefined || input.baseUrl !== undefined || input.projectId !== undefined)
+      throw new MeshError(
+        'invalid_backend',
+        'a local browser backend takes no API key, URL or project',
+      );
+  } else {
+    if (input.apiKey === undefined || input.apiKey.trim() === '')
+      throw new MeshError(
+        'invalid_backend',
+        `a ${kind} backend needs its API key (--api-key-file)`,
+      );
+    if (input.baseUrl !== undefined)
+      settings['base_url'] = checkBaseUrl(input.baseUrl, development);
+    if (input.projectId !== undefined) {
+      if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(input.projectId))
+        throw new MeshError('invalid_backend', 'the project id is not a project id');
+      settings['project_id'] = input.projectId;
+    }
+  }
   return browserBackends.register(
     mesh,
     (db) =>
       insertBrowserBackend(db, {
         id: randomUUID(),
         name: input.name,
-        kind: 'local',
+        kind,
         development,
-        settings: {},
+        settings,
       }),
-    undefined,
+    kind === 'local' ? undefined : (input.apiKey ?? '').trim(),
   );
 }
 
@@ -106,6 +157,7 @@ export async function describeBrowsers(mesh: Mesh) {
         name: b.name,
         kind: b.kind,
         development: b.development,
+        settings: b.settings,
         api_key: await browserBackends
           .key(mesh, b)
           .then((meta) => (meta === null ? null : { present: meta !== undefined })),

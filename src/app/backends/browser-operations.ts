@@ -12,6 +12,7 @@ export interface BrowserBackendAnswer {
   readonly name: string;
   readonly kind: string;
   readonly development: boolean;
+  readonly settings: Readonly<Record<string, unknown>>;
   /** Whether its key is held; null for a kind that takes none. */
   readonly api_key: { readonly present: boolean } | null;
 }
@@ -86,7 +87,7 @@ export const listBrowsersOperation = defineOperation({
 export const addBrowserBackendOperation = defineOperation({
   name: 'browsers.add',
   summary:
-    'Register a browser backend: local (Debian Chromium on this machine; development only, needs development: true)',
+    'Register a browser backend: local (Debian Chromium on this machine; development only, needs development: true) or browserbase (its API key stored encrypted)',
   tag: 'browsers',
   input: {
     type: 'object',
@@ -94,10 +95,33 @@ export const addBrowserBackendOperation = defineOperation({
     required: ['name', 'kind'],
     properties: {
       name: { ...BACKEND, description: 'the name to register it under' },
-      kind: { enum: ['local'], description: 'local (Chromium on this machine)' },
+      kind: {
+        enum: ['local', 'browserbase'],
+        description: 'local (Chromium on this machine) or browserbase',
+      },
       development: {
         type: 'boolean',
-        description: 'acknowledges a development-only backend (local needs it)',
+        description:
+          'acknowledges a development-only backend (local needs it); on a vendor, allows a loopback http base URL',
+      },
+      base_url: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 2000,
+        description:
+          "a vendor's API root, when not its own (a gateway; a loopback fake with --dev)",
+      },
+      project_id: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 128,
+        description: 'browserbase: the project sessions are billed to',
+      },
+      api_key: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 65536,
+        description: "a vendor's API key (stored encrypted)",
       },
     },
   },
@@ -105,6 +129,7 @@ export const addBrowserBackendOperation = defineOperation({
   http: { method: 'POST', path: '/api/browsers/backends', status: 201 },
   cli: {
     command: ['browsers', 'add'],
+    files: { api_key: 'api-key-file' },
     switches: ['development'],
     flags: { development: 'dev' },
     print: (b: BrowserBackendAnswer) => [
@@ -117,8 +142,18 @@ export const addBrowserBackendOperation = defineOperation({
       name: input.name,
       kind: input.kind,
       ...(input.development === undefined ? {} : { development: input.development }),
+      ...(input.base_url === undefined ? {} : { baseUrl: input.base_url }),
+      ...(input.project_id === undefined ? {} : { projectId: input.project_id }),
+      // A key file's trailing newline is not part of the key.
+      ...(input.api_key === undefined ? {} : { apiKey: input.api_key.trim() }),
     });
-    return { name: added.name, kind: added.kind, development: added.development, api_key: null };
+    return {
+      name: added.name,
+      kind: added.kind,
+      development: added.development,
+      settings: added.settings,
+      api_key: added.kind === 'local' ? null : { present: true },
+    };
   },
 });
 

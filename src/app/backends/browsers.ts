@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { BrowserBackend, DrivenSession } from '../../browser/backend.ts';
 import { budgetFrom, formatSeconds, usageFrom } from '../../run/budget.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
@@ -11,10 +11,12 @@ import {
   markBrowserSessionReady,
   orphanedBrowserSessions,
   runSessionMs,
+  setBrowserSessionRecording,
   type BrowserBackendRecord,
   type BrowserSessionRecord,
 } from '../../store/browsers.ts';
 import type { Db } from '../../store/db.ts';
+import { insertArtifact } from '../../store/artifacts.ts';
 import { getRun } from '../../store/runs.ts';
 import {
   BrowserUnavailableError,
@@ -73,16 +75,42 @@ export function createBrowserRuntime(deps: {
 
   async function end(record: BrowserSessionRecord, reason: string): Promise<void> {
     const mine = held.get(record.runId);
+    let backend: BrowserBackend | undefined;
     if (mine && mine.record.id === record.id) {
       held.delete(record.runId);
       await mine.session.disconnect();
-      if (record.externalId !== null) await mine.backend.release(record.externalId);
+      backend = mine.backend;
     } else if (record.externalId !== null) {
       const row = await getBrowserBackend(db, record.backendId);
-      const backend = row && (await backendOf(row).catch(() => undefined));
-      await backend?.release(record.externalId);
+      backend = row && (await backendOf(row).catch(() => undefined));
     }
+    if (backend && record.externalId !== null) await backend.release(record.externalId);
     await markBrowserSessionEnded(db, record.id, 'released', reason);
+    if (backend && record.externalId !== null) await keepRecording(backend, record);
+  }
+
+  /**
+   * Stores the released session's recording (the vendor's) as an artifact of its run: the proof
+   * of what the agent did on the web. A recording the vendor cannot give is not a failed release.
+   */
+  async function keepRecording(backend: BrowserBackend, record: BrowserSessionRecord) {
+    if (!backend.capabilities.recordings || !backend.recording || record.externalId === null)
+      return;
+    const recording = await backend.recording(record.externalId).catch(() => undefined);
+    if (!recording) return;
+    const id = randomUUID();
+    const content = Buffer.from(
+      deps.redactor.text(Buffer.from(recording.content).toString('utf8')),
+    );
+    await insertArtifact(db, {
+      id,
+      runId: record.runId,
+      stepSeq: null,
+      mediaType: recording.mediaType,
+      content,
+      sha256: createHash('sha256').update(content).digest('hex'),
+    });
+    await setBrowserSessionRecording(db, record.id, id);
   }
 
   async function provision(ctx: ToolContext, holder: string): Promise<Held> {

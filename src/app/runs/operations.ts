@@ -120,22 +120,24 @@ export const showRunOperation = defineOperation({
   http: { method: 'GET', path: '/api/runs/{run}' },
   cli: { command: ['runs', 'show'], positionals: ['run'], print: runLines },
   async run(mesh, input): Promise<RunAnswer> {
-    const [{ resolveRun }, { runEffects }, { runJson }, { runQuestions }] = await Promise.all([
-      import('./run-ref.ts'),
-      import('./outbound-view.ts'),
-      import('../views.ts'),
-      import('../queries.ts'),
-    ]);
+    const [{ resolveRun }, { runEffects }, { runJson }, { runQuestions, runBrowserSessions }] =
+      await Promise.all([
+        import('./run-ref.ts'),
+        import('./outbound-view.ts'),
+        import('../views.ts'),
+        import('../queries.ts'),
+      ]);
     const found = await resolveRun(mesh, input.run, 'input.run');
     const run = input.wait
       ? ((await mesh.runs.settled(found.id, input.wait * 1000)) ?? found)
       : found;
-    const [steps, effects, questions] = await Promise.all([
+    const [steps, effects, questions, sessions] = await Promise.all([
       mesh.ledger.steps(run.id),
       runEffects(mesh, run.id),
       runQuestions(mesh, run.id),
+      runBrowserSessions(mesh, run.id),
     ]);
-    return runJson(run, steps, effects, questions) as unknown as RunAnswer;
+    return runJson(run, steps, effects, questions, sessions) as unknown as RunAnswer;
   },
 });
 

@@ -77,6 +77,7 @@ export const streamRoutes: readonly Route[] = [
       '- `step` (`id: <seq>`): a step as `GET /api/runs/{run}` shows it, every step after the resume point, in order;',
       '- `reply` (`id: <seq>` of its reply step): `{run_id, seq, message_id, body}`;',
       '- `progress`: `{run_id, usage}` when the run records new usage;',
+      "- `browser`: `{run_id, id, state, live_view_url, recording_artifact_id, …}`, one of the run's browser sessions when first seen and whenever it changes: where a person watches it live while it runs, its recording once released;",
       "- `effect`: `{run_id, ...}`, one of the run's outbound events as `GET /api/runs/{run}` lists it, when the stream first sees it and whenever its delivery changes (state, attempts) while the stream is open;",
       '- `delta`: `{run_id, round, attempt, text, reset}`, the text the model is writing in the current round (the provider streams it): append `text`, or replace with it when `reset` (the first sent, a new round, a retried attempt). A draft, never a record: the `model_response` step and the `reply` are, and a round with its response sends no more deltas;',
       '- `state`: `{run_id, status, reason, usage, committed_at, finished_at, final}` first, on every status change, and last with `final: true` once the run is neither queued nor running; the stream then ends;',

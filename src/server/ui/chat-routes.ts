@@ -4,6 +4,7 @@ import {
   conversationQuestions,
   getAgent,
   runQuestions,
+  runBrowserSessions,
   getArtifact,
   getConversation,
   listAgents,
@@ -197,14 +198,17 @@ export const chatRoutes: readonly UiRoute[] = [
     path: '/runs/{run}',
     handle: async ({ mesh, session, params }) => {
       const run = await resolveRun(mesh, params['run'] ?? '', 'path.run');
-      const [agent, steps, mapped, effects, questions] = await Promise.all([
+      const [agent, steps, mapped, effects, questions, sessions] = await Promise.all([
         getAgent(mesh, run.agentId),
         mesh.ledger.steps(run.id),
         mappedRemoteNames(mesh, run.agentId),
         runEffects(mesh, run.id),
         runQuestions(mesh, run.id),
+        runBrowserSessions(mesh, run.id),
       ]);
-      return { page: runPage(session, agent, run, steps, mapped, effects, questions) };
+      return {
+        page: runPage(session, agent, run, steps, mapped, effects, questions, sessions),
+      };
     },
   },
   {

@@ -175,6 +175,29 @@ export const LIVE_SCRIPT = `'use strict';
         line.textContent = text;
         steps.appendChild(line);
       },
+      browser: function (session) {
+        // The run's browser session, under the message: its state, and where to watch it live.
+        var link = list.querySelector('[data-run-status="' + session.run_id + '"]');
+        var item = link && link.closest('li.message');
+        if (!item) return;
+        var line = item.querySelector('[data-browser-session="' + session.id + '"]');
+        if (!line) {
+          line = document.createElement('p');
+          line.className = 'browser-live';
+          line.setAttribute('data-browser-session', session.id);
+          item.appendChild(line);
+        }
+        line.textContent = 'Browser session: ' + session.state.replace('_', ' ');
+        if (session.live_view_url && !session.released_at && /^https?:/i.test(session.live_view_url)) {
+          var watch = document.createElement('a');
+          watch.href = session.live_view_url;
+          watch.target = '_blank';
+          watch.rel = 'noreferrer';
+          watch.textContent = 'Watch it live';
+          line.appendChild(document.createTextNode(' · '));
+          line.appendChild(watch);
+        }
+      },
       delta: function (delta) {
         // The reply as the model writes it, in a message of its own marked as a draft.
         var item = list.querySelector('li.draft[data-draft="' + delta.run_id + '"]');

@@ -2,7 +2,7 @@ import type { RemoteNameOrigin } from '../../app/mcp/catalog.ts';
 import type { AgentRecord, OutboundEventRecord, RunRecord, StepRecord } from '../../app/records.ts';
 import { isRenderable } from '../artifact-response.ts';
 import { isUuid } from '../ids.ts';
-import type { QuestionRecord } from '../../app/records.ts';
+import type { BrowserSessionRecord, QuestionRecord } from '../../app/records.ts';
 import { questionPanel } from './question-panel.ts';
 import {
   budgetMeters,
@@ -232,6 +232,30 @@ function effectTable(effects: readonly OutboundEventRecord[], live: boolean): Ht
   </section>`;
 }
 
+/**
+ * The run's browser sessions: where each can be watched live while it runs, and its recording
+ * (the proof of what the agent did on the web) once it was released.
+ */
+function browserSessions(runId: string, sessions: readonly BrowserSessionRecord[]): Html {
+  return html`<section class="browser-sessions">
+    <h2>Browser sessions</h2>
+    <ul>
+      ${sessions.map(
+        (s) =>
+          html`<li data-browser-session="${s.id}">
+            <span class="status ${s.state}">${s.state.replace('_', ' ')}</span>
+            <span class="muted"
+              >from
+              ${time(s.createdAt)}${s.releasedAt ? html` to ${time(s.releasedAt)}` : ''}${s.releaseReason ? html` (${s.releaseReason})` : ''}</span
+            >
+            ${s.liveViewUrl && !s.releasedAt && /^https?:\/\//i.test(s.liveViewUrl) ? html` <a href="${s.liveViewUrl}" rel="noreferrer" target="_blank">Live View</a>` : ''}
+            ${s.recordingArtifactId ? html` <a href="/runs/${runId}/artifacts/${s.recordingArtifactId}">Recording</a>` : ''}
+          </li>`,
+      )}
+    </ul>
+  </section>`;
+}
+
 /** One outbound event's row (also what a live run page's stream sends when it changes). */
 export function effectRow(e: OutboundEventRecord): Html {
   return html`<tr class="effect" data-effect="${e.id}" data-state="${e.state}">
@@ -284,6 +308,7 @@ export function runPage(
   mapped: ReadonlyMap<string, RemoteNameOrigin> = new Map(),
   effects: readonly OutboundEventRecord[] = [],
   questions: readonly QuestionRecord[] = [],
+  sessions: readonly BrowserSessionRecord[] = [],
 ): string {
   const live = isLive(run);
   const open = questions.find((q) => q.state === 'open');
@@ -329,6 +354,7 @@ export function runPage(
       </dl>
       ${open ? html`${questionPanel(session, open, `/runs/${run.id}`)}` : ''}
       ${effects.length === 0 && !live ? '' : effectTable(effects, live)}
+      ${sessions.length === 0 ? '' : browserSessions(run.id, sessions)}
       <ol
         class="steps"
         ${live ? html`data-events="/runs/${run.id}/events" data-after="${steps.at(-1)?.seq ?? 0}"` : ''}

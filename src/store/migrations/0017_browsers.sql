@@ -35,6 +35,8 @@ create table browser_sessions (
   state text not null check (state in ('provisioning', 'ready', 'awaiting_human', 'released', 'failed')),
   -- Where a person watches the session live, when the backend offers it.
   live_view_url text,
+  -- The session's recording, stored as an artifact of the run when it was released.
+  recording_artifact_id uuid references artifacts (id) on delete set null,
   created_at timestamptz not null default now(),
   ready_at timestamptz,
   released_at timestamptz,
