@@ -7,9 +7,14 @@ import { localBrowserBackend } from '../../src/browser/backends/local.ts';
 import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
 import { hasCode } from '../../src/tool/errors.ts';
 import { startBrowserbaseFake, type BrowserbaseFake } from '../support/browserbase-fake.ts';
+import { startBrowserVendorFake, type VendorFake } from '../support/browser-vendor-fakes.ts';
+import { steelBackend } from '../../src/browser/backends/steel.ts';
+import { cloudflareBrowserBackend } from '../../src/browser/backends/cloudflare.ts';
 import { startTestSite, type TestSite } from '../support/test-site.ts';
 
 const BB_KEY = `bb_live_${randomUUID()}`;
+const STEEL_KEY = `ste-${randomUUID()}`;
+const CF_TOKEN = `cf-${randomUUID()}`;
 
 interface Subject {
   readonly name: string;
@@ -20,15 +25,24 @@ interface Subject {
 
 let site: TestSite;
 let bb: BrowserbaseFake;
+let steel: VendorFake;
+let cloudflare: VendorFake;
 
 beforeAll(async () => {
-  [site, bb] = await Promise.all([startTestSite(), startBrowserbaseFake({ apiKey: BB_KEY })]);
+  [site, bb, steel, cloudflare] = await Promise.all([
+    startTestSite(),
+    startBrowserbaseFake({ apiKey: BB_KEY }),
+    startBrowserVendorFake('steel', { apiKey: STEEL_KEY }),
+    startBrowserVendorFake('cloudflare', { apiKey: CF_TOKEN, accountId: 'acct-1' }),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
-  await bb?.close();
+  await Promise.all([bb?.close(), steel?.close(), cloudflare?.close()]);
   await site?.close();
 });
+
+const guarded = () => createGuardedFetch({ allowLoopbackHttp: true }) as typeof fetch;
 
 const subjects: Subject[] = [
   {
@@ -53,6 +67,22 @@ const subjects: Subject[] = [
         fetch: createGuardedFetch({ allowLoopbackHttp: true }) as typeof fetch,
       }),
     released: (id) => bb.sessions.get(id)?.released === true,
+  },
+  {
+    name: 'steel',
+    backend: () => steelBackend({ apiKey: STEEL_KEY, baseUrl: steel.baseUrl, fetch: guarded() }),
+    released: (id) => steel.sessions.get(id)?.released === true,
+  },
+  {
+    name: 'cloudflare',
+    backend: () =>
+      cloudflareBrowserBackend({
+        apiToken: CF_TOKEN,
+        accountId: 'acct-1',
+        baseUrl: cloudflare.baseUrl,
+        fetch: guarded(),
+      }),
+    released: (id) => cloudflare.sessions.get(id)?.released === true,
   },
 ];
 
@@ -101,6 +131,49 @@ describe.each(subjects)('the browser backend contract: $name', (subject) => {
     }
     await backend.close();
   }, 60_000);
+});
+
+describe('the vendors’ auth', () => {
+  it('refuses Steel and Cloudflare sessions with a wrong key, naming the status, never the key', async () => {
+    const spec = {
+      sessionId: randomUUID(),
+      runId: randomUUID(),
+      agentId: randomUUID(),
+      timeoutMs: 60_000,
+    };
+    const wrongSteel = await steelBackend({
+      apiKey: 'ste-wrong',
+      baseUrl: steel.baseUrl,
+      fetch: guarded(),
+    })
+      .provision(spec)
+      .catch((e: unknown) => e);
+    expect((wrongSteel as Error).message).toBe('Steel session creation failed: HTTP 401');
+    const wrongCf = await cloudflareBrowserBackend({
+      apiToken: 'cf-wrong',
+      accountId: 'acct-1',
+      baseUrl: cloudflare.baseUrl,
+      fetch: guarded(),
+    })
+      .provision(spec)
+      .catch((e: unknown) => e);
+    expect((wrongCf as Error).message).toBe(
+      'Cloudflare Browser Run session acquisition failed: HTTP 401',
+    );
+    expect(JSON.stringify([wrongSteel, wrongCf])).not.toMatch(/ste-wrong|cf-wrong/);
+  });
+
+  it('refuses a Cloudflare CDP connection without the bearer token', async () => {
+    const backend = subjects[3]!.backend();
+    const rented = await backend.provision({
+      sessionId: randomUUID(),
+      runId: randomUUID(),
+      agentId: randomUUID(),
+      timeoutMs: 60_000,
+    });
+    await expect(driveOverCdp({ url: rented.cdp.url }, { timeoutMs: 5_000 })).rejects.toThrow();
+    await backend.release(rented.externalId);
+  });
 });
 
 describe('the Browserbase backend', () => {

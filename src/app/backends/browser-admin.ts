@@ -33,6 +33,8 @@ export interface NewBrowserBackend {
   readonly baseUrl?: string;
   /** Browserbase: the project sessions are billed to. */
   readonly projectId?: string;
+  /** Cloudflare: the account whose Browser Run is used. */
+  readonly accountId?: string;
   /** A vendor's API key, stored encrypted as the backend's secret. */
   readonly apiKey?: string;
 }
@@ -79,7 +81,12 @@ export async function addBrowserBackend(
         'development_only',
         'the local browser backend is for development only: add it with --dev to say so',
       );
-    if (input.apiKey !== undefined || input.baseUrl !== undefined || input.projectId !== undefined)
+    if (
+      input.apiKey !== undefined ||
+      input.baseUrl !== undefined ||
+      input.projectId !== undefined ||
+      input.accountId !== undefined
+    )
       throw new MeshError(
         'invalid_backend',
         'a local browser backend takes no API key, URL or project',
@@ -92,6 +99,20 @@ export async function addBrowserBackend(
       );
     if (input.baseUrl !== undefined)
       settings['base_url'] = checkBaseUrl(input.baseUrl, development);
+    if (kind === 'cloudflare') {
+      if (
+        input.accountId === undefined ||
+        !/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(input.accountId)
+      )
+        throw new MeshError(
+          'invalid_backend',
+          'a cloudflare browser backend needs its account id (--account-id), letters, digits, "-" or "_"',
+        );
+      settings['account_id'] = input.accountId;
+    } else if (input.accountId !== undefined)
+      throw new MeshError('invalid_backend', `a ${kind} backend takes no account id`);
+    if (input.projectId !== undefined && kind !== 'browserbase')
+      throw new MeshError('invalid_backend', `a ${kind} backend takes no project id`);
     if (input.projectId !== undefined) {
       if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(input.projectId))
         throw new MeshError('invalid_backend', 'the project id is not a project id');

@@ -3,8 +3,8 @@ import type { SecretStore } from '../../secrets/secret-store.ts';
 import type { BrowserBackendRecord } from '../../store/browsers.ts';
 import { MeshError } from '../../tool/errors.ts';
 
-/** The browser backend kinds this Mesh can run; the table names the vendors still to come. */
-export const BROWSER_KINDS = ['local', 'browserbase'] as const;
+/** The browser backend kinds this Mesh can run. */
+export const BROWSER_KINDS = ['local', 'cloudflare', 'browserbase', 'steel'] as const;
 
 /**
  * Builds the client of one registered browser backend from its row: the only place a backend
@@ -23,7 +23,9 @@ export async function browserBackendFor(
         typeof executable === 'string' ? { executablePath: executable } : {},
       );
     }
-    case 'browserbase': {
+    case 'cloudflare':
+    case 'browserbase':
+    case 'steel': {
       const apiKey = await secrets.reveal({
         ownerType: 'browser_backend',
         ownerId: record.id,
@@ -36,17 +38,27 @@ export async function browserBackendFor(
       const text = (key: string) =>
         typeof record.settings[key] === 'string' ? record.settings[key] : undefined;
       const baseUrl = text('base_url');
-      const projectId = text('project_id');
-      const [{ browserbaseBackend }, { createGuardedFetch }] = await Promise.all([
-        import('../../browser/backends/browserbase.ts'),
-        import('../../egress/guarded-fetch.ts'),
-      ]);
-      return browserbaseBackend({
-        apiKey,
-        ...(baseUrl ? { baseUrl } : {}),
-        ...(projectId ? { projectId } : {}),
-        // Plain http to loopback only for a development backend (a gateway or fake here).
-        fetch: createGuardedFetch({ allowLoopbackHttp: record.development }) as typeof fetch,
+      const { createGuardedFetch } = await import('../../egress/guarded-fetch.ts');
+      // Plain http to loopback only for a development backend (a gateway or fake here).
+      const fetch = createGuardedFetch({
+        allowLoopbackHttp: record.development,
+      }) as typeof globalThis.fetch;
+      const at = baseUrl ? { baseUrl } : {};
+      if (record.kind === 'browserbase') {
+        const projectId = text('project_id');
+        const { browserbaseBackend } = await import('../../browser/backends/browserbase.ts');
+        return browserbaseBackend({ apiKey, fetch, ...at, ...(projectId ? { projectId } : {}) });
+      }
+      if (record.kind === 'steel') {
+        const { steelBackend } = await import('../../browser/backends/steel.ts');
+        return steelBackend({ apiKey, fetch, ...at });
+      }
+      const { cloudflareBrowserBackend } = await import('../../browser/backends/cloudflare.ts');
+      return cloudflareBrowserBackend({
+        apiToken: apiKey,
+        accountId: text('account_id') ?? '',
+        fetch,
+        ...at,
       });
     }
     default:

@@ -87,7 +87,7 @@ export const listBrowsersOperation = defineOperation({
 export const addBrowserBackendOperation = defineOperation({
   name: 'browsers.add',
   summary:
-    'Register a browser backend: local (Debian Chromium on this machine; development only, needs development: true) or browserbase (its API key stored encrypted)',
+    'Register a browser backend: local (Debian Chromium on this machine; development only, needs development: true), or a vendor — cloudflare (Browser Run, with account_id), browserbase or steel — its API key stored encrypted',
   tag: 'browsers',
   input: {
     type: 'object',
@@ -96,8 +96,9 @@ export const addBrowserBackendOperation = defineOperation({
     properties: {
       name: { ...BACKEND, description: 'the name to register it under' },
       kind: {
-        enum: ['local', 'browserbase'],
-        description: 'local (Chromium on this machine) or browserbase',
+        enum: ['local', 'cloudflare', 'browserbase', 'steel'],
+        description:
+          'local (Chromium on this machine), cloudflare (Browser Run), browserbase or steel',
       },
       development: {
         type: 'boolean',
@@ -110,6 +111,12 @@ export const addBrowserBackendOperation = defineOperation({
         maxLength: 2000,
         description:
           "a vendor's API root, when not its own (a gateway; a loopback fake with --dev)",
+      },
+      account_id: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        description: 'cloudflare: the account whose Browser Run is used',
       },
       project_id: {
         type: 'string',
@@ -144,6 +151,7 @@ export const addBrowserBackendOperation = defineOperation({
       ...(input.development === undefined ? {} : { development: input.development }),
       ...(input.base_url === undefined ? {} : { baseUrl: input.base_url }),
       ...(input.project_id === undefined ? {} : { projectId: input.project_id }),
+      ...(input.account_id === undefined ? {} : { accountId: input.account_id }),
       // A key file's trailing newline is not part of the key.
       ...(input.api_key === undefined ? {} : { apiKey: input.api_key.trim() }),
     });

@@ -48,6 +48,16 @@ export interface RunAnswer {
   readonly steps: readonly StepAnswer[];
   readonly effects: readonly EffectAnswer[];
   readonly questions: readonly QuestionAnswer[];
+  readonly browser_sessions?: readonly BrowserSessionAnswer[];
+}
+
+/** A browser session of a run, as `runs show` answers it. */
+export interface BrowserSessionAnswer {
+  readonly id: string;
+  readonly state: string;
+  readonly live_view_url: string | null;
+  readonly recording_artifact_id: string | null;
+  readonly release_reason: string | null;
 }
 
 /** A question the run asked, as the API answers it. */
@@ -79,6 +89,10 @@ export function runLines(run: RunAnswer): string[] {
     ...run.steps.map(describeStep),
     ...run.effects.map(describeEffect),
     ...(run.questions ?? []).flatMap((q) => questionLines(run, q)),
+    ...(run.browser_sessions ?? []).map(
+      (b) =>
+        `browser session ${b.id}  ${b.state}${b.release_reason ? ` (${b.release_reason})` : ''}${b.live_view_url && b.state !== 'released' ? `  live view ${b.live_view_url}` : ''}${b.recording_artifact_id ? `  recording artifact ${b.recording_artifact_id}` : ''}`,
+    ),
   ];
 }
 
