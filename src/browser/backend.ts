@@ -85,6 +85,8 @@ export interface BrowserBackend {
 
 /** A session connected over CDP: the handler's page, plus what the layer needs to end it. */
 export interface DrivenSession extends BrowserPage {
+  /** Mesh's own recording of the session so far, when it was asked to keep one. */
+  journal(): SessionRecording | undefined;
   /** Drops the CDP connection (the session itself is released through its backend). */
   disconnect(): Promise<void>;
 }

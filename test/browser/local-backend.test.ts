@@ -103,6 +103,42 @@ describe('the local browser backend, driven over CDP', () => {
     expect(await guard(new URL('https://93.184.216.34/'))).toBeUndefined();
   });
 
+  it('keeps its own recording when asked: each action with a screenshot, typed text by its length only', async () => {
+    const rented = await backend.provision({
+      sessionId: randomUUID(),
+      runId: randomUUID(),
+      agentId: randomUUID(),
+      timeoutMs: 60_000,
+    });
+    const journaled = await driveOverCdp(rented.cdp, {
+      guard: browserEgressGuard({ allowLoopback: true }),
+      journal: true,
+    });
+    await journaled.navigate(`${site.url}contact`);
+    await journaled.read('snapshot');
+    await journaled.act({ kind: 'type', ref: 'e1', text: 'a secret-ish name' });
+    await journaled.act({ kind: 'click', ref: 'e4' });
+    await journaled.navigate('http://169.254.169.254/').catch(() => undefined);
+    const recording = journaled.journal();
+    await journaled.disconnect();
+    await backend.release(rented.externalId);
+    expect(recording?.mediaType).toBe('application/json');
+    const text = Buffer.from(recording?.content ?? []).toString('utf8');
+    const body = JSON.parse(text) as { format: string; events: Record<string, unknown>[] };
+    expect(body.format).toBe('mesh.browser-journal/1');
+    const actions = body.events.filter((e) => e['kind'] !== 'page');
+    expect(actions.map((e) => e['kind'])).toEqual(['navigate', 'type', 'click']);
+    expect(
+      actions.every((e) => String(e['screenshot']).startsWith('data:image/jpeg;base64,')),
+    ).toBe(true);
+    expect(actions[1]).toMatchObject({ ref: 'e1', characters: 17 });
+    expect(actions[2]).toMatchObject({ navigated: true, title: 'Thanks' });
+    expect(
+      body.events.some((e) => e['kind'] === 'page' && String(e['url']).endsWith('/contact')),
+    ).toBe(true);
+    expect(text).not.toContain('secret-ish');
+  }, 60_000);
+
   it('ends the Chromium process and its profile on release, from any process, idempotently', async () => {
     const [pid, profile] = [
       Number(externalId.split(':')[0]),

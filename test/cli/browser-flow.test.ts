@@ -213,5 +213,21 @@ describe('browser sessions through mesh chat', () => {
     expect(shown.usage['sessionMs']).toBeGreaterThan(0);
     // The run ended: its session was released.
     expect(await step('browsers', 'list')).toMatch(/Live sessions:\n\s+none/);
+    // The released session's recording (Mesh's own, for a local backend) is the run's artifact:
+    // each action with a screenshot after it, and what was typed only by its length.
+    const sessions = (
+      JSON.parse(await step('runs', 'show', sent.run_id, '--json')) as {
+        browser_sessions: { state: string; recording_artifact_id: string | null }[];
+      }
+    ).browser_sessions;
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]?.state).toBe('released');
+    const recordingId = sessions[0]?.recording_artifact_id ?? '';
+    expect(recordingId).not.toBe('');
+    expect(await step('runs', 'show', sent.run_id)).toMatch(
+      new RegExp(
+        `browser session \\S+\\s+released \\(its run ended\\)\\s+recording artifact ${recordingId}`,
+      ),
+    );
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { BrowserBackend, DrivenSession } from '../../browser/backend.ts';
+import type { BrowserBackend, DrivenSession, SessionRecording } from '../../browser/backend.ts';
 import { budgetFrom, formatSeconds, usageFrom } from '../../run/budget.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
 import {
@@ -76,8 +76,10 @@ export function createBrowserRuntime(deps: {
   async function end(record: BrowserSessionRecord, reason: string): Promise<void> {
     const mine = held.get(record.runId);
     let backend: BrowserBackend | undefined;
+    let journal: SessionRecording | undefined;
     if (mine && mine.record.id === record.id) {
       held.delete(record.runId);
+      journal = mine.session.journal();
       await mine.session.disconnect();
       backend = mine.backend;
     } else if (record.externalId !== null) {
@@ -86,7 +88,8 @@ export function createBrowserRuntime(deps: {
     }
     if (backend && record.externalId !== null) await backend.release(record.externalId);
     await markBrowserSessionEnded(db, record.id, 'released', reason);
-    if (backend && record.externalId !== null) await keepRecording(backend, record);
+    if (journal) await storeRecording(record, journal);
+    else if (backend && record.externalId !== null) await keepRecording(backend, record);
   }
 
   /**
@@ -97,7 +100,10 @@ export function createBrowserRuntime(deps: {
     if (!backend.capabilities.recordings || !backend.recording || record.externalId === null)
       return;
     const recording = await backend.recording(record.externalId).catch(() => undefined);
-    if (!recording) return;
+    if (recording) await storeRecording(record, recording);
+  }
+
+  async function storeRecording(record: BrowserSessionRecord, recording: SessionRecording) {
     const id = randomUUID();
     const content = Buffer.from(
       deps.redactor.text(Buffer.from(recording.content).toString('utf8')),
@@ -158,7 +164,11 @@ export function createBrowserRuntime(deps: {
             })
           : undefined;
       const { driveOverCdp } = await import('../../browser/backends/cdp-driver.ts');
-      const session = await driveOverCdp(provisioned.cdp, guard ? { guard } : {});
+      // A backend that records nothing gets Mesh's own recording: each action with a screenshot.
+      const session = await driveOverCdp(provisioned.cdp, {
+        ...(guard ? { guard } : {}),
+        journal: !backend.capabilities.recordings,
+      });
       const ready = await markBrowserSessionReady(
         db,
         id,

@@ -29,7 +29,16 @@ export type RequestGuard = (url: URL) => Promise<string | undefined>;
  */
 export async function driveOverCdp(
   endpoint: CdpEndpoint,
-  options: { readonly guard?: RequestGuard; readonly timeoutMs?: number } = {},
+  options: {
+    readonly guard?: RequestGuard;
+    readonly timeoutMs?: number;
+    /**
+     * Keep Mesh's own recording of the session (for a backend that records none): each action
+     * with the page it left and a screenshot after it, each page the session went to, each
+     * request refused.
+     */
+    readonly journal?: boolean;
+  } = {},
 ): Promise<DrivenSession> {
   const timeout = options.timeoutMs ?? ACTION_TIMEOUT_MS;
   const browser: Browser = await chromium.connectOverCDP(endpoint.url, {
@@ -54,6 +63,7 @@ export async function driveOverCdp(
         url.protocol === 'data:' || url.protocol === 'blob:' ? undefined : await guard(url);
       if (reason === undefined) return route.continue();
       refused = reason;
+      journal?.push({ at_ms: Date.now() - started, kind: 'refused', url: url.origin, reason });
       return route.abort('blockedbyclient');
     });
     await context.routeWebSocket(/.*/, async (ws) => {
@@ -67,6 +77,30 @@ export async function driveOverCdp(
   }
 
   const state = async () => ({ url: page.url(), title: await page.title().catch(() => '') });
+
+  const journal: JournalEntry[] | undefined = options.journal ? [] : undefined;
+  const started = Date.now();
+  if (journal)
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame())
+        journal.push({ at_ms: Date.now() - started, kind: 'page', url: frame.url() });
+    });
+  /** Notes an action in the journal, with the page it left and what the page looked like. */
+  async function note(kind: string, detail: Record<string, unknown>): Promise<void> {
+    if (!journal) return;
+    const shot = await page
+      .screenshot({ type: 'jpeg', quality: 50 })
+      .then((b) => `data:image/jpeg;base64,${b.toString('base64')}`)
+      .catch(() => undefined);
+    journal.push({
+      at_ms: Date.now() - started,
+      kind,
+      ...detail,
+      url: page.url(),
+      title: await page.title().catch(() => ''),
+      ...(shot ? { screenshot: shot } : {}),
+    });
+  }
 
   function target(ref: string): Locator {
     if (!REF.test(ref))
@@ -164,6 +198,7 @@ export async function driveOverCdp(
       refused = undefined;
       return acting('navigation', async () => {
         const response = await page.goto(url.href, { waitUntil: 'domcontentloaded' });
+        await note('navigate', { to: url.href, status: response?.status() ?? null });
         return { ...(await state()), status: response?.status() ?? null };
       });
     },
@@ -224,6 +259,12 @@ export async function driveOverCdp(
             break;
           }
         }
+        // What was typed is in the call's step; the journal keeps only its length.
+        const detail =
+          action.kind === 'type'
+            ? { ref: action.ref, characters: action.text.length, submit: action.submit === true }
+            : { ...action };
+        await note(action.kind, { ...detail, navigated });
         return { ...(await state()), navigated };
       });
     },
@@ -235,8 +276,20 @@ export async function driveOverCdp(
         return { ...(await state()), png: new Uint8Array(png) };
       });
     },
+    journal() {
+      if (!journal) return undefined;
+      const body = { format: 'mesh.browser-journal/1', events: journal };
+      return { mediaType: 'application/json', content: Buffer.from(JSON.stringify(body)) };
+    },
     async disconnect() {
       await browser.close().catch(() => undefined);
     },
   };
+}
+
+/** One entry of Mesh's own recording of a session. */
+interface JournalEntry {
+  readonly at_ms: number;
+  readonly kind: string;
+  readonly [detail: string]: unknown;
 }

@@ -16,8 +16,7 @@ export interface CloudflareBrowserOptions {
 
 /** Cloudflare answers some endpoints bare and others in its `{success, result}` envelope. */
 function unwrapped(json: unknown): unknown {
-  if (typeof json === 'object' && json !== null && 'result' in json)
-    return (json).result;
+  if (typeof json === 'object' && json !== null && 'result' in json) return json.result;
   return json;
 }
 
