@@ -21,15 +21,22 @@ export class DraftFollower {
   private answered = 0;
   constructor(private readonly runId: string) {}
 
+  /**
+   * Whether the model may be writing now: the last step seen asked it (or none was seen yet).
+   * Only then is the draft read.
+   */
+  private asking = true;
+
   /** A step the stream sent: a model response ends its round's draft. */
   saw(step: StepRecord): void {
+    this.asking = step.kind === 'model_request';
     const round = step.kind === 'model_response' ? step.data.round : undefined;
     if (typeof round === 'number') this.answered = Math.max(this.answered, round);
   }
 
   /** The `delta` event to send now for `run` (as just read), if any. */
   async next(mesh: Mesh, run: RunRecord): Promise<Record<string, unknown> | undefined> {
-    if (run.status !== 'queued' && run.status !== 'running') return undefined;
+    if (!this.asking || (run.status !== 'queued' && run.status !== 'running')) return undefined;
     const draft = await runDraft(mesh, this.runId);
     const spent = run.usage['rounds'];
     const rounds = typeof spent === 'number' ? spent : 0;

@@ -25,6 +25,8 @@ export { MAX_STREAMS, MAX_STREAMS_PER_TOKEN, StreamSlots } from './stream-slots.
 
 /** How often an open stream reads the run again. */
 export const POLL_MS = 250;
+/** A run's browser sessions and outbound events are read at least every this many polls. */
+const EXTRAS_EVERY = 4;
 /** How long a stream with nothing to say waits before a comment keeps the connection alive. */
 export const HEARTBEAT_MS = 15_000;
 /** How long one stream lasts; the client resumes with `Last-Event-ID` (EventSource does). */
@@ -210,11 +212,13 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
       const effects = new EffectFollower(run.id);
       const browsers = new BrowserFollower(run.id);
       await out.send('state', stateJson(run, false));
+      let tick = 0;
       do {
         // The run is read before its steps: a run seen ended has written every step it will.
         const fresh = await mesh.ledger.run(run.id);
         if (!fresh || out.left) return;
-        for (const step of await listStepsAfter(mesh, run.id, last)) {
+        const steps = await listStepsAfter(mesh, run.id, last);
+        for (const step of steps) {
           const json = stepJson(step);
           await out.send(
             'step',
@@ -227,19 +231,28 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
         }
         const delta = await draft.next(mesh, fresh);
         if (delta) await out.send('delta', delta);
-        for (const session of await browsers.changed(mesh)) await out.send('browser', session);
-        for (const effect of await effects.changed(mesh)) {
-          const json = { run_id: run.id, ...effectJson(effect) };
-          await out.send(
-            'effect',
-            options.renderEffect ? { ...json, html: options.renderEffect(effect) } : json,
-          );
+        const ended = !isLiveStatus(fresh.status);
+        // Sessions and deliveries change beside the steps: read on a tick that brought steps or a
+        // change of the run, at its end, and at least every EXTRAS_EVERY ticks otherwise.
+        const moved =
+          steps.length > 0 ||
+          JSON.stringify(fresh.usage) !== usage ||
+          fresh.status !== current.status;
+        if (moved || ended || tick % EXTRAS_EVERY === 0) {
+          for (const session of await browsers.changed(mesh)) await out.send('browser', session);
+          for (const effect of await effects.changed(mesh)) {
+            const json = { run_id: run.id, ...effectJson(effect) };
+            await out.send(
+              'effect',
+              options.renderEffect ? { ...json, html: options.renderEffect(effect) } : json,
+            );
+          }
         }
+        tick++;
         if (JSON.stringify(fresh.usage) !== usage) {
           usage = JSON.stringify(fresh.usage);
           await out.send('progress', { run_id: run.id, usage: fresh.usage });
         }
-        const ended = !isLiveStatus(fresh.status);
         if (ended || fresh.status !== current.status || fresh.reason !== current.reason)
           await out.send('state', stateJson(fresh, ended));
         current = fresh;

@@ -241,9 +241,12 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     const response = await next(events);
     const responseStep = JSON.parse(response.data) as { kind: string };
     expect([response.event, responseStep.kind]).toEqual(['step', 'model_response']);
-    await ledger.draft(lease, { round: 2, attempt: 1, body: 'Here it is' });
     const progress = await next(events);
     expect(progress.event).toBe('progress');
+    // The next round asks the model again; its text streams as a new draft.
+    await ledger.appendStep(lease, { kind: 'model_request', data: { round: 2 } });
+    expect((await next(events)).event).toBe('step');
+    await ledger.draft(lease, { round: 2, attempt: 1, body: 'Here it is' });
     expect(await delta()).toMatchObject({ round: 2, text: 'Here it is', reset: true });
 
     await ledger.recordReply(lease, { conversationId, actor: 'agent:ada', body: 'Here it is.' });
