@@ -111,6 +111,13 @@ describe.each(testDatabases())('a run browsing on Browserbase on $name', (databa
     expect(artifact?.mediaType).toBe('application/json');
     const events = JSON.parse(Buffer.from(artifact?.content ?? []).toString()) as unknown[];
     expect(events.length).toBeGreaterThan(0);
+    // What was typed into a field is not kept: only its length.
+    const text = Buffer.from(artifact?.content ?? []).toString();
+    expect(text).not.toContain('hunter2-typed');
+    const typed = (events as { type?: number; data?: { source?: number; text?: string } }[]).find(
+      (e) => e.type === 3 && e.data?.source === 5,
+    );
+    expect(typed?.data?.text).toBe('*'.repeat(13));
     // The key reached the vendor and no row of ours.
     const { rows } = await mesh.db.query<{ text: string }>(
       `select coalesce(release_reason, '') || coalesce(live_view_url, '') || coalesce(external_id, '') as text from browser_sessions`,

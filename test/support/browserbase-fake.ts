@@ -122,6 +122,12 @@ export async function startBrowserbaseFake(options: { apiKey: string }): Promise
       send(res, 200, [
         { type: 4, timestamp: Date.now(), data: { href: 'about:blank', width: 1280, height: 900 } },
         { type: 2, timestamp: Date.now(), data: { node: { type: 0, childNodes: [] } } },
+        // What rrweb records when a person types into a field (here, a password).
+        {
+          type: 3,
+          timestamp: Date.now(),
+          data: { source: 5, id: 12, text: 'hunter2-typed', isChecked: false },
+        },
       ]);
       return;
     }
