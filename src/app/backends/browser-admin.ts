@@ -12,7 +12,7 @@ import {
 } from '../../store/browsers.ts';
 import { MeshError, quoteName } from '../../tool/errors.ts';
 import { requireAgent } from '../agents/agents.ts';
-import { isLoopbackHost } from '../mcp/providers.ts';
+import { checkBackendUrl } from './backend-url.ts';
 import type { Mesh } from '../mesh.ts';
 import { BROWSER_KINDS } from './browser-backends.ts';
 import { BACKEND_NAME_PATTERN } from './workspace-admin.ts';
@@ -37,24 +37,6 @@ export interface NewBrowserBackend {
   readonly accountId?: string;
   /** A vendor's API key, stored encrypted as the backend's secret. */
   readonly apiKey?: string;
-}
-
-function checkBaseUrl(raw: string, development: boolean): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new MeshError('invalid_backend', 'the base URL is not a URL');
-  }
-  if (url.username || url.password)
-    throw new MeshError('invalid_backend', 'the base URL must not carry credentials');
-  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname);
-  if (url.protocol !== 'https:' && !(loopbackHttp && development))
-    throw new MeshError(
-      'invalid_backend',
-      'the base URL must be https (plain http only to loopback, with --dev)',
-    );
-  return url.toString().replace(/\/$/, '');
 }
 
 /** Registers a browser backend. */
@@ -98,7 +80,7 @@ export async function addBrowserBackend(
         `a ${kind} backend needs its API key (--api-key-file)`,
       );
     if (input.baseUrl !== undefined)
-      settings['base_url'] = checkBaseUrl(input.baseUrl, development);
+      settings['base_url'] = checkBackendUrl(input.baseUrl, development, 'the base URL');
     if (kind === 'cloudflare') {
       if (
         input.accountId === undefined ||

@@ -13,7 +13,7 @@ import {
 } from '../../store/workspaces.ts';
 import { MeshError, quoteName } from '../../tool/errors.ts';
 import { requireAgent } from '../agents/agents.ts';
-import { isLoopbackHost } from '../mcp/providers.ts';
+import { checkBackendUrl } from './backend-url.ts';
 import type { Mesh } from '../mesh.ts';
 import { workspaceBackends } from './families.ts';
 
@@ -39,24 +39,6 @@ export interface NewBackend {
   readonly apiKey?: string;
 }
 
-function checkUrl(raw: string, development: boolean): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new MeshError('invalid_backend', 'the API URL is not a URL');
-  }
-  if (url.username || url.password)
-    throw new MeshError('invalid_backend', 'the API URL must not carry credentials');
-  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname);
-  if (url.protocol !== 'https:' && !(loopbackHttp && development))
-    throw new MeshError(
-      'invalid_backend',
-      'the API URL must be https (plain http only to loopback, with --dev)',
-    );
-  return url.toString().replace(/\/$/, '');
-}
-
 /** Registers a backend; its API key (E2B) is captured with it as one unit of work. */
 export async function addBackend(mesh: Mesh, input: NewBackend): Promise<ExecutionBackendRecord> {
   if (!BACKEND_NAME_PATTERN.test(input.name))
@@ -80,9 +62,10 @@ export async function addBackend(mesh: Mesh, input: NewBackend): Promise<Executi
   if (kind === 'e2b') {
     if (!input.apiKey || input.apiKey.trim() === '')
       throw new MeshError('invalid_backend', 'an e2b backend needs its API key (--api-key-file)');
-    if (input.apiUrl !== undefined) settings['api_url'] = checkUrl(input.apiUrl, development);
+    if (input.apiUrl !== undefined)
+      settings['api_url'] = checkBackendUrl(input.apiUrl, development, 'the API URL');
     if (input.sandboxUrl !== undefined)
-      settings['sandbox_url'] = checkUrl(input.sandboxUrl, development);
+      settings['sandbox_url'] = checkBackendUrl(input.sandboxUrl, development, 'the API URL');
     if (input.template !== undefined) {
       if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(input.template))
         throw new MeshError('invalid_backend', 'the template is not a template name or id');
