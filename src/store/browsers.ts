@@ -1,17 +1,10 @@
-import type { JsonObject } from '../model/json.ts';
-import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
+import { backendRows, type BackendRow } from './backend-rows.ts';
+import { isUniqueViolation, type Queryable } from './db.ts';
 
 export type BrowserBackendKind = 'local' | 'cloudflare' | 'browserbase' | 'steel';
 
 /** A registered browser backend. */
-export interface BrowserBackendRecord {
-  readonly id: string;
-  readonly name: string;
-  readonly kind: BrowserBackendKind;
-  readonly development: boolean;
-  readonly settings: JsonObject;
-  readonly createdAt: Date;
-}
+export type BrowserBackendRecord = BackendRow<BrowserBackendKind>;
 
 /** One agent's grant of a browser backend. */
 export interface BrowserGrantRecord {
@@ -43,7 +36,6 @@ export interface BrowserSessionRecord {
 }
 
 const LIVE = `('provisioning', 'ready', 'awaiting_human')`;
-const BACKEND = `id, name, kind, development, settings, created_at as "createdAt"`;
 const GRANT = `agent_id as "agentId", backend_id as "backendId", allow_loopback as "allowLoopback",
   granted_by as "grantedBy", granted_at as "grantedAt"`;
 function sessionColumns(t = ''): string {
@@ -56,61 +48,13 @@ function sessionColumns(t = ''): string {
 }
 const SESSION = sessionColumns();
 
-export async function insertBrowserBackend(
-  q: Queryable,
-  b: Omit<BrowserBackendRecord, 'createdAt'>,
-): Promise<BrowserBackendRecord> {
-  try {
-    const { rows } = await q.query<BrowserBackendRecord>(
-      `insert into browser_backends (id, name, kind, development, settings)
-       values ($1, $2, $3, $4, $5::jsonb) returning ${BACKEND}`,
-      [b.id, b.name, b.kind, b.development, JSON.stringify(b.settings)],
-    );
-    return rows[0] as BrowserBackendRecord;
-  } catch (error) {
-    if (isUniqueViolation(error))
-      throw new StoreError('backend_exists', `a browser backend named ${b.name} already exists`);
-    throw error;
-  }
-}
-
-export async function findBrowserBackend(
-  q: Queryable,
-  nameOrId: string,
-): Promise<BrowserBackendRecord | undefined> {
-  const { rows } = await q.query<BrowserBackendRecord>(
-    `select ${BACKEND} from browser_backends where name = $1 or id::text = $1 limit 1`,
-    [nameOrId],
-  );
-  return rows[0];
-}
-
-export async function getBrowserBackend(
-  q: Queryable,
-  id: string,
-): Promise<BrowserBackendRecord | undefined> {
-  const { rows } = await q.query<BrowserBackendRecord>(
-    `select ${BACKEND} from browser_backends where id = $1`,
-    [id],
-  );
-  return rows[0];
-}
-
-export async function listBrowserBackends(q: Queryable): Promise<BrowserBackendRecord[]> {
-  const { rows } = await q.query<BrowserBackendRecord>(
-    `select ${BACKEND} from browser_backends order by name`,
-  );
-  return rows;
-}
-
+const browserBackends = backendRows<BrowserBackendRecord>('browser_backends', 'a browser backend');
+export const insertBrowserBackend = browserBackends.insert;
+export const findBrowserBackend = browserBackends.find;
+export const getBrowserBackend = browserBackends.get;
+export const listBrowserBackends = browserBackends.list;
 /** Deletes a backend (its grants and sessions go with it); false when there is none. */
-export async function deleteBrowserBackend(q: Queryable, id: string): Promise<boolean> {
-  const { rows } = await q.query<{ id: string }>(
-    `delete from browser_backends where id = $1 returning id`,
-    [id],
-  );
-  return rows.length > 0;
-}
+export const deleteBrowserBackend = browserBackends.delete;
 
 /** Grants an agent a browser backend, replacing an earlier grant. */
 export async function upsertBrowserGrant(

@@ -1,15 +1,8 @@
-import type { JsonObject } from '../model/json.ts';
-import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
+import { backendRows, type BackendRow } from './backend-rows.ts';
+import { isUniqueViolation, type Queryable } from './db.ts';
 
 /** A registered execution backend. */
-export interface ExecutionBackendRecord {
-  readonly id: string;
-  readonly name: string;
-  readonly kind: 'local' | 'e2b';
-  readonly development: boolean;
-  readonly settings: JsonObject;
-  readonly createdAt: Date;
-}
+export type ExecutionBackendRecord = BackendRow<'local' | 'e2b'>;
 
 /** One agent's grant of a backend, with its workspaces' egress allowlist. */
 export interface BackendGrantRecord {
@@ -37,7 +30,6 @@ export interface WorkspaceRecord {
   readonly releaseReason: string | null;
 }
 
-const BACKEND = `id, name, kind, development, settings, created_at as "createdAt"`;
 const GRANT = `agent_id as "agentId", backend_id as "backendId", egress, granted_by as "grantedBy",
   granted_at as "grantedAt"`;
 /** A workspace row's columns, of the table or of an alias of it. */
@@ -50,61 +42,16 @@ function workspaceColumns(t = ''): string {
 }
 const WORKSPACE = workspaceColumns();
 
-export async function insertExecutionBackend(
-  q: Queryable,
-  b: Omit<ExecutionBackendRecord, 'createdAt'>,
-): Promise<ExecutionBackendRecord> {
-  try {
-    const { rows } = await q.query<ExecutionBackendRecord>(
-      `insert into execution_backends (id, name, kind, development, settings)
-       values ($1, $2, $3, $4, $5::jsonb) returning ${BACKEND}`,
-      [b.id, b.name, b.kind, b.development, JSON.stringify(b.settings)],
-    );
-    return rows[0] as ExecutionBackendRecord;
-  } catch (error) {
-    if (isUniqueViolation(error))
-      throw new StoreError('backend_exists', `an execution backend named ${b.name} already exists`);
-    throw error;
-  }
-}
-
-export async function findExecutionBackend(
-  q: Queryable,
-  nameOrId: string,
-): Promise<ExecutionBackendRecord | undefined> {
-  const { rows } = await q.query<ExecutionBackendRecord>(
-    `select ${BACKEND} from execution_backends where name = $1 or id::text = $1 limit 1`,
-    [nameOrId],
-  );
-  return rows[0];
-}
-
-export async function getExecutionBackend(
-  q: Queryable,
-  id: string,
-): Promise<ExecutionBackendRecord | undefined> {
-  const { rows } = await q.query<ExecutionBackendRecord>(
-    `select ${BACKEND} from execution_backends where id = $1`,
-    [id],
-  );
-  return rows[0];
-}
-
-export async function listExecutionBackends(q: Queryable): Promise<ExecutionBackendRecord[]> {
-  const { rows } = await q.query<ExecutionBackendRecord>(
-    `select ${BACKEND} from execution_backends order by name`,
-  );
-  return rows;
-}
-
+const executionBackends = backendRows<ExecutionBackendRecord>(
+  'execution_backends',
+  'an execution backend',
+);
+export const insertExecutionBackend = executionBackends.insert;
+export const findExecutionBackend = executionBackends.find;
+export const getExecutionBackend = executionBackends.get;
+export const listExecutionBackends = executionBackends.list;
 /** Deletes a backend (its grants go with it); false when there is none. */
-export async function deleteExecutionBackend(q: Queryable, id: string): Promise<boolean> {
-  const { rows } = await q.query<{ id: string }>(
-    `delete from execution_backends where id = $1 returning id`,
-    [id],
-  );
-  return rows.length > 0;
-}
+export const deleteExecutionBackend = executionBackends.delete;
 
 /** Grants an agent a backend (replacing an earlier grant) with an egress allowlist. */
 export async function upsertBackendGrant(
