@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { backendClients, sharedByRun } from './rented.ts';
 import type { BrowserBackend, DrivenSession, SessionRecording } from '../../browser/backend.ts';
 import { budgetFrom, formatSeconds, usageFrom } from '../../run/budget.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
@@ -60,18 +61,15 @@ export function createBrowserRuntime(deps: {
 }): BrowserRuntime {
   const { db } = deps;
   const held = new Map<string, Held>();
-  const pending = new Map<string, Promise<Held>>();
-  const backends = new Map<string, { stamp: string; backend: Promise<BrowserBackend> }>();
 
-  function backendOf(record: BrowserBackendRecord): Promise<BrowserBackend> {
-    const stamp = JSON.stringify(record.settings);
-    const cached = backends.get(record.id);
-    if (cached && cached.stamp === stamp) return cached.backend;
-    const backend = browserBackendFor(record, deps.secrets);
-    backends.set(record.id, { stamp, backend });
-    backend.catch(() => backends.delete(record.id));
-    return backend;
-  }
+  /** Backend clients, by backend row (and its settings: a changed row is a new client). */
+  const backends = backendClients((record: BrowserBackendRecord) =>
+    browserBackendFor(record, deps.secrets),
+  );
+  const backendOf = (record: BrowserBackendRecord) => backends.of(record);
+  /** Renting in flight, by run: concurrent first calls share one. */
+  const shared = sharedByRun<Held>();
+  const rent = (ctx: ToolContext) => shared(ctx.runId, () => acquire(ctx));
 
   async function end(record: BrowserSessionRecord, reason: string): Promise<void> {
     const mine = held.get(record.runId);
@@ -256,16 +254,7 @@ export function createBrowserRuntime(deps: {
         const run = await getRun(db, ctx.runId);
         await exhausted(ctx.runId, run ? budgetFrom(run.budget).maxSessionMinutes : 0);
       }
-      let inFlight = pending.get(ctx.runId);
-      if (!inFlight) {
-        inFlight = acquire(ctx);
-        pending.set(ctx.runId, inFlight);
-        void inFlight.then(
-          () => pending.delete(ctx.runId),
-          () => pending.delete(ctx.runId),
-        );
-      }
-      return page(ctx, await inFlight);
+      return page(ctx, await rent(ctx));
     },
 
     async releaseRun(runId, reason) {
@@ -304,9 +293,7 @@ export function createBrowserRuntime(deps: {
           'the process holding it stopped',
         );
       }
-      for (const { backend } of backends.values())
-        await (await backend.catch(() => undefined))?.close();
-      backends.clear();
+      await backends.closeAll((backend) => backend.close());
     },
   };
 }

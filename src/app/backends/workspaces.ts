@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { backendClients, sharedByRun } from './rented.ts';
 import { budgetFrom, usageFrom } from '../../run/budget.ts';
 import {
   DEFAULT_LIMITS,
@@ -65,20 +66,15 @@ export function createWorkspaceRuntime(deps: {
   const { db } = deps;
   /** Workspaces this process rented, by run. */
   const held = new Map<string, Held>();
-  /** Provisioning in flight, by run: concurrent first calls share one workspace. */
-  const pending = new Map<string, Promise<Held>>();
-  /** Backend clients, by backend row (and its settings: a changed row is a new client). */
-  const backends = new Map<string, { stamp: string; backend: Promise<WorkspaceBackend> }>();
 
-  async function backendOf(record: ExecutionBackendRecord): Promise<WorkspaceBackend> {
-    const stamp = JSON.stringify(record.settings);
-    const cached = backends.get(record.id);
-    if (cached && cached.stamp === stamp) return cached.backend;
-    const backend = backendFor(record, deps.secrets);
-    backends.set(record.id, { stamp, backend });
-    backend.catch(() => backends.delete(record.id));
-    return backend;
-  }
+  /** Backend clients, by backend row (and its settings: a changed row is a new client). */
+  const backends = backendClients((record: ExecutionBackendRecord) =>
+    backendFor(record, deps.secrets),
+  );
+  const backendOf = (record: ExecutionBackendRecord) => backends.of(record);
+  /** Renting in flight, by run: concurrent first calls share one. */
+  const shared = sharedByRun<Held>();
+  const rent = (ctx: ToolContext) => shared(ctx.runId, () => acquire(ctx));
 
   async function end(record: WorkspaceRecord, reason: string): Promise<void> {
     const mine = held.get(record.runId);
@@ -209,16 +205,7 @@ export function createWorkspaceRuntime(deps: {
 
   return {
     async forCall(ctx: ToolContext): Promise<WorkspaceSession> {
-      let inFlight = pending.get(ctx.runId);
-      if (!inFlight) {
-        inFlight = acquire(ctx);
-        pending.set(ctx.runId, inFlight);
-        void inFlight.then(
-          () => pending.delete(ctx.runId),
-          () => pending.delete(ctx.runId),
-        );
-      }
-      return session(ctx, await inFlight);
+      return session(ctx, await rent(ctx));
     },
 
     async releaseRun(runId: string, reason: string): Promise<void> {
@@ -251,9 +238,7 @@ export function createWorkspaceRuntime(deps: {
         await h.workspace.release().catch(() => undefined);
         await markWorkspaceEnded(db, h.record.id, 'released', 'the process holding it stopped');
       }
-      for (const { backend } of backends.values())
-        await (await backend.catch(() => undefined))?.close();
-      backends.clear();
+      await backends.closeAll((backend) => backend.close());
     },
   };
 }
