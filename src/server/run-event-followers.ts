@@ -1,7 +1,12 @@
 import type { Mesh } from '../app/mesh.ts';
 import { runBrowserSessions, runDraft } from '../app/queries.ts';
-import type { OutboundEventRecord, RunDraft, RunRecord, StepRecord } from '../app/records.ts';
-import { browserSessionJson } from '../app/views.ts';
+import type {
+  BrowserSessionRecord,
+  OutboundEventRecord,
+  RunDraft,
+  RunRecord,
+  StepRecord,
+} from '../app/records.ts';
 import { runEffects } from '../app/runs/outbound-view.ts';
 
 /*
@@ -57,36 +62,41 @@ export class DraftFollower {
   }
 }
 
-/** The run's outbound events a stream has sent, so each read sends only the new and changed. */
-export class EffectFollower {
+/**
+ * Rows of a run a stream has sent (its outbound events, its browser sessions), so each read sends
+ * only the new ones and those whose `mark` changed.
+ */
+export class RowFollower<T extends { readonly id: string }> {
   private readonly sent = new Map<string, string>();
-  constructor(private readonly runId: string) {}
+  constructor(
+    private readonly read: () => Promise<readonly T[]>,
+    private readonly mark: (row: T) => string,
+  ) {}
 
-  async changed(mesh: Mesh): Promise<OutboundEventRecord[]> {
-    const changed: OutboundEventRecord[] = [];
-    for (const effect of await runEffects(mesh, this.runId)) {
-      const mark = `${effect.state}:${effect.attempts}:${effect.updatedAt.getTime()}`;
-      if (this.sent.get(effect.id) === mark) continue;
-      this.sent.set(effect.id, mark);
-      changed.push(effect);
+  async changed(): Promise<T[]> {
+    const changed: T[] = [];
+    for (const row of await this.read()) {
+      const mark = this.mark(row);
+      if (this.sent.get(row.id) === mark) continue;
+      this.sent.set(row.id, mark);
+      changed.push(row);
     }
     return changed;
   }
 }
 
-/** The run's browser sessions a stream has sent, so each read sends only the new and changed. */
-export class BrowserFollower {
-  private readonly sent = new Map<string, string>();
-  constructor(private readonly runId: string) {}
+/** The run's outbound events, sent again when their delivery changes. */
+export function effectFollower(mesh: Mesh, runId: string): RowFollower<OutboundEventRecord> {
+  return new RowFollower(
+    () => runEffects(mesh, runId),
+    (e) => `${e.state}:${e.attempts}:${e.updatedAt.getTime()}`,
+  );
+}
 
-  async changed(mesh: Mesh): Promise<Record<string, unknown>[]> {
-    const changed: Record<string, unknown>[] = [];
-    for (const session of await runBrowserSessions(mesh, this.runId)) {
-      const mark = `${session.state}:${session.liveViewUrl ?? ''}:${session.recordingArtifactId ?? ''}`;
-      if (this.sent.get(session.id) === mark) continue;
-      this.sent.set(session.id, mark);
-      changed.push({ run_id: this.runId, ...browserSessionJson(session) });
-    }
-    return changed;
-  }
+/** The run's browser sessions, sent again when their state, live view or recording changes. */
+export function browserFollower(mesh: Mesh, runId: string): RowFollower<BrowserSessionRecord> {
+  return new RowFollower(
+    () => runBrowserSessions(mesh, runId),
+    (s) => `${s.state}:${s.liveViewUrl ?? ''}:${s.recordingArtifactId ?? ''}`,
+  );
 }

@@ -9,10 +9,10 @@ import type {
   RunStatus,
   StepRecord,
 } from '../app/records.ts';
-import { effectJson, stepJson } from '../app/views.ts';
+import { browserSessionJson, effectJson, stepJson } from '../app/views.ts';
 import { HttpError } from './http-error.ts';
 import { UUID_SOURCE } from './ids.ts';
-import { BrowserFollower, DraftFollower, EffectFollower } from './run-event-followers.ts';
+import { browserFollower, DraftFollower, effectFollower } from './run-event-followers.ts';
 import type { StreamSlots } from './stream-slots.ts';
 
 export { MAX_STREAMS, MAX_STREAMS_PER_TOKEN, StreamSlots } from './stream-slots.ts';
@@ -209,8 +209,8 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
       let current = run;
       let usage = JSON.stringify(run.usage);
       const draft = new DraftFollower(run.id);
-      const effects = new EffectFollower(run.id);
-      const browsers = new BrowserFollower(run.id);
+      const effects = effectFollower(mesh, run.id);
+      const browsers = browserFollower(mesh, run.id);
       await out.send('state', stateJson(run, false));
       let tick = 0;
       do {
@@ -239,8 +239,9 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
           JSON.stringify(fresh.usage) !== usage ||
           fresh.status !== current.status;
         if (moved || ended || tick % EXTRAS_EVERY === 0) {
-          for (const session of await browsers.changed(mesh)) await out.send('browser', session);
-          for (const effect of await effects.changed(mesh)) {
+          for (const session of await browsers.changed())
+            await out.send('browser', { run_id: run.id, ...browserSessionJson(session) });
+          for (const effect of await effects.changed()) {
             const json = { run_id: run.id, ...effectJson(effect) };
             await out.send(
               'effect',
