@@ -10,6 +10,7 @@ import { startBrowserbaseFake, type BrowserbaseFake } from '../support/browserba
 import { startBrowserVendorFake, type VendorFake } from '../support/browser-vendor-fakes.ts';
 import { steelBackend } from '../../src/browser/backends/steel.ts';
 import { cloudflareBrowserBackend } from '../../src/browser/backends/cloudflare.ts';
+import { processAlive } from '../support/process.ts';
 import { startTestSite, type TestSite } from '../support/test-site.ts';
 
 const BB_KEY = `bb_live_${randomUUID()}`;
@@ -48,15 +49,7 @@ const subjects: Subject[] = [
   {
     name: 'local',
     backend: () => localBrowserBackend(),
-    released: (id) => {
-      const pid = Number(id.split(':')[0]);
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    },
+    released: (id) => !processAlive(Number(id.split(':')[0])),
   },
   {
     name: 'browserbase',

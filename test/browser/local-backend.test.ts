@@ -6,6 +6,7 @@ import { driveOverCdp } from '../../src/browser/backends/cdp-driver.ts';
 import { browserEgressGuard } from '../../src/browser/egress.ts';
 import type { DrivenSession } from '../../src/browser/backend.ts';
 import { hasCode } from '../../src/tool/errors.ts';
+import { processAlive } from '../support/process.ts';
 import { startTestSite, type TestSite } from '../support/test-site.ts';
 
 /*
@@ -149,16 +150,8 @@ describe('the local browser backend, driven over CDP', () => {
     // Another backend object (as another process would have) releases it by its id.
     await localBrowserBackend().release(externalId);
     expect(existsSync(profile)).toBe(false);
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
     // Killed; gone once this process (its parent) has reaped it.
-    await expect.poll(alive).toBe(false);
+    await expect.poll(() => processAlive(pid)).toBe(false);
     await localBrowserBackend().release(externalId);
   });
 });

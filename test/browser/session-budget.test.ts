@@ -9,6 +9,7 @@ import {
   startFakeChatCompletions,
   type FakeChatCompletions,
 } from '../support/fake-chat-completions.ts';
+import { processAlive } from '../support/process.ts';
 import { startTestSite, type TestSite } from '../support/test-site.ts';
 import { fakeModelAgent, testInstanceKey } from '../support/turn.ts';
 
@@ -94,15 +95,7 @@ describe.each(testDatabases())('browser session time on $name', (database) => {
       { state: 'released', release_reason: 'the run’s browser session time is spent' },
     ]);
     const pid = await aged;
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    await expect.poll(alive).toBe(false);
+    await expect.poll(() => processAlive(pid)).toBe(false);
     // The conversation is told which limit and how to raise it.
     const { rows: messages } = await mesh.db.query<{ body: string }>(
       `select body from messages where conversation_id = $1 and direction = 'outbound'`,
