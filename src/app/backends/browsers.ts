@@ -21,7 +21,6 @@ import { insertArtifact } from '../../store/artifacts.ts';
 import { getRun } from '../../store/runs.ts';
 import {
   BrowserUnavailableError,
-  type BrowserPage,
   type Browsers,
   type MeteredBrowserPage,
 } from '../../tool/browser.ts';
@@ -205,18 +204,25 @@ export function createBrowserRuntime(deps: {
     return fresh;
   }
 
-  /** Session time the run may still use, and what its usage has not counted yet, in ms. */
-  async function meter(runId: string): Promise<{ leftMs: number; uncountedMs: number }> {
+  /**
+   * Session time the run may still use and what its usage has not counted yet, in ms, and its
+   * budget in minutes.
+   */
+  async function meter(
+    runId: string,
+  ): Promise<{ leftMs: number; uncountedMs: number; budgetMinutes: number }> {
     const [run, usedMs] = await Promise.all([getRun(db, runId), runSessionMs(db, runId)]);
-    if (!run) return { leftMs: 0, uncountedMs: 0 };
-    const budget = budgetFrom(run.budget);
+    if (!run) return { leftMs: 0, uncountedMs: 0, budgetMinutes: 0 };
+    const budgetMinutes = budgetFrom(run.budget).maxSessionMinutes;
     const counted = usageFrom(run.usage).sessionMs;
     return {
-      leftMs: budget.maxSessionMinutes * 60_000 - usedMs,
+      leftMs: budgetMinutes * 60_000 - usedMs,
       uncountedMs: Math.max(0, Math.round(usedMs - counted)),
+      budgetMinutes,
     };
   }
 
+  /** Ends the run's session because its time is spent, refusing the call that found it so. */
   async function exhausted(runId: string, budgetMinutes: number): Promise<never> {
     const live = await liveBrowserSessionOfRun(db, runId);
     if (live) await end(live, 'the run’s browser session time is spent');
@@ -227,33 +233,22 @@ export function createBrowserRuntime(deps: {
     );
   }
 
+  /** The session's page for one call (each call is one action, checked against the meter). */
   function page(ctx: ToolContext, h: Held): MeteredBrowserPage {
-    const guarded =
-      <A extends unknown[], R>(act: (...args: A) => Promise<R>) =>
-      async (...args: A): Promise<R> => {
-        const { leftMs } = await meter(ctx.runId);
-        if (leftMs <= 0) {
-          const run = await getRun(db, ctx.runId);
-          return exhausted(ctx.runId, run ? budgetFrom(run.budget).maxSessionMinutes : 0);
-        }
-        return act(...args);
-      };
     return {
-      navigate: guarded((url: string) => h.session.navigate(url)),
-      read: guarded((mode: 'text' | 'snapshot') => h.session.read(mode)),
-      act: guarded((action: Parameters<BrowserPage['act']>[0]) => h.session.act(action)),
-      screenshot: guarded((fullPage: boolean) => h.session.screenshot(fullPage)),
+      navigate: (url) => h.session.navigate(url),
+      read: (mode) => h.session.read(mode),
+      act: (action) => h.session.act(action),
+      screenshot: (fullPage) => h.session.screenshot(fullPage),
       meter: async () => (await meter(ctx.runId)).uncountedMs,
     };
   }
 
   return {
     async forCall(ctx) {
-      const { leftMs } = await meter(ctx.runId);
-      if (leftMs <= 0) {
-        const run = await getRun(db, ctx.runId);
-        await exhausted(ctx.runId, run ? budgetFrom(run.budget).maxSessionMinutes : 0);
-      }
+      // Checked before each call's one action: a spent budget ends the session, not the call.
+      const { leftMs, budgetMinutes } = await meter(ctx.runId);
+      if (leftMs <= 0) await exhausted(ctx.runId, budgetMinutes);
       return page(ctx, await rent(ctx));
     },
 
