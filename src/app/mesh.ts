@@ -30,6 +30,7 @@ import {
   type QueryProviderRuntimeOptions,
 } from './backends/web-service.ts';
 import { createWorkspaceRuntime, type WorkspaceRuntime } from './backends/workspaces.ts';
+import { createLiveViews, type LiveViews } from './backends/browser-live-view.ts';
 import { createBrowserRuntime, type BrowserRuntime } from './backends/browsers.ts';
 import { TurnSlots, turnConcurrency } from './conversations/turn-slots.ts';
 import { RunQueue, SETTLE_POLL_MS } from '../run/run-queue.ts';
@@ -60,6 +61,8 @@ export interface Mesh {
   readonly workspaces: WorkspaceRuntime;
   /** The browser layer: the run's browser session, metered and released with its run. */
   readonly browsers: BrowserRuntime;
+  /** Mesh's own Live View of the sessions whose browser this machine reaches (local ones). */
+  readonly liveViews: LiveViews;
   /**
    * Every secret this process has captured or revealed, removed from whatever comes back from
    * outside (tool results, model output, provider and server errors, failure reasons, log lines)
@@ -144,6 +147,7 @@ export function assembleMesh(
   const mcp = createMcpRuntime(clock, options.mcp);
   const workspaces = createWorkspaceRuntime({ db, secrets, redactor });
   const browsers = createBrowserRuntime({ db, secrets, redactor });
+  const liveViews = createLiveViews({ db, browsers });
   const web = createQueryProviderRuntime({ db, secrets }, options.web);
   const ledger = new RunLedger(runStore(db), {
     redactor,
@@ -169,6 +173,7 @@ export function assembleMesh(
     redactor,
     workspaces,
     browsers,
+    liveViews,
     catalog: loaded,
     ledger,
     runs,
@@ -215,6 +220,7 @@ export function assembleMesh(
       await runs.close();
       await mcp.close();
       await workspaces.close();
+      await liveViews.close();
       await browsers.close();
       await db.close();
     },

@@ -186,12 +186,19 @@ export function browserSessionJson(s: BrowserSessionRecord): Record<string, unkn
     ready_at: s.readyAt,
     released_at: s.releasedAt,
     release_reason: s.releaseReason,
+    taken_over_by: s.takenOverBy,
+    handed_back_at: s.handedBackAt,
   };
 }
 
-/** A question the run asked its conversation (request_input), as the API answers it. */
+/**
+ * What a run waited for from its conversation, as the API answers it: a question (request_input)
+ * or its browser handed to a person (browser_handoff, with the Live View `link`).
+ */
 export function questionJson(q: QuestionRecord): Record<string, unknown> {
   return {
+    kind: q.kind,
+    link: q.link,
     call_id: q.callId,
     question: q.question,
     choices: [...q.choices],

@@ -77,6 +77,12 @@ export interface BrowserBackend {
    * end a session whose run died with the process that drove it. Idempotent.
    */
   release(externalId: string): Promise<void>;
+  /**
+   * Where to connect to a live session again, by its external id, from any process: a run resumed
+   * by another holder (after a person handed its browser back, or after its process died) goes on
+   * in the same session, on the page it was left at. Absent where the vendor cannot reconnect.
+   */
+  attach?(externalId: string): Promise<CdpEndpoint>;
   /** The vendor's recording of a released session, when the backend records. */
   recording?(externalId: string): Promise<SessionRecording | undefined>;
   /** Ends what this process holds of the backend (connections, processes). */
@@ -100,4 +106,12 @@ export class BrowserBackendUnavailableError extends MeshError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(BrowserBackendUnavailableError.code, message, undefined, options);
   }
+}
+
+/**
+ * Where Mesh serves its own Live View of a session (for a backend without one of its own whose
+ * browser Mesh can reach): a page of Mesh's UI, behind the operator's session.
+ */
+export function meshLiveViewPath(sessionId: string): string {
+  return `/browser-sessions/${encodeURIComponent(sessionId)}/live`;
 }

@@ -68,7 +68,11 @@ export const chatCommand: CommandBody = async (args, io) => {
     io.err(
       `run ${sent.run_id} ${status}${reason ? ` (${reason})` : ''}; conversation ${sent.conversation_id}`,
     );
-    if (question)
+    if (question?.kind === 'browser_handoff')
+      io.err(
+        `anyone in the conversation takes the browser over in Live View (${question.link ?? 'no link'}) and hands it back: mesh runs answer ${sent.run_id.slice(0, 8)} "what you did"`,
+      );
+    else if (question)
       io.err(
         `anyone in the conversation answers: mesh runs answer ${sent.run_id.slice(0, 8)} "TEXT"`,
       );

@@ -24,7 +24,7 @@ import type {
 import type { InboundWrite, RunStore } from './run-store.ts';
 import { announcingWrites } from './announcing-store.ts';
 import { observationJson, redactedObservation } from './observation-json.ts';
-import type { NewAnswer, NewExpiry } from './questions.ts';
+import type { NewAnswer, NewExpiry, QuestionKind } from './questions.ts';
 import { attachmentArtifacts, largeObservation } from './observation-artifacts.ts';
 
 export interface LedgerOptions {
@@ -298,6 +298,9 @@ export class RunLedger {
     park: {
       readonly call: ToolCall;
       readonly definition: Pick<Definition, 'class' | 'replay'>;
+      /** What the run waits for (an answer, or its browser handed back), and where to act. */
+      readonly kind: QuestionKind;
+      readonly link: string | null;
       readonly question: string;
       readonly choices: readonly string[];
       readonly body: string;
@@ -312,6 +315,8 @@ export class RunLedger {
     const step = callStep(call, park.definition, false);
     if (step.kind !== 'tool_call') throw new TypeError('a parking call is a tool_call step');
     return this.store.parkRun(lease, {
+      kind: park.kind,
+      link: park.link,
       callId: call.id,
       callStep: step,
       question: this.redactor.text(park.question),
@@ -332,7 +337,10 @@ export class RunLedger {
   answer(answer: NewAnswer): ReturnType<RunStore['answerQuestion']> {
     return this.store.answerQuestion({
       ...answer,
-      observation: this.redactor.json(answer.observation),
+      observation: {
+        question: this.redactor.json(answer.observation.question),
+        browser_handoff: this.redactor.json(answer.observation.browser_handoff),
+      },
     });
   }
 

@@ -10,8 +10,20 @@ import type { NewStep } from './records.ts';
 export type QuestionState = 'open' | 'answered' | 'expired';
 
 /** A question as stored. */
+/** What a parked run waits for: an answer to its question, or its browser handed back. */
+export type QuestionKind = 'question' | 'browser_handoff';
+
+/** The tool whose call parks a run on each kind (the answer is that call's observation). */
+export const PARKING_TOOL: Readonly<Record<QuestionKind, string>> = {
+  question: 'request_input',
+  browser_handoff: 'browser_handoff',
+};
+
 export interface QuestionRecord {
   readonly runId: string;
+  readonly kind: QuestionKind;
+  /** Where the person acts (a handoff's Live View link); null for a question. */
+  readonly link: string | null;
   /** The parking call, and its step. */
   readonly callId: string;
   readonly stepSeq: number;
@@ -29,6 +41,8 @@ export interface QuestionRecord {
 
 /** Parking a run on a question, under its lease. */
 export interface NewPark {
+  readonly kind: QuestionKind;
+  readonly link: string | null;
   readonly callId: string;
   /** The parking call's step, written `started`: its observation is the answer. */
   readonly callStep: Extract<NewStep, { kind: 'tool_call' }>;
@@ -55,8 +69,8 @@ export interface NewAnswer {
   readonly body: string;
   /** The answer's message id (the observation names it). */
   readonly messageId: string;
-  /** The parking call's observation: who answered, and what. */
-  readonly observation: JsonObject;
+  /** The parking call's observation, by what the run waits for: who answered, and what. */
+  readonly observation: Readonly<Record<QuestionKind, JsonObject>>;
 }
 
 /** Why an answer was not taken: the run is unknown, not waiting, past its expiry, or the actor is not in the conversation. */

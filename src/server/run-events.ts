@@ -109,7 +109,7 @@ interface EventOut {
  * A server-sent event response whose events `pump` writes. A slot is taken before the stream
  * opens (refused 429 past the limit) and given back when the pump ends or the client leaves.
  */
-function eventStream(
+export function eventStream(
   mesh: Mesh,
   slot: { readonly slots: StreamSlots; readonly holder: string },
   pollMs: number,

@@ -33,6 +33,9 @@ export interface BrowserSessionRecord {
   readonly readyAt: Date | null;
   readonly releasedAt: Date | null;
   readonly releaseReason: string | null;
+  /** Who acted in the session while it was handed to the conversation's people. */
+  readonly takenOverBy: string | null;
+  readonly handedBackAt: Date | null;
 }
 
 const LIVE = `('provisioning', 'ready', 'awaiting_human')`;
@@ -44,7 +47,8 @@ function sessionColumns(t = ''): string {
   ${p}external_id as "externalId", ${p}holder, ${p}state, ${p}live_view_url as "liveViewUrl",
   ${p}recording_artifact_id as "recordingArtifactId",
   ${p}created_at as "createdAt", ${p}ready_at as "readyAt", ${p}released_at as "releasedAt",
-  ${p}release_reason as "releaseReason"`;
+  ${p}release_reason as "releaseReason", ${p}taken_over_by as "takenOverBy",
+  ${p}handed_back_at as "handedBackAt"`;
 }
 const SESSION = sessionColumns();
 
@@ -260,4 +264,60 @@ export async function orphanedBrowserSessions(
     [graceMs],
   );
   return rows;
+}
+
+/**
+ * Attributes a handed-over session's takeover to the first actor who acted in it; false when the
+ * session is not waiting for a person (the agent has it, or it ended).
+ */
+export async function markBrowserSessionTakenOver(
+  q: Queryable,
+  id: string,
+  actor: string,
+): Promise<boolean> {
+  const { rows } = await q.query(
+    `update browser_sessions set taken_over_by = coalesce(taken_over_by, $2)
+     where id = $1 and state = 'awaiting_human' returning id`,
+    [id, actor],
+  );
+  return rows.length > 0;
+}
+
+export async function getBrowserSession(
+  q: Queryable,
+  id: string,
+): Promise<BrowserSessionRecord | undefined> {
+  const { rows } = await q.query<BrowserSessionRecord>(
+    `select ${SESSION} from browser_sessions where id::text = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+/** Gives a live session to the run's new holder (the lease that resumed the run). */
+export async function setBrowserSessionHolder(
+  q: Queryable,
+  id: string,
+  holder: string,
+): Promise<BrowserSessionRecord | undefined> {
+  const { rows } = await q.query<BrowserSessionRecord>(
+    `update browser_sessions set holder = $2 where id = $1 and state in ${LIVE} returning ${SESSION}`,
+    [id, holder],
+  );
+  return rows[0];
+}
+
+/** Whether `actor` has spoken in the conversation of the session's run (a participant of it). */
+export async function isSessionParticipant(
+  q: Queryable,
+  sessionId: string,
+  actor: string,
+): Promise<boolean> {
+  const { rows } = await q.query(
+    `select 1 from browser_sessions s join runs r on r.id = s.run_id
+       join messages m on m.conversation_id = r.conversation_id
+     where s.id = $1 and m.direction = 'inbound' and m.actor = $2 limit 1`,
+    [sessionId, actor],
+  );
+  return rows.length > 0;
 }

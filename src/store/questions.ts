@@ -1,12 +1,13 @@
 import type { JsonObject } from '../model/json.ts';
 import type { Lease, MessageRecord, NewStep, StepRecord } from '../run/records.ts';
-import type {
-  AnswerRefusal,
-  ExpiringQuestion,
-  NewAnswer,
-  NewExpiry,
-  NewPark,
-  QuestionRecord,
+import {
+  PARKING_TOOL,
+  type AnswerRefusal,
+  type ExpiringQuestion,
+  type NewAnswer,
+  type NewExpiry,
+  type NewPark,
+  type QuestionRecord,
 } from '../run/questions.ts';
 import { insertMessage } from './conversations.ts';
 import type { Db, Queryable } from './db.ts';
@@ -27,7 +28,7 @@ import {
  * an answer never recorded without its run queued again.
  */
 
-const QUESTION = `q.run_id as "runId", q.call_id as "callId", q.step_seq as "stepSeq", q.question,
+const QUESTION = `q.run_id as "runId", q.kind, q.link, q.call_id as "callId", q.step_seq as "stepSeq", q.question,
   coalesce(q.choices, '[]'::jsonb) as choices, q.message_id as "messageId", q.state,
   q.asked_at as "askedAt", q.expires_at as "expiresAt", q.answered_by as "answeredBy",
   q.answer_message_id as "answerMessageId", q.settled_at as "settledAt"`;
@@ -46,8 +47,8 @@ export function parkRun(
     const step = await appendStep(tx, lease, park.callStep, park.usage);
     const message = await insertMessage(tx, { ...park.message, direction: 'outbound' });
     await tx.query(
-      `insert into run_questions (run_id, call_id, step_seq, question, choices, message_id, expires_at)
-       values ($1, $2, $3, $4, $5::jsonb, $6, now() + make_interval(secs => $7::double precision / 1000))`,
+      `insert into run_questions (run_id, call_id, step_seq, question, choices, message_id, expires_at, kind, link)
+       values ($1, $2, $3, $4, $5::jsonb, $6, now() + make_interval(secs => $7::double precision / 1000), $8, $9)`,
       [
         lease.runId,
         park.callId,
@@ -56,8 +57,17 @@ export function parkRun(
         park.choices.length > 0 ? JSON.stringify(park.choices) : null,
         message.id,
         park.expiresInMs,
+        park.kind,
+        park.link,
       ],
     );
+    // A handoff gives the run's live session to the people of its conversation until hand-back.
+    if (park.kind === 'browser_handoff')
+      await tx.query(
+        `update browser_sessions set state = 'awaiting_human', taken_over_by = null, handed_back_at = null
+         where run_id = $1 and state = 'ready'`,
+        [lease.runId],
+      );
     await finishRun(tx, lease, 'awaiting_input', park.reason);
     return { step, message };
   });
@@ -143,12 +153,28 @@ export function answerQuestion(
     const seq = await reserveSteps(tx, answer.runId, 1, `status = 'queued', ${PARKED}`, [
       question.callId,
     ]);
-    await settleQuestionCall(tx, answer.runId, question, seq, 'completed', answer.observation);
+    await settleQuestionCall(
+      tx,
+      answer.runId,
+      question,
+      seq,
+      'completed',
+      answer.observation[question.kind],
+    );
     await tx.query(
       `update run_questions set state = 'answered', answered_by = $3, answer_message_id = $4, settled_at = now()
        where run_id = $1 and call_id = $2 and state = 'open'`,
       [answer.runId, question.callId, answer.actor, message.id],
     );
+    // The hand-back: the session is the agent's again, attributed to who acted in it (or else to
+    // who handed it back).
+    if (question.kind === 'browser_handoff')
+      await tx.query(
+        `update browser_sessions set state = 'ready', handed_back_at = now(),
+           taken_over_by = coalesce(taken_over_by, $2)
+         where run_id = $1 and state = 'awaiting_human'`,
+        [answer.runId, answer.actor],
+      );
     const { expired: _expired, ...record } = question;
     return {
       kind: 'answered',
@@ -168,14 +194,14 @@ export function answerQuestion(
 async function settleQuestionCall(
   tx: Queryable,
   runId: string,
-  question: Pick<QuestionRecord, 'callId' | 'stepSeq'>,
+  question: Pick<QuestionRecord, 'callId' | 'stepSeq' | 'kind'>,
   seq: number,
   status: 'completed' | 'failed',
   observation: JsonObject,
 ): Promise<void> {
   await insertStep(tx, runId, seq, {
     kind: 'observation',
-    toolName: 'request_input',
+    toolName: PARKING_TOOL[question.kind],
     callId: question.callId,
     observation,
   });
@@ -206,11 +232,11 @@ export function expireQuestion(db: Db, expiry: NewExpiry): Promise<boolean> {
   return db.transaction(async (tx) => {
     // The run's row first, as an answer locks it: the two serialize instead of deadlocking.
     await tx.query(`select 1 from runs where id = $1 for update`, [expiry.runId]);
-    const { rows } = await tx.query<Pick<QuestionRecord, 'callId' | 'stepSeq'>>(
+    const { rows } = await tx.query<Pick<QuestionRecord, 'callId' | 'stepSeq' | 'kind'>>(
       `update run_questions set state = 'expired', settled_at = now()
        where run_id = $1 and call_id = $2 and state = 'open' and expires_at <= now()
          and exists (select 1 from runs where id = $1 and status = 'awaiting_input')
-       returning call_id as "callId", step_seq as "stepSeq"`,
+       returning call_id as "callId", step_seq as "stepSeq", kind`,
       [expiry.runId, expiry.callId],
     );
     const question = rows[0];

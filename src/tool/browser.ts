@@ -66,6 +66,12 @@ export interface MeteredBrowserPage extends BrowserPage {
  */
 export interface Browsers {
   forCall(ctx: ToolContext): Promise<MeteredBrowserPage>;
+  /**
+   * Readies the run's live session to be handed to a person (the run is about to park on it):
+   * its id and the Live View link a person takes it over through. Refuses with `no_session` when
+   * the run has no live session, and `no_live_view` when its backend offers no way to take over.
+   */
+  handoff(run: { readonly runId: string }): Promise<{ sessionId: string; link: string }>;
 }
 
 /** The service browser-class tools declare as `service:mesh.browser`. */
@@ -80,7 +86,13 @@ export class BrowserUnavailableError extends MeshError {
   /** Session time the run used that its usage does not count yet, in ms (a spent budget). */
   readonly meteredMs: number;
   constructor(
-    readonly reason: 'no_backend' | 'backend_down' | 'session_time_exhausted' | 'development_only',
+    readonly reason:
+      | 'no_backend'
+      | 'backend_down'
+      | 'session_time_exhausted'
+      | 'development_only'
+      | 'no_session'
+      | 'no_live_view',
     message: string,
     options?: { cause?: unknown; meteredMs?: number },
   ) {

@@ -20,7 +20,8 @@ import { createRegistry, type Registry } from '../tool/registry.ts';
 import { SPAN_ATTRIBUTES as A, withSpan } from '../tool/tracing.ts';
 import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
 import { renderMemory, renderSystemPrompt } from './prompt.ts';
-import { REQUEST_INPUT, REQUEST_INPUT_DEFINITION } from './request-input.ts';
+import { BROWSER_HANDOFF, handoffRefused } from './browser-handoff.ts';
+import { readyHandoff, withOwnVerbs } from './own-verbs.ts';
 import { turnEndings, usageJson } from './turn-endings.ts';
 import { withImages } from './round-images.ts';
 import { callsJson, historyMessages, responseFrom, roundMessages } from './round-messages.ts';
@@ -108,23 +109,11 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   const offer = await env.policyFor(run, turn.agent, turn.conversation);
   const model = await env.modelFor(turn.agent, run);
   // Every schema, or the agent's own verbs and tool_search plus what searches loaded; calls
-  // resolve against the whole authorized registry either way. request_input is every agent's own
-  // verb in a turn: there is always a conversation to ask.
-  const clash = offer.registry.get(REQUEST_INPUT);
-  const withheld = clash
-    ? [
-        ...offer.withheld,
-        {
-          name: REQUEST_INPUT,
-          reason: `the name is Mesh's own verb; the tool of that name from ${clash.origin.packageId} is not offered`,
-        },
-      ]
-    : offer.withheld;
+  // resolve against the whole authorized registry either way.
+  const own = withOwnVerbs(offer.registry.definitions(), offer.withheld);
+  const withheld = own.withheld;
   const loading = await planToolLoading({
-    registry: createRegistry([
-      ...offer.registry.definitions().filter((d) => d !== clash),
-      REQUEST_INPUT_DEFINITION,
-    ]),
+    registry: createRegistry(own.definitions),
     budget: model.budget,
     checkpoint: run.checkpoint,
     save: (checkpoint) => ledger.progress(lease, { checkpoint }),
@@ -185,8 +174,26 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
           return ends.stop(settled.exhaustion, await ledger.steps(run.id));
         }
         if (settled.kind === 'parked') {
+          const handoff =
+            settled.definition.tool.name === BROWSER_HANDOFF
+              ? await readyHandoff(stepCtx.runtime)
+              : undefined;
+          if (handoff && 'refused' in handoff) {
+            // No one could take the browser over: the model is told why, and goes on.
+            const refusal = handoffRefused(handoff.refused);
+            await ledger.recordRefusal(
+              lease,
+              settled.call,
+              settled.definition,
+              refusal,
+              usageJson(settled.usage),
+            );
+            usage = settled.usage;
+            steps = await ledger.steps(run.id);
+            continue;
+          }
           await loading.used(pending);
-          return ends.park(settled);
+          return ends.park(settled, handoff?.link);
         }
         await loading.used(pending);
         usage = settled.usage;

@@ -4,6 +4,7 @@ import type { CallsSettled } from '../run/call-loop.ts';
 import type { RunEnd } from '../run/driver.ts';
 import type { RunLedger } from '../run/ledger.ts';
 import type { Lease, ModelResponseStep, StepRecord } from '../run/records.ts';
+import { handoffAsk } from './browser-handoff.ts';
 import { questionBody, questionFrom } from './request-input.ts';
 import { exhaustionNotice } from './stop-notice.ts';
 
@@ -14,9 +15,10 @@ export interface TurnEndings {
   /**
    * Parks the run on the question a request_input call asks: posted to the conversation as the
    * agent's message, the run waiting in awaiting_input with no lease. The answer, from anyone in
-   * the conversation, is the call's observation, and a worker resumes the run from there.
+   * the conversation, is the call's observation, and a worker resumes the run from there. With a
+   * Live View link, the call is a browser handoff: the run waits for its browser handed back.
    */
-  park(parked: Extract<CallsSettled, { kind: 'parked' }>): Promise<RunEnd>;
+  park(parked: Extract<CallsSettled, { kind: 'parked' }>, handoffLink?: string): Promise<RunEnd>;
   /**
    * Replies with the response that called no tools. On the last round, one that wanted more (it
    * asked for tools it was not offered, or said nothing) stopped on the round budget.
@@ -49,15 +51,34 @@ export function turnEndings(input: {
   };
   return {
     stop,
-    async park(parked) {
-      const question = questionFrom(parked.args);
-      const reason = `waiting for an answer to its question (${formatSeconds(budget.questionWaitMs / 1000)} at most)`;
+    async park(parked, handoffLink) {
+      // A browser handoff (with the Live View link the person acts through), or a question.
+      const ask =
+        handoffLink === undefined
+          ? (({ question, choices }) => ({
+              kind: 'question' as const,
+              question,
+              choices,
+              body: questionBody({ question, choices }),
+            }))(questionFrom(parked.args))
+          : {
+              kind: 'browser_handoff' as const,
+              choices: [],
+              ...handoffAsk(parked.args, handoffLink),
+            };
+      const waitsFor =
+        ask.kind === 'question'
+          ? 'an answer to its question'
+          : 'a person to take its browser over and hand it back';
+      const reason = `waiting for ${waitsFor} (${formatSeconds(budget.questionWaitMs / 1000)} at most)`;
       await ledger.park(lease, {
         call: parked.call,
         definition: parked.definition,
-        question: question.question,
-        choices: question.choices,
-        body: questionBody(question),
+        kind: ask.kind,
+        link: handoffLink ?? null,
+        question: ask.question,
+        choices: ask.choices,
+        body: ask.body,
         conversationId,
         actor: agentName,
         expiresInMs: budget.questionWaitMs,

@@ -140,6 +140,39 @@ describe('the local browser backend, driven over CDP', () => {
     expect(text).not.toContain('secret-ish');
   }, 60_000);
 
+  it('reconnects to a live session by its id from any process, on the page it was left at, and shows its screen', async () => {
+    await session.navigate(`${site.url}contact`);
+    // Another backend object (as another process would have) finds the session's endpoint.
+    const endpoint = await localBrowserBackend().attach!(externalId);
+    const again = await driveOverCdp(endpoint);
+    try {
+      const reading = await again.read('text');
+      expect(reading.title).toBe('Contact');
+      // Mesh's Live View: a screencast of the same page, and a person's input relayed to it.
+      const { startScreencast } = await import('../../src/browser/backends/screencast.ts');
+      const cast = await startScreencast(endpoint);
+      const frame = await new Promise<{ width: number; jpeg: string }>((resolve) => {
+        const stop = cast.onFrame((f) => {
+          stop();
+          resolve(f);
+        });
+      });
+      expect(frame.width).toBeGreaterThan(0);
+      expect(Buffer.from(frame.jpeg, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+      await cast.input({ kind: 'key', key: 'Tab' });
+      await cast.input({ kind: 'text', text: 'Typed by a person' });
+      await cast.close();
+      // Closing the Live View's connection leaves the session and its page as they were.
+      expect((await session.read('snapshot')).markdown).toMatch(/textbox "Your name".*filled/);
+    } finally {
+      await again.disconnect();
+    }
+    // A session whose browser is gone cannot be reconnected to, said so.
+    await expect(localBrowserBackend().attach!('999999:/tmp/mesh-browser-gone')).rejects.toThrow(
+      'no longer running',
+    );
+  }, 60_000);
+
   it('ends the Chromium process and its profile on release, from any process, idempotently', async () => {
     const [pid, profile] = [
       Number(externalId.split(':')[0]),

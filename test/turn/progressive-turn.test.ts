@@ -106,6 +106,8 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
       'amend',
       'forget',
       'request_input',
+      // The catalog grants the browser tools: their handoff verb is the agent's own.
+      'browser_handoff',
       'tool_search',
     ]);
     expect(offered[1]).toContain('github__create_pull_request');
@@ -204,7 +206,10 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
       actor: 'ada',
       body: 'main',
       messageId: crypto.randomUUID(),
-      observation: { kind: 'result', text: 'ada answered: main' },
+      observation: {
+        question: { kind: 'result', text: 'ada answered: main' },
+        browser_handoff: { kind: 'result', text: 'ada handed back: main' },
+      },
     });
     expect(answered.kind).toBe('answered');
     const claimed = await mesh.ledger.claim('resumer', 60_000);

@@ -1,6 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { backendClients, sharedByRun } from './rented.ts';
-import type { BrowserBackend, DrivenSession, SessionRecording } from '../../browser/backend.ts';
+import {
+  meshLiveViewPath,
+  type BrowserBackend,
+  type CdpEndpoint,
+  type DrivenSession,
+  type SessionRecording,
+} from '../../browser/backend.ts';
 import { budgetFrom, formatSeconds, usageFrom } from '../../run/budget.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
 import {
@@ -12,6 +18,7 @@ import {
   markBrowserSessionReady,
   orphanedBrowserSessions,
   runSessionMs,
+  setBrowserSessionHolder,
   setBrowserSessionRecording,
   type BrowserBackendRecord,
   type BrowserSessionRecord,
@@ -28,6 +35,7 @@ import type { ToolContext } from '../../tool/context.ts';
 import { hasCode } from '../../tool/errors.ts';
 import type { Redactor } from '../../tool/redaction.ts';
 import { browserBackendFor } from './browser-backends.ts';
+import { withoutTypedText } from './browser-recording.ts';
 
 /**
  * The browser layer as the rest of Mesh uses it: hands a call its run's browser session (rented
@@ -42,6 +50,11 @@ export interface BrowserRuntime extends Browsers {
   reap(graceMs?: number): Promise<number>;
   /** Releases what this process holds and ends its backends' connections. */
   close(): Promise<void>;
+  /**
+   * Where Mesh's own Live View connects to a live session (a local one, whose browser this
+   * machine reaches); undefined when the session is not live or its backend cannot reconnect.
+   */
+  liveViewEndpoint(session: BrowserSessionRecord): Promise<CdpEndpoint | undefined>;
 }
 
 interface Held {
@@ -152,26 +165,11 @@ export function createBrowserRuntime(deps: {
         signal: ctx.signal,
       });
       externalId = provisioned.externalId;
-      // Only a browser on this machine can reach this machine's network: it is held to the
-      // egress rule. A vendor's browser runs outside our perimeter.
-      const guard =
-        granted.backend.kind === 'local'
-          ? (await import('../../browser/egress.ts')).browserEgressGuard({
-              allowLoopback: granted.grant.allowLoopback,
-            })
-          : undefined;
-      const { driveOverCdp } = await import('../../browser/backends/cdp-driver.ts');
-      // A backend that records nothing gets Mesh's own recording: each action with a screenshot.
-      const session = await driveOverCdp(provisioned.cdp, {
-        ...(guard ? { guard } : {}),
-        journal: !backend.capabilities.recordings,
-      });
-      const ready = await markBrowserSessionReady(
-        db,
-        id,
-        provisioned.externalId,
-        provisioned.liveViewUrl ?? null,
-      );
+      const session = await drive(backend, provisioned.cdp, granted);
+      // A local browser has no live view of its own: Mesh serves one (its browser is reachable).
+      const liveView =
+        provisioned.liveViewUrl ?? (granted.backend.kind === 'local' ? meshLiveViewPath(id) : null);
+      const ready = await markBrowserSessionReady(db, id, provisioned.externalId, liveView);
       return { record: ready ?? record, session, backend };
     } catch (error) {
       if (externalId !== undefined) await backend.release(externalId).catch(() => undefined);
@@ -185,15 +183,78 @@ export function createBrowserRuntime(deps: {
     }
   }
 
+  /** Connects to a session over CDP: held to the egress rule when its browser is local. */
+  async function drive(
+    backend: BrowserBackend,
+    cdp: CdpEndpoint,
+    granted: { backend: BrowserBackendRecord; grant: { allowLoopback: boolean } },
+  ): Promise<DrivenSession> {
+    // Only a browser on this machine can reach this machine's network: it is held to the egress
+    // rule. A vendor's browser runs outside our perimeter.
+    const guard =
+      granted.backend.kind === 'local'
+        ? (await import('../../browser/egress.ts')).browserEgressGuard({
+            allowLoopback: granted.grant.allowLoopback,
+          })
+        : undefined;
+    const { driveOverCdp } = await import('../../browser/backends/cdp-driver.ts');
+    // A backend that records nothing gets Mesh's own recording: each action with a screenshot.
+    return driveOverCdp(cdp, {
+      ...(guard ? { guard } : {}),
+      journal: !backend.capabilities.recordings,
+    });
+  }
+
+  /**
+   * Connects this holder to the run's live session another holder rented (the run moved after a
+   * hand-back or a crash): the same browser, on the page it was left at. Undefined when the
+   * backend cannot reconnect or the session is gone; the caller rents a new one.
+   */
+  async function reattach(
+    ctx: ToolContext,
+    live: BrowserSessionRecord,
+    holder: string,
+  ): Promise<Held | undefined> {
+    const granted = await browserGrantOf(db, ctx.agentId);
+    if (!granted || granted.backend.id !== live.backendId || live.externalId === null) return;
+    const backend = await backendOf(granted.backend);
+    if (!backend.attach) return;
+    try {
+      const session = await drive(backend, await backend.attach(live.externalId), granted);
+      const record = (await setBrowserSessionHolder(db, live.id, holder)) ?? live;
+      return { record, session, backend };
+    } catch {
+      return undefined;
+    }
+  }
+
   async function acquire(ctx: ToolContext): Promise<Held> {
     const run = await getRun(db, ctx.runId);
     if (!run) throw new BrowserUnavailableError('no_backend', `run ${ctx.runId} does not exist`);
     const holder = run.leaseOwner ?? `process:${process.pid}`;
     const live = await liveBrowserSessionOfRun(db, ctx.runId);
     const mine = held.get(ctx.runId);
-    if (live && mine && mine.record.id === live.id && live.holder === holder) return mine;
-    // A session another holder rented (its process died, the run moved) is released, and this
-    // holder rents a new one: the page it was on is lost with the process that drove it.
+    if (live && mine && mine.record.id === live.id) {
+      if (live.holder === holder) return mine;
+      // This process still drives the session; the run's new lease holds it from now on.
+      const record = (await setBrowserSessionHolder(db, live.id, holder)) ?? mine.record;
+      const kept = { ...mine, record };
+      held.set(ctx.runId, kept);
+      return kept;
+    }
+    if (live && live.state === 'ready') {
+      if (mine) {
+        held.delete(ctx.runId);
+        await mine.session.disconnect();
+      }
+      const attached = await reattach(ctx, live, holder);
+      if (attached) {
+        held.set(ctx.runId, attached);
+        return attached;
+      }
+    }
+    // A session no one can reconnect to (its backend cannot, or its browser is gone) is
+    // released, and this holder rents a new one: the page it was on is lost with it.
     if (live) await end(live, 'superseded: the run moved to another holder');
     if (mine) {
       held.delete(ctx.runId);
@@ -252,6 +313,32 @@ export function createBrowserRuntime(deps: {
       return page(ctx, await rent(ctx));
     },
 
+    async handoff({ runId }) {
+      const live = await liveBrowserSessionOfRun(db, runId);
+      if (!live || live.state !== 'ready')
+        throw new BrowserUnavailableError(
+          'no_session',
+          'the run has no browser session open: open the page a person should act on (browser_navigate), then hand it over',
+        );
+      if (live.liveViewUrl === null) {
+        const row = await getBrowserBackend(db, live.backendId);
+        throw new BrowserUnavailableError(
+          'no_live_view',
+          `browser backend ${row?.name ?? live.backendId} offers no live view, so no one could take the session over`,
+        );
+      }
+      return { sessionId: live.id, link: live.liveViewUrl };
+    },
+
+    async liveViewEndpoint(session) {
+      if (!['ready', 'awaiting_human'].includes(session.state) || session.externalId === null)
+        return undefined;
+      const row = await getBrowserBackend(db, session.backendId);
+      if (!row || row.kind !== 'local') return undefined;
+      const backend = await backendOf(row);
+      return backend.attach?.(session.externalId).catch(() => undefined);
+    },
+
     async releaseRun(runId, reason) {
       const live = await liveBrowserSessionOfRun(db, runId);
       if (live) await end(live, reason);
@@ -291,35 +378,4 @@ export function createBrowserRuntime(deps: {
       await backends.closeAll((backend) => backend.close());
     },
   };
-}
-
-/** rrweb's incremental-snapshot event and its input source: what a field was given. */
-const RRWEB_INCREMENTAL = 3;
-const RRWEB_INPUT = 5;
-
-/**
- * A vendor's rrweb recording with what was typed into fields removed (each input event keeps the
- * length of its text, as stars): a person who took the session over typed a password there, and
- * the recording is stored with the run. Anything not an rrweb event list is kept as it came.
- */
-export function withoutTypedText(recording: SessionRecording): SessionRecording {
-  if (recording.mediaType !== 'application/json') return recording;
-  let events: unknown;
-  try {
-    events = JSON.parse(Buffer.from(recording.content).toString('utf8'));
-  } catch {
-    return recording;
-  }
-  if (!Array.isArray(events)) return recording;
-  const cleaned = events.map((event: unknown) => {
-    if (typeof event !== 'object' || event === null) return event;
-    const e = event as { type?: unknown; data?: Record<string, unknown> };
-    if (e.type !== RRWEB_INCREMENTAL || e.data?.['source'] !== RRWEB_INPUT) return event;
-    const text = e.data['text'];
-    return {
-      ...e,
-      data: { ...e.data, text: typeof text === 'string' ? '*'.repeat(text.length) : '' },
-    };
-  });
-  return { mediaType: recording.mediaType, content: Buffer.from(JSON.stringify(cleaned)) };
 }

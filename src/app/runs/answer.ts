@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { observationJson } from '../../run/observation-json.ts';
 import { MeshError } from '../../tool/errors.ts';
+import { handBackObservation } from '../../turn/browser-handoff.ts';
 import { answerObservation } from '../../turn/request-input.ts';
 import type { Mesh } from '../mesh.ts';
 import { runQueued } from '../conversations/turns.ts';
@@ -32,14 +33,17 @@ export async function answerRun(
     throw new InvalidInputError('`body` is blank: an answer says something', 'body');
   const run = await resolveRun(mesh, input.run, field);
   const messageId = randomUUID();
+  const said = { actor: input.actor, body: input.body, messageId };
   const answered = await mesh.ledger.answer({
     runId: run.id,
     actor: input.actor,
     body: input.body,
     messageId,
-    observation: observationJson(
-      answerObservation({ actor: input.actor, body: input.body, messageId }),
-    ),
+    // What the parking call observes depends on what the run waited for.
+    observation: {
+      question: observationJson(answerObservation(said)),
+      browser_handoff: observationJson(handBackObservation(said)),
+    },
   });
   if (answered.kind === 'refused') {
     switch (answered.code) {

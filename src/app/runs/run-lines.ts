@@ -58,10 +58,14 @@ export interface BrowserSessionAnswer {
   readonly live_view_url: string | null;
   readonly recording_artifact_id: string | null;
   readonly release_reason: string | null;
+  readonly taken_over_by?: string | null;
 }
 
 /** A question the run asked, as the API answers it. */
 export interface QuestionAnswer {
+  /** `question` (request_input) or `browser_handoff`; absent from older servers. */
+  readonly kind?: string;
+  readonly link?: string | null;
   readonly question: string;
   readonly choices: readonly string[];
   readonly state: string;
@@ -71,12 +75,25 @@ export interface QuestionAnswer {
 
 /** A question's lines: what was asked, and its answer, its expiry or how to answer it. */
 function questionLines(run: RunAnswer, q: QuestionAnswer): string[] {
+  if (q.kind === 'browser_handoff') return handoffLines(run, q);
   const head = `question (${q.state}): ${clip(q.question)}${q.choices.length > 0 ? ` [${q.choices.join(' | ')}]` : ''}`;
   if (q.state === 'answered') return [head, `  answered by ${q.answered_by ?? '?'}`];
   if (q.state === 'expired') return [head, `  expired unanswered at ${isoText(q.expires_at)}`];
   return [
     head,
     `  waits until ${isoText(q.expires_at)}; anyone in the conversation answers: mesh runs answer ${run.run_id.slice(0, 8)} "TEXT"`,
+  ];
+}
+
+/** A browser handoff's lines: what the person is to do, where, and its hand-back. */
+function handoffLines(run: RunAnswer, q: QuestionAnswer): string[] {
+  const head = `browser handoff (${q.state}): ${clip(q.question)}`;
+  if (q.state === 'answered') return [head, `  handed back by ${q.answered_by ?? '?'}`];
+  if (q.state === 'expired') return [head, `  no one handed it back by ${isoText(q.expires_at)}`];
+  return [
+    head,
+    `  take the browser over in Live View: ${q.link ?? '(none)'}`,
+    `  waits until ${isoText(q.expires_at)}; anyone in the conversation hands it back: mesh runs answer ${run.run_id.slice(0, 8)} "what you did"`,
   ];
 }
 
@@ -91,7 +108,7 @@ export function runLines(run: RunAnswer): string[] {
     ...(run.questions ?? []).flatMap((q) => questionLines(run, q)),
     ...(run.browser_sessions ?? []).map(
       (b) =>
-        `browser session ${b.id}  ${b.state}${b.release_reason ? ` (${b.release_reason})` : ''}${b.live_view_url && b.state !== 'released' ? `  live view ${b.live_view_url}` : ''}${b.recording_artifact_id ? `  recording artifact ${b.recording_artifact_id}` : ''}`,
+        `browser session ${b.id}  ${b.state}${b.release_reason ? ` (${b.release_reason})` : ''}${b.live_view_url && b.state !== 'released' ? `  live view ${b.live_view_url}` : ''}${b.taken_over_by ? `  taken over by ${b.taken_over_by}` : ''}${b.recording_artifact_id ? `  recording artifact ${b.recording_artifact_id}` : ''}`,
     ),
   ];
 }

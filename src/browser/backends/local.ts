@@ -67,10 +67,9 @@ export function localBrowserBackend(
   }
 
   async function release(externalId: string): Promise<void> {
-    const at = externalId.indexOf(':');
-    const pid = Number(externalId.slice(0, at));
-    const profile = externalId.slice(at + 1);
-    if (!Number.isInteger(pid) || pid <= 0 || !profile.includes(PROFILE_PREFIX)) return;
+    const parsed = parseExternalId(externalId);
+    if (!parsed) return;
+    const { pid, profile } = parsed;
     const child = mine.get(externalId);
     mine.delete(externalId);
     // A pid from another process is ended only while it is still that Chromium (its command
@@ -94,10 +93,38 @@ export function localBrowserBackend(
     },
     provision,
     release,
+    async attach(externalId) {
+      // The session's Chromium writes its DevTools port and path into its profile folder.
+      const parsed = parseExternalId(externalId);
+      if (!parsed || !commandLineOf(parsed.pid).includes(parsed.profile))
+        throw new BrowserBackendUnavailableError('the session’s Chromium is no longer running');
+      let lines: string[];
+      try {
+        lines = readFileSync(join(parsed.profile, 'DevToolsActivePort'), 'utf8').split('\n');
+      } catch (error) {
+        throw new BrowserBackendUnavailableError('the session’s DevTools endpoint is unknown', {
+          cause: error,
+        });
+      }
+      const port = Number(lines[0]);
+      const path = lines[1]?.trim() ?? '';
+      if (!Number.isInteger(port) || port <= 0 || !path.startsWith('/devtools/browser/'))
+        throw new BrowserBackendUnavailableError('the session’s DevTools endpoint is unreadable');
+      return { url: `ws://127.0.0.1:${port}${path}` };
+    },
     async close() {
       for (const externalId of [...mine.keys()]) await release(externalId);
     },
   };
+}
+
+/** A local session's external id: its Chromium's pid and profile folder. */
+function parseExternalId(externalId: string): { pid: number; profile: string } | undefined {
+  const at = externalId.indexOf(':');
+  const pid = Number(externalId.slice(0, at));
+  const profile = externalId.slice(at + 1);
+  if (!Number.isInteger(pid) || pid <= 0 || !profile.includes(PROFILE_PREFIX)) return undefined;
+  return { pid, profile };
 }
 
 /** Reads Chromium's "DevTools listening on ws://…" line from its standard error. */

@@ -97,10 +97,19 @@ export const chatRoutes: readonly UiRoute[] = [
       localPath(field(call.form, 'back')) ??
       `/runs/${encodeURIComponent(call.params['run'] ?? '')}`,
     async ({ mesh, params, form, session }) => {
-      // A choice's button, or the answer in the person's own words.
-      const body = field(form, 'choice') || field(form, 'body');
+      // A choice's button, or the answer in the person's own words; a hand-back says what the
+      // person did, or that they handed the browser back.
+      const body =
+        field(form, 'choice') ||
+        field(form, 'body') ||
+        (field(form, 'handback') === '1' ? 'Handed back.' : '');
       await invokeOperation(mesh, answerRunOperation, { run: params['run'] ?? '', body }, session);
-      return { text: 'Answered: the run goes on.' };
+      return {
+        text:
+          field(form, 'handback') === '1'
+            ? 'Handed back: the run goes on.'
+            : 'Answered: the run goes on.',
+      };
     },
   ),
   {

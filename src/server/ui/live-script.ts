@@ -188,11 +188,14 @@ export const LIVE_SCRIPT = `'use strict';
           item.appendChild(line);
         }
         line.textContent = 'Browser session: ' + session.state.replace('_', ' ');
-        if (session.live_view_url && !session.released_at && /^https?:/i.test(session.live_view_url)) {
+        var mesh = (session.live_view_url || '').indexOf('/browser-sessions/') === 0;
+        if (session.live_view_url && !session.released_at && (mesh || /^https?:/i.test(session.live_view_url))) {
           var watch = document.createElement('a');
           watch.href = session.live_view_url;
-          watch.target = '_blank';
-          watch.rel = 'noreferrer';
+          if (!mesh) {
+            watch.target = '_blank';
+            watch.rel = 'noreferrer';
+          }
           watch.textContent = 'Watch it live';
           line.appendChild(document.createTextNode(' · '));
           line.appendChild(watch);
@@ -221,6 +224,104 @@ export const LIVE_SCRIPT = `'use strict';
         item.setAttribute('data-message', reply.message_id);
         item.querySelector('.body').textContent = reply.body;
       },
+    });
+  });
+
+  /*
+   * Mesh's own Live View: the session's screen drawn from its frame stream, and a person's clicks,
+   * keys and scrolls posted to it in order (typing is sent in small batches). The server refuses
+   * input unless the run has handed its browser over.
+   */
+  document.querySelectorAll('canvas[data-live-view]').forEach(function (canvas) {
+    var KEYS = ['Enter', 'Backspace', 'Tab', 'Escape', 'Delete', 'ArrowLeft', 'ArrowUp', 'ArrowRight', 'ArrowDown'];
+    var base = canvas.getAttribute('data-live-view');
+    var csrf = canvas.getAttribute('data-csrf');
+    var state = document.querySelector('[data-live-state]');
+    var draw = canvas.getContext('2d');
+    var size = { w: canvas.width, h: canvas.height };
+    var queue = Promise.resolve();
+    var typed = '';
+    var typing;
+    function send(fields) {
+      fields.csrf = csrf;
+      queue = queue.then(function () {
+        return fetch(base + '/input', { method: 'POST', body: new URLSearchParams(fields) }).then(
+          function (res) {
+            if (!res.ok && state)
+              res.json().then(
+                function (e) { state.textContent = (e.error && e.error.message) || 'Refused.'; },
+                function () { state.textContent = 'Refused (' + res.status + ').'; },
+              );
+          },
+          function () {},
+        );
+      });
+    }
+    function flushText() {
+      clearTimeout(typing);
+      if (typed) send({ type: 'text', text: typed });
+      typed = '';
+    }
+    function at(e) {
+      var r = canvas.getBoundingClientRect();
+      return {
+        x: String(Math.round(((e.clientX - r.left) / r.width) * size.w)),
+        y: String(Math.round(((e.clientY - r.top) / r.height) * size.h)),
+      };
+    }
+    var source = new EventSource(base + '/screen');
+    source.addEventListener('frame', function (e) {
+      var f = JSON.parse(e.data);
+      size = { w: f.width || size.w, h: f.height || size.h };
+      var raw = atob(f.jpeg);
+      var bytes = new Uint8Array(raw.length);
+      for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+      createImageBitmap(new Blob([bytes], { type: 'image/jpeg' })).then(function (img) {
+        if (canvas.width !== img.width) canvas.width = img.width;
+        if (canvas.height !== img.height) canvas.height = img.height;
+        draw.drawImage(img, 0, 0);
+        canvas.setAttribute('data-frames', String(Number(canvas.getAttribute('data-frames') || '0') + 1));
+      });
+    });
+    source.addEventListener('state', function (e) {
+      var s = JSON.parse(e.data);
+      canvas.setAttribute('data-state', s.state);
+      if (state) state.textContent = s.text;
+      if (s.state === 'released' || s.state === 'failed') source.close();
+    });
+    canvas.addEventListener('click', function (e) {
+      flushText();
+      canvas.focus();
+      var p = at(e);
+      send({ type: 'click', x: p.x, y: p.y });
+    });
+    canvas.addEventListener('wheel', function (e) {
+      e.preventDefault();
+      flushText();
+      var p = at(e);
+      send({ type: 'scroll', x: p.x, y: p.y, dy: String(Math.round(e.deltaY)) });
+    }, { passive: false });
+    canvas.addEventListener('keydown', function (e) {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key.length === 1) {
+        e.preventDefault();
+        typed += e.key;
+        clearTimeout(typing);
+        typing = setTimeout(flushText, 40);
+        return;
+      }
+      if (KEYS.indexOf(e.key) < 0) return;
+      e.preventDefault();
+      flushText();
+      send({ type: 'key', key: e.key });
+    });
+    canvas.addEventListener('paste', function (e) {
+      var text = e.clipboardData && e.clipboardData.getData('text');
+      if (text) {
+        e.preventDefault();
+        flushText();
+        send({ type: 'text', text: text.slice(0, 2000) });
+      }
     });
   });
 

@@ -1,5 +1,6 @@
 import { agentRoutes } from './agent-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
+import { liveViewRoutes } from './live-view-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { providerRoutes } from './provider-routes.ts';
 import { referenceRoutes } from './reference-routes.ts';
@@ -16,4 +17,5 @@ export const uiRoutes: readonly UiRoute[] = [
   ...workspaceRoutes,
   ...webRoutes,
   ...referenceRoutes,
+  ...liveViewRoutes,
 ];

@@ -113,6 +113,9 @@ details.withheld summary { cursor: pointer; }
 .login { max-width: 420px; margin: 4rem auto; background: #fff; padding: 1.5rem; border: 1px solid var(--line); border-radius: 8px; }
 h1 code { word-break: break-all; }
 code { overflow-wrap: anywhere; }
+canvas.live-view { display: block; max-width: 100%; height: auto; border: 1px solid var(--border, #ccc); cursor: crosshair; }
+canvas.live-view:focus { outline: 2px solid #36c; }
+.live-state { font-weight: 600; }
 @media (max-width: 640px) {
   header { flex-wrap: wrap; gap: .5rem; padding: .6rem .8rem; }
   header nav { flex-wrap: wrap; gap: .4rem .9rem; }

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import type { JsonObject } from '../model/json.ts';
+import type { Tool } from '../model/wire.ts';
+import type { Definition } from '../tool/definition.ts';
+import { observation, type Observation } from '../tool/observation.ts';
+import { TOOL_SEARCH_PACKAGE } from './tool-search.ts';
+
+/**
+ * The agent's verb for handing its browser to a person: the run parks until someone of the
+ * conversation takes the session over through its Live View, does what only a person should (a
+ * login, a captcha, a payment confirmation), and hands it back. What they type goes to the page,
+ * never to Mesh's record or the model.
+ */
+export const BROWSER_HANDOFF = 'browser_handoff';
+
+const TOOL: Tool = Object.freeze({
+  name: BROWSER_HANDOFF,
+  description:
+    'Hand your browser session to the people in this conversation when the page needs a person: a login, a captcha, a confirmation only they may give. Never ask for a password in a message and never type one yourself. The task waits while someone takes the browser over through its Live View and hands it back; then read the page again.',
+  parameters: {
+    type: 'object',
+    required: ['reason'],
+    additionalProperties: false,
+    properties: {
+      reason: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 1000,
+        pattern: '\\S',
+        description:
+          'What the person should do in the browser, as they will read it (e.g. "log in to the supplier portal").',
+      },
+    },
+  },
+});
+
+/** What the conversation is asked, with the Live View link the person acts through. */
+export function handoffAsk(args: JsonObject, link: string): { question: string; body: string } {
+  const reason = typeof args['reason'] === 'string' ? args['reason'].trim() : '';
+  const question = `I need a person in the browser: ${reason}`;
+  return {
+    question,
+    body: [
+      question,
+      '',
+      `Take the browser over in Live View: ${link}`,
+      'Hand it back when you are done; I will go on from the page you leave.',
+    ].join('\n'),
+  };
+}
+
+/** The handoff call's observation once someone handed the browser back. */
+export function handBackObservation(answer: {
+  readonly actor: string;
+  readonly body: string;
+  readonly messageId: string;
+}): Observation {
+  return observation({
+    kind: 'result',
+    text: `${answer.actor} took the browser over and handed it back: ${answer.body}\nThe page may have changed: read it again before acting.`,
+    data: { handed_back_by: answer.actor, note: answer.body, message_id: answer.messageId },
+  });
+}
+
+/** The observation of a handoff that could not park: why no one could take the browser over. */
+export function handoffRefused(why: string): Observation {
+  return observation({ kind: 'tool_error', text: `The browser cannot be handed over: ${why}` });
+}
+
+/** Whether a turn offers the handoff verb: only beside browser tools the agent was granted. */
+export function offersHandoff(definitions: readonly Definition[]): boolean {
+  return definitions.some((d) => d.class === 'browser' && d.tool.name !== BROWSER_HANDOFF);
+}
+
+/**
+ * browser_handoff as a definition: Mesh's own, offered with the browser class's tools, and never
+ * executed — the engine parks the run on it once the browser layer has a session a person can
+ * take over, and the hand-back becomes its observation.
+ */
+export const BROWSER_HANDOFF_DEFINITION: Definition = Object.freeze(handoffDefinition());
+
+function handoffDefinition(): Definition {
+  return {
+    tool: TOOL,
+    class: 'browser',
+    replay: 'internal',
+    needs: [],
+    parks: true,
+    origin: {
+      source: 'first_party',
+      packageId: TOOL_SEARCH_PACKAGE,
+      version: '1.0.0',
+      digest: createHash('sha256').update(JSON.stringify(TOOL)).digest('hex'),
+    },
+    execute: () =>
+      Promise.resolve({
+        text: 'browser_handoff is answered in a conversation; it cannot be run on its own',
+        isError: true,
+      }),
+  };
+}
