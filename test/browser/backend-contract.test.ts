@@ -111,10 +111,26 @@ describe.each(subjects)('the browser backend contract: $name', (subject) => {
     } finally {
       await session.disconnect();
     }
+    // A backend that can reconnect hands a fresh client (another process) the same browser, on
+    // the page it was left at.
+    const fresh = subject.backend();
+    if (fresh.attach) {
+      const again = await driveOverCdp(await fresh.attach(rented.externalId));
+      try {
+        expect((await again.read('text')).title).toBe('Thanks');
+      } finally {
+        await again.disconnect();
+      }
+    }
     expect(subject.released(rented.externalId)).toBe(false);
     await subject.backend().release(rented.externalId);
     await expect.poll(() => subject.released(rented.externalId)).toBe(true);
     await subject.backend().release(rented.externalId);
+    // A released session cannot be reconnected to, and says so.
+    if (fresh.attach)
+      await expect(fresh.attach(rented.externalId)).rejects.toMatchObject({
+        code: 'browser_backend_unavailable',
+      });
     if (backend.capabilities.recordings) {
       const recording = await backend.recording?.(rented.externalId);
       expect(recording?.mediaType).toBe('application/json');

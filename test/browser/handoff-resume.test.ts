@@ -47,7 +47,7 @@ describe.each(testDatabases())(
     beforeAll(async () => {
       const opened = await database.open();
       const key = testInstanceKey();
-    first = assembleMesh(opened.db, key);
+      first = assembleMesh(opened.db, key);
       // The second Mesh shares the database, and leaves closing it to the first.
       const shared: Db = Object.assign(Object.create(opened.db) as Db, { close: async () => {} });
       second = assembleMesh(shared, key);
@@ -139,7 +139,11 @@ describe.each(testDatabases())(
         { run: parked.runId, body: 'captcha solved', wait: 60 },
         { actor: 'user:grace' },
       );
-      expect(resumed).toMatchObject({ reason: null, status: 'succeeded', answered_by: 'user:grace' });
+      expect(resumed).toMatchObject({
+        reason: null,
+        status: 'succeeded',
+        answered_by: 'user:grace',
+      });
       const results = toolResults(model);
       expect(results.at(-2)).toBe(
         'user:grace took the browser over and handed it back: captcha solved\nThe page may have changed: read it again before acting.',
@@ -147,8 +151,8 @@ describe.each(testDatabases())(
       // The same browser, on the page the agent left: its name field is still filled.
       expect(results.at(-1)).toMatch(/Contact[\s\S]*textbox "Your name".*filled/);
       // Released with its run's end (by the Mesh that ended it).
-    await expect.poll(async () => (await sessions(parked.runId))[0]?.state).toBe('released');
-    const after = await sessions(parked.runId);
+      await expect.poll(async () => (await sessions(parked.runId))[0]?.state).toBe('released');
+      const after = await sessions(parked.runId);
       expect(after).toHaveLength(1);
       expect(after[0]).toMatchObject({
         id: session?.id,

@@ -100,6 +100,16 @@ export async function startBrowserVendorFake(
           });
           return;
         }
+        const got = /^\/v1\/sessions\/([^/]+)$/.exec(url.pathname);
+        const known = got ? sessions.get(got[1] ?? '') : undefined;
+        if (req.method === 'GET' && got && known) {
+          send(res, 200, {
+            id: got[1],
+            status: known.released ? 'released' : 'live',
+            websocketUrl: `${ws}/`,
+          });
+          return;
+        }
         const m = /^\/v1\/sessions\/([^/]+)\/release$/.exec(url.pathname);
         if (req.method === 'POST' && m) {
           const ok = await release(m[1] ?? '');

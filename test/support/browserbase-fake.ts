@@ -148,7 +148,15 @@ export async function startBrowserbaseFake(options: { apiKey: string }): Promise
       return;
     }
     if (req.method === 'GET' && match[2] === undefined) {
-      send(res, 200, view(session));
+      // A running session's details carry its connect URL again (how a client reconnects).
+      send(res, 200, {
+        ...view(session),
+        ...(session.released
+          ? {}
+          : {
+              connectUrl: `${baseUrl.replace(/^http/, 'ws')}/connect?signingKey=${session.signingKey}&sessionId=${session.id}`,
+            }),
+      });
       return;
     }
     send(res, 405, { statusCode: 405, error: 'Method Not Allowed' });

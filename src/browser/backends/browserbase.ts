@@ -84,6 +84,20 @@ export function browserbaseBackend(options: BrowserbaseOptions): BrowserBackend 
       development: false,
     },
     provision,
+    async attach(externalId) {
+      // A running session answers its connect URL again (its signing key in it).
+      let session;
+      try {
+        session = await client.sessions.retrieve(externalId);
+      } catch (error) {
+        throw unavailable('session lookup', error);
+      }
+      if (session.status !== 'RUNNING' || !session.connectUrl)
+        throw new BrowserBackendUnavailableError(
+          `Browserbase session ${externalId} is ${session.status.toLowerCase()}, not running: it cannot be reconnected to`,
+        );
+      return { url: session.connectUrl };
+    },
     async release(externalId) {
       try {
         await client.sessions.update(externalId, { status: 'REQUEST_RELEASE', ...project });

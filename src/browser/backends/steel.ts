@@ -24,6 +24,13 @@ export function steelBackend(options: SteelOptions): BrowserBackend {
   const base = (options.baseUrl ?? 'https://api.steel.dev').replace(/\/$/, '');
   const headers = { 'steel-api-key': options.apiKey };
   const V = 'Steel';
+  /** A session's CDP endpoint: Steel's websocket with the key and the session in its query. */
+  const connectUrl = (websocket: string, id: string) => {
+    const cdp = new URL(websocket);
+    cdp.searchParams.set('apiKey', options.apiKey);
+    cdp.searchParams.set('sessionId', id);
+    return { url: cdp.href };
+  };
 
   return {
     kind: 'steel',
@@ -54,11 +61,29 @@ export function steelBackend(options: SteelOptions): BrowserBackend {
         throw new BrowserBackendUnavailableError(
           `${V} answered a session without its id or websocketUrl`,
         );
-      const cdp = new URL(websocket);
-      cdp.searchParams.set('apiKey', options.apiKey);
-      cdp.searchParams.set('sessionId', id);
       const live = field(json, 'debugUrl');
-      return { externalId: id, cdp: { url: cdp.href }, ...(live ? { liveViewUrl: live } : {}) };
+      return {
+        externalId: id,
+        cdp: connectUrl(websocket, id),
+        ...(live ? { liveViewUrl: live } : {}),
+      };
+    },
+    async attach(externalId) {
+      // A live session's details name its websocket again.
+      const { status, json } = await vendorJson(
+        options.fetch,
+        V,
+        'session lookup',
+        `${base}/v1/sessions/${encodeURIComponent(externalId)}`,
+        { method: 'GET', headers },
+      );
+      requireOk(V, 'session lookup', status);
+      const websocket = field(json, 'websocketUrl');
+      if (field(json, 'status') !== 'live' || !websocket)
+        throw new BrowserBackendUnavailableError(
+          `${V} session ${externalId} is not live: it cannot be reconnected to`,
+        );
+      return connectUrl(websocket, externalId);
     },
     async release(externalId) {
       const { status } = await vendorJson(
