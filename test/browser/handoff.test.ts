@@ -1,7 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentBudgetOperation } from '../../src/app/agents/budget-operation.ts';
-import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
 import { createOperatorToken } from '../../src/app/operators/operator-auth.ts';
 import type { Db } from '../../src/store/db.ts';
@@ -56,13 +55,6 @@ describe('a browser handoff to a second participant through Live View', () => {
       { agent: 'surfer', rounds: 8 },
       operator,
     );
-    await addBrowserBackend(server.mesh, { name: 'chromium', kind: 'local', development: true });
-    await grantBrowserBackend(server.mesh, {
-      agent: 'surfer',
-      backend: 'chromium',
-      allowLoopback: true,
-      operator: 'operator:test',
-    });
     browser = await launchBrowser();
     const signedIn = async (label: string) => {
       const minted = await createOperatorToken(db, label);
@@ -93,6 +85,45 @@ describe('a browser handoff to a second participant through Live View', () => {
     await page.fill('form.send textarea[name=body]', body);
     await Promise.all([page.waitForURL(/conversation=/), page.click('form.send button')]);
   }
+
+  it('registers a local browser backend and grants it on the browsers page', async () => {
+    await grace.goto(`${server.url}browsers`);
+    await grace.fill('form[action="/browsers/backends"] input[name=name]', 'chromium');
+    await grace.selectOption('form[action="/browsers/backends"] select[name=kind]', 'local');
+    await grace.check('form[action="/browsers/backends"] input[name=development]');
+    await Promise.all([
+      grace.waitForURL(/\/browsers$/),
+      grace.click('form[action="/browsers/backends"] button'),
+    ]);
+    await expect(grace.locator('p.flash.ok').textContent()).resolves.toContain(
+      'Added browser backend chromium',
+    );
+    await expect(grace.locator('tr[data-backend=chromium]').textContent()).resolves.toContain(
+      'development only',
+    );
+    await grace.selectOption('form[action="/browsers/grants"] select[name=agent]', 'surfer');
+    await grace.selectOption('form[action="/browsers/grants"] select[name=backend]', 'chromium');
+    await grace.check('form[action="/browsers/grants"] input[name=allow_loopback]');
+    await Promise.all([
+      grace.waitForURL(/\/browsers$/),
+      grace.click('form[action="/browsers/grants"] button'),
+    ]);
+    await expect(grace.locator('tr[data-grant=surfer]').textContent()).resolves.toContain(
+      'allowed',
+    );
+    // A second backend of the same name is refused in the page's words, losing nothing.
+    await grace.fill('form[action="/browsers/backends"] input[name=name]', 'chromium');
+    await grace.check('form[action="/browsers/backends"] input[name=development]');
+    await Promise.all([
+      grace.waitForURL(/\/browsers$/),
+      grace.click('form[action="/browsers/backends"] button'),
+    ]);
+    await expect(grace.locator('p.flash.error').textContent()).resolves.toContain('chromium');
+    await expect(
+      grace.locator('form[action="/browsers/backends"] input[name=name]').inputValue(),
+    ).resolves.toBe('chromium');
+    await screenshot(grace, 'browsers-page');
+  }, 60_000);
 
   it('parks on the login wall, Bob logs in through Live View and hands back, and the run finishes', async () => {
     model.enqueue(say('Hello, Grace.'));
@@ -131,9 +162,17 @@ describe('a browser handoff to a second participant through Live View', () => {
     expect((await sessions()).map((s) => s.state)).toEqual(['awaiting_human']);
     await screenshot(grace, 'handoff-asked');
 
-    // Mallory never spoke in the conversation: Live View is refused to her.
     const link = await asked.locator('a.live-view-link').getAttribute('href');
     expect(link).toMatch(/^\/browser-sessions\/[0-9a-f-]{36}\/live$/);
+    // The browsers page lists the session, handed over, with its Live View.
+    await grace.goto(`${server.url}browsers`);
+    const row = grace.locator(`tr[data-session="${(await sessions())[0]?.id}"]`);
+    await expect(row.textContent()).resolves.toContain('awaiting human');
+    await expect(row.locator('a', { hasText: 'Live View' }).getAttribute('href')).resolves.toMatch(
+      /^\/browser-sessions\//,
+    );
+
+    // Mallory never spoke in the conversation: Live View is refused to her.
     const refused = await mallory.goto(`${server.url}${(link ?? '').slice(1)}`);
     expect(refused?.status()).toBe(403);
 

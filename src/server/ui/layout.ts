@@ -110,6 +110,7 @@ export function layout(
         <a href="/mcp">MCP servers</a>
         <a href="/packages">Packages</a>
         <a href="/workspaces">Workspaces</a>
+        <a href="/browsers">Browsers</a>
         <a href="/web">Web</a>
         <a href="/reference">API</a>
         <form method="post" action="/logout" class="inline">

@@ -1,4 +1,5 @@
 import { agentRoutes } from './agent-routes.ts';
+import { browserRoutes } from './browser-routes.ts';
 import { chatRoutes } from './chat-routes.ts';
 import { liveViewRoutes } from './live-view-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
@@ -15,6 +16,7 @@ export const uiRoutes: readonly UiRoute[] = [
   ...providerRoutes,
   ...mcpRoutes,
   ...workspaceRoutes,
+  ...browserRoutes,
   ...webRoutes,
   ...referenceRoutes,
   ...liveViewRoutes,

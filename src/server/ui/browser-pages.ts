@@ -1,0 +1,155 @@
+import type {
+  BrowserBackendAnswer,
+  BrowserGrantAnswer,
+  BrowserSessionAnswer,
+} from '../../app/backends/browser-operations.ts';
+import { html } from './html.ts';
+import { csrfField, layout, listTable, picker, sticky, type PageSession } from './layout.ts';
+
+/** What the browsers page shows: `browsers.list`'s answer. */
+export interface BrowsersState {
+  readonly backends: readonly BrowserBackendAnswer[];
+  readonly grants: readonly BrowserGrantAnswer[];
+  readonly sessions: readonly BrowserSessionAnswer[];
+}
+
+/** A live session's Live View: Mesh's own page, or the vendor's (opened apart from Mesh). */
+function liveView(url: string | null) {
+  if (url === null) return html`<span class="muted">—</span>`;
+  return url.startsWith('/')
+    ? html`<a href="${url}">Live View</a>`
+    : html`<a href="${url}" target="_blank" rel="noopener noreferrer">Live View</a>`;
+}
+
+/**
+ * Browser backends (development ones marked), grants, live sessions with their Live View, and the
+ * forms to add, remove, grant and revoke: the same operations as `mesh browsers` and the API.
+ */
+export function browsersPage(
+  session: PageSession,
+  state: BrowsersState,
+  agents: readonly string[] = [],
+): string {
+  return layout(
+    'Browsers',
+    session,
+    html`<h1>Browsers</h1>
+      <h2>Backends</h2>
+      ${listTable(
+        state.backends,
+        'No browser backend yet: browser tools are not offered to any agent.',
+        ['Name', 'Kind', '', 'API key', ''],
+        (b) =>
+          html`<tr data-backend="${b.name}">
+            <td>${b.name}</td>
+            <td>${b.kind}</td>
+            <td>
+              ${
+                b.development
+                  ? html`<span class="badge effect">development only</span>`
+                  : html`<span class="muted">vendor</span>`
+              }
+            </td>
+            <td>
+              ${b.api_key === null ? html`<span class="muted">—</span>` : b.api_key.present ? 'present' : 'absent'}
+            </td>
+            <td>
+              <form
+                method="post"
+                action="/browsers/backends/${encodeURIComponent(b.name)}/delete"
+                class="inline"
+              >
+                ${csrfField(session)}<button class="danger">Remove</button>
+              </form>
+            </td>
+          </tr>`,
+      )}
+      <h2>Grants</h2>
+      ${listTable(
+        state.grants,
+        'No agent has a browser backend.',
+        ['Agent', 'Backend', 'Loopback', ''],
+        (g) =>
+          html`<tr data-grant="${g.agent}">
+            <td>${g.agent}</td>
+            <td>${g.backend}</td>
+            <td>${g.allow_loopback ? 'allowed' : html`<span class="muted">refused</span>`}</td>
+            <td>
+              <form
+                method="post"
+                action="/browsers/grants/${encodeURIComponent(g.agent)}/delete"
+                class="inline"
+              >
+                ${csrfField(session)}<button class="danger">Revoke</button>
+              </form>
+            </td>
+          </tr>`,
+      )}
+      <h2>Live sessions</h2>
+      ${listTable(
+        state.sessions,
+        'No live browser session.',
+        ['Session', 'Run', 'Agent', 'Backend', 'State', 'Age', ''],
+        (s) =>
+          html`<tr data-session="${s.id}">
+            <td><code>${s.id.slice(0, 8)}</code></td>
+            <td><a href="/runs/${s.run_id}">${s.run_id.slice(0, 8)}</a> (${s.run_status})</td>
+            <td>${s.agent}</td>
+            <td>${s.backend}</td>
+            <td>${s.state.replace('_', ' ')}</td>
+            <td>${String(s.age_seconds)} s</td>
+            <td>${liveView(s.live_view_url)}</td>
+          </tr>`,
+      )}
+      <h2>Add a backend</h2>
+      <form method="post" action="/browsers/backends" class="stack">
+        ${csrfField(session)}
+        <label>Name <input name="name" value="${sticky(session, 'name', '')}" required /></label>
+        <label
+          >Kind
+          <select name="kind">
+            <option value="local">local (Debian's Chromium, development only)</option>
+            <option value="browserbase">browserbase</option>
+            <option value="steel">steel</option>
+            <option value="cloudflare">cloudflare (Browser Run)</option>
+          </select></label
+        >
+        <label
+          ><input type="checkbox" name="development" value="true" /> development setting (required
+          for local; allows a loopback http base URL)</label
+        >
+        <label
+          >Base URL
+          <input
+            name="base_url"
+            value="${sticky(session, 'base_url', '')}"
+            placeholder="the vendor's own"
+        /></label>
+        <label
+          >Account id (cloudflare)
+          <input name="account_id" value="${sticky(session, 'account_id', '')}"
+        /></label>
+        <label
+          >Project id (browserbase)
+          <input name="project_id" value="${sticky(session, 'project_id', '')}"
+        /></label>
+        <label>API key <input name="api_key" type="password" autocomplete="off" /></label>
+        <button>Add backend</button>
+      </form>
+      <h2>Grant a backend to an agent</h2>
+      <form method="post" action="/browsers/grants" class="stack">
+        ${csrfField(session)} ${picker(session, 'agent', 'Agent', agents)}
+        ${picker(
+          session,
+          'backend',
+          'Backend',
+          state.backends.map((b) => b.name),
+        )}
+        <label
+          ><input type="checkbox" name="allow_loopback" value="true" /> allow loopback addresses
+          (development backends only)</label
+        >
+        <button>Grant</button>
+      </form>`,
+  );
+}
