@@ -130,10 +130,13 @@ export async function startTestServer(
       }
       return { status: res.status, headers: res.headers, text, json };
     },
-    // The worker a sent message started, and what it listens to, end with the server.
+    // The worker a sent message started, and what it listens to, end with the server; so do the
+    // browser sessions it holds (a run parked on a handoff keeps its session until then).
     async close() {
       await server.close();
       await mesh.runs.close();
+      await mesh.liveViews.close();
+      await mesh.browsers.close();
     },
   };
 }
