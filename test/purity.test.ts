@@ -96,6 +96,8 @@ const OWNED_PACKAGES: readonly { pattern: RegExp; owner: string | readonly strin
   // The process spawners: a sandbox's command, a development browser.
   { pattern: /^(node:)?child_process$/, owner: ['src/exec/backends/', 'src/browser/backends/'] },
   { pattern: /^playwright-core/, owner: 'src/browser/backends/' },
+  // Zip reading and writing: only the package archive path, which never loads what it reads.
+  { pattern: /^yau?zl$/, owner: 'src/manifest/archive/' },
   { pattern: /^e2b$|^e2b\//, owner: 'src/exec/backends/' },
   { pattern: /^exa-js$|^exa-js\//, owner: 'src/web/adapters/' },
   // The OpenTelemetry SDK is set up in one module, and imported only when tracing is configured.

@@ -95,7 +95,14 @@ ${mcpConnectionOperations.map(operationUsage).filter(Boolean).join('\n')}
       (mcp.oauth-start, then mcp.oauth-status until it is made or SECONDS pass; default 600)`;
 
 const PACKAGES_USAGE = `Usage:
-${packageOperations.map(operationUsage).join('\n')}`;
+${packageOperations.map(operationUsage).join('\n')}
+  mesh packages keygen NAME                      a publisher key pair: NAME.key (private) and NAME.pub
+  mesh packages pack DIR --key KEYFILE [--out F] a signed archive of a package folder
+  mesh packages verify ARCHIVE [--trust PUB]...  check an archive: hardening, digest, signature, manifest
+  mesh packages stage ARCHIVE [--trust PUB]...   verify, then stage its files in $MESH_HOME/packages/<id>
+
+Archives are metadata: their code is never loaded. Trusted keys are the *.pub files in
+$MESH_HOME/trusted-keys/ and each --trust file. A refusal prints its typed reason and exits 1.`;
 
 const CONFIG_USAGE = `Usage:
 ${configOperations.map(operationUsage).join('\n')}`;

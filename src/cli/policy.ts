@@ -11,4 +11,8 @@ export const configCommand: CommandBody = operationGroup(configOperations);
 export const secretsCommand: CommandBody = operationGroup(secretOperations);
 
 /** `mesh packages …`: what the manifests declare, and how each is installed for an agent. */
-export const packagesCommand: CommandBody = operationGroup(packageOperations);
+export const packagesCommand: CommandBody = async (args, io) =>
+  operationGroup(packageOperations, (await import('./package-archives.ts')).archiveSubcommands)(
+    args,
+    io,
+  );

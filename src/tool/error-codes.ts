@@ -163,6 +163,7 @@ export const ERROR_CODES = Object.freeze({
   browser_session_not_found: 'not_found',
   live_view_unavailable: 'conflict',
   not_handed_over: 'conflict',
+  archive_refused: 'invalid',
   not_awaiting_input: 'conflict',
   question_expired: 'conflict',
   package_not_found: 'not_found',
