@@ -53,7 +53,7 @@ describe.each(testDatabases())('request_input on $name', (database) => {
     await invokeOperation(
       mesh,
       agentBudgetOperation,
-      { agent: 'asker', rounds: 5, wall_clock_seconds: 1 },
+      { agent: 'asker', rounds: 5, wall_clock_seconds: 30 },
       { actor: 'operator:test' },
     );
     // Bob speaks first in a shared conversation: he is one of its participants.
@@ -138,9 +138,18 @@ describe.each(testDatabases())('request_input on $name', (database) => {
     expect((await messages()).length).toBe(before + 2);
     expect((await runRow(parked.runId))?.status).toBe('awaiting_input');
 
-    // Bob, not Grace who asked, answers; the run resumes past its 1 s wall clock, which waiting
-    // does not count.
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // Bob, not Grace who asked, answers; the run resumes past its 30 s wall clock, which waiting
+    // does not count. The wait is made a minute long in the rows (the run's start and the
+    // question's asking moved back), rather than waited out.
+    await mesh.db.query(
+      `update runs set created_at = created_at - interval '60 seconds',
+         started_at = started_at - interval '60 seconds' where id = $1`,
+      [parked.runId],
+    );
+    await mesh.db.query(
+      `update run_questions set asked_at = asked_at - interval '60 seconds' where run_id = $1`,
+      [parked.runId],
+    );
     model.enqueue(say('Applying the timeout fix, as Bob chose.'));
     const answered = await answer('user:bob', parked.runId, 'raise the timeout', 30);
     expect(answered).toMatchObject({
