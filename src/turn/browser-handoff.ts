@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { JsonObject } from '../model/json.ts';
 import type { Tool } from '../model/wire.ts';
 import type { Definition } from '../tool/definition.ts';
 import { observation, type Observation } from '../tool/observation.ts';
-import { TOOL_SEARCH_PACKAGE } from './tool-search.ts';
+import { parkingVerb } from './parking-verb.ts';
 
 /**
  * The agent's verb for handing its browser to a person: the run parks until someone of the
@@ -77,25 +76,4 @@ export function offersHandoff(definitions: readonly Definition[]): boolean {
  * executed — the engine parks the run on it once the browser layer has a session a person can
  * take over, and the hand-back becomes its observation.
  */
-export const BROWSER_HANDOFF_DEFINITION: Definition = Object.freeze(handoffDefinition());
-
-function handoffDefinition(): Definition {
-  return {
-    tool: TOOL,
-    class: 'browser',
-    replay: 'internal',
-    needs: [],
-    parks: true,
-    origin: {
-      source: 'first_party',
-      packageId: TOOL_SEARCH_PACKAGE,
-      version: '1.0.0',
-      digest: createHash('sha256').update(JSON.stringify(TOOL)).digest('hex'),
-    },
-    execute: () =>
-      Promise.resolve({
-        text: 'browser_handoff is answered in a conversation; it cannot be run on its own',
-        isError: true,
-      }),
-  };
-}
+export const BROWSER_HANDOFF_DEFINITION: Definition = parkingVerb(TOOL, 'browser');

@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { JsonObject } from '../model/json.ts';
 import type { Tool } from '../model/wire.ts';
 import type { Definition } from '../tool/definition.ts';
 import { observation, type Observation } from '../tool/observation.ts';
-import { TOOL_SEARCH_PACKAGE } from './tool-search.ts';
+import { parkingVerb } from './parking-verb.ts';
 
 /** The agent's own verb for asking its conversation: the run parks until someone answers. */
 export const REQUEST_INPUT = 'request_input';
@@ -83,25 +82,4 @@ export function expiredObservation(waited: string): Observation {
  * request_input as a definition: Mesh's own, offered in every turn, and never executed — the
  * engine parks the run on it (`parks`), and the answer becomes its observation.
  */
-export const REQUEST_INPUT_DEFINITION: Definition = Object.freeze(requestInputDefinition());
-
-function requestInputDefinition(): Definition {
-  return {
-    tool: TOOL,
-    class: 'query',
-    replay: 'internal',
-    needs: [],
-    parks: true,
-    origin: {
-      source: 'first_party',
-      packageId: TOOL_SEARCH_PACKAGE,
-      version: '1.0.0',
-      digest: createHash('sha256').update(JSON.stringify(TOOL)).digest('hex'),
-    },
-    execute: () =>
-      Promise.resolve({
-        text: 'request_input is answered in a conversation; it cannot be run on its own',
-        isError: true,
-      }),
-  };
-}
+export const REQUEST_INPUT_DEFINITION: Definition = parkingVerb(TOOL, 'query');

@@ -1,10 +1,9 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentBudgetOperation } from '../../src/app/agents/budget-operation.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
-import { createOperatorToken } from '../../src/app/operators/operator-auth.ts';
 import type { Db } from '../../src/store/db.ts';
-import { launchBrowser, login, screenshot } from '../support/browser.ts';
+import { launchBrowser, screenshot, signedInOperator } from '../support/browser.ts';
 import { freshPglite } from '../support/db.ts';
 import {
   startFakeChatCompletions,
@@ -37,7 +36,6 @@ describe('a browser handoff to a second participant through Live View', () => {
   let model: FakeChatCompletions;
   let site: TestSite;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
   let grace: Page;
   let bob: Page;
   let mallory: Page;
@@ -56,15 +54,11 @@ describe('a browser handoff to a second participant through Live View', () => {
       operator,
     );
     browser = await launchBrowser();
-    const signedIn = async (label: string) => {
-      const minted = await createOperatorToken(db, label);
-      const context = await browser.newContext({ viewport: { width: 1500, height: 1100 } });
-      contexts.push(context);
-      const page = await context.newPage();
-      page.setDefaultTimeout(20_000);
-      await login(page, server.url, minted.token);
-      return { page, actor: `operator:${label}:${minted.record.id.slice(0, 8)}` };
-    };
+    const signedIn = (label: string) =>
+      signedInOperator(browser, db, server.url, label, {
+        viewport: { width: 1500, height: 1100 },
+        timeoutMs: 20_000,
+      });
     grace = (await signedIn('grace')).page;
     const b = await signedIn('bob');
     bob = b.page;
@@ -73,7 +67,6 @@ describe('a browser handoff to a second participant through Live View', () => {
   }, 90_000);
 
   afterAll(async () => {
-    for (const c of contexts) await c.close();
     await browser?.close();
     await server?.close();
     await model?.close();

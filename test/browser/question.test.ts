@@ -1,8 +1,7 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOperatorToken } from '../../src/app/operators/operator-auth.ts';
 import type { Db } from '../../src/store/db.ts';
-import { launchBrowser, login, screenshot } from '../support/browser.ts';
+import { launchBrowser, screenshot, signedInOperator } from '../support/browser.ts';
 import { freshPglite } from '../support/db.ts';
 import {
   startFakeChatCompletions,
@@ -25,7 +24,6 @@ describe('a run parked on a question, answered in the UI by another participant'
   let server: TestServer;
   let model: FakeChatCompletions;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
   let grace: Page;
   let bob: Page;
   let mallory: Page;
@@ -37,15 +35,7 @@ describe('a run parked on a question, answered in the UI by another participant'
     model = await startFakeChatCompletions();
     await fakeModelAgent(server.mesh, model.baseUrl, 'helper');
     browser = await launchBrowser();
-    const signedIn = async (label: string) => {
-      const minted = await createOperatorToken(db, label);
-      const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-      contexts.push(context);
-      const page = await context.newPage();
-      page.setDefaultTimeout(15_000);
-      await login(page, server.url, minted.token);
-      return { page, actor: `operator:${label}:${minted.record.id.slice(0, 8)}` };
-    };
+    const signedIn = (label: string) => signedInOperator(browser, db, server.url, label);
     grace = (await signedIn('grace')).page;
     const b = await signedIn('bob');
     bob = b.page;
@@ -54,7 +44,6 @@ describe('a run parked on a question, answered in the UI by another participant'
   }, 60_000);
 
   afterAll(async () => {
-    for (const c of contexts) await c.close();
     await browser?.close();
     await server?.close();
     await model?.close();
