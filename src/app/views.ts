@@ -127,6 +127,7 @@ export function stepJson(step: StepRecord): Record<string, unknown> {
     callId: about?.callId ?? null,
     class: call?.effect?.class ?? null,
     replay: call?.effect?.replay ?? null,
+    package: call?.package ?? null,
     arguments: call?.arguments ?? null,
     observation: step.kind === 'observation' ? step.observation : null,
     data: 'data' in step ? step.data : null,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
-import type { Definition, ToolAttachment } from '../tool/definition.ts';
+import type { ToolAttachment } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
 import { noRedaction, type Redactor } from '../tool/redaction.ts';
 import type { Observation } from '../tool/observation.ts';
@@ -23,6 +23,7 @@ import type {
 } from './records.ts';
 import type { InboundWrite, RunStore } from './run-store.ts';
 import { announcingWrites } from './announcing-store.ts';
+import { callStep, pinOf, type CallDefinition } from './call-steps.ts';
 import { observationJson, redactedObservation } from './observation-json.ts';
 import type { NewAnswer, NewExpiry, QuestionKind } from './questions.ts';
 import { attachmentArtifacts, largeObservation } from './observation-artifacts.ts';
@@ -152,7 +153,7 @@ export class RunLedger {
   async recordToolCall(
     lease: Lease,
     call: ToolCall,
-    definition: Pick<Definition, 'class' | 'replay'>,
+    definition: CallDefinition,
   ): Promise<ToolCallStep> {
     return toolEffect(definition).crossesCommitBoundary
       ? this.recordCommit(lease, call, definition)
@@ -165,7 +166,7 @@ export class RunLedger {
   async recordCommit(
     lease: Lease,
     call: ToolCall,
-    definition: Pick<Definition, 'class' | 'replay'>,
+    definition: CallDefinition,
   ): Promise<ToolCallStep> {
     return asCall(
       await this.store.appendStep(lease, callStep(this.cleanCall(call), definition, true)),
@@ -179,7 +180,7 @@ export class RunLedger {
   async recordRefusal(
     lease: Lease,
     call: ToolCall,
-    definition: Pick<Definition, 'class' | 'replay'> | undefined,
+    definition: CallDefinition | undefined,
     refusal: Observation,
     usage?: JsonObject,
   ): Promise<{ call: ToolCallStep; observation: StepRecord }> {
@@ -191,6 +192,7 @@ export class RunLedger {
         toolName: call.name,
         callId: call.id,
         effect: definition ? { class: definition.class, replay: definition.replay } : null,
+        ...pinOf(definition),
         arguments: this.cleanCall(call).arguments,
         committed: false,
       },
@@ -214,7 +216,7 @@ export class RunLedger {
   async recordCallAfterRun(
     lease: Lease,
     call: ToolCall,
-    definition: Pick<Definition, 'class' | 'replay'>,
+    definition: CallDefinition,
     result: Observation,
     done: {
       readonly callStatus: CallStatus;
@@ -297,7 +299,7 @@ export class RunLedger {
     lease: Lease,
     park: {
       readonly call: ToolCall;
-      readonly definition: Pick<Definition, 'class' | 'replay'>;
+      readonly definition: CallDefinition;
       /** What the run waits for (an answer, or its browser handed back), and where to act. */
       readonly kind: QuestionKind;
       readonly link: string | null;
@@ -380,21 +382,4 @@ export class RunLedger {
 function asCall(step: StepRecord): ToolCallStep {
   if (step.kind !== 'tool_call') throw new TypeError(`expected a tool_call step, got ${step.kind}`);
   return step;
-}
-
-function callStep(
-  call: ToolCall,
-  definition: Pick<Definition, 'class' | 'replay'>,
-  committed: boolean,
-  status: 'started' | CallStatus = 'started',
-): NewStep {
-  return {
-    kind: 'tool_call',
-    status,
-    toolName: call.name,
-    callId: call.id,
-    effect: { class: definition.class, replay: definition.replay },
-    arguments: call.arguments,
-    committed,
-  };
 }

@@ -98,6 +98,16 @@ export interface ModelResponseStep extends StepBase {
 }
 
 /**
+ * The package a call's tool was declared by, pinned exactly: its id, version and content digest
+ * (a remote server's tools: the server's id and the digest of the checked definition).
+ */
+export interface PackagePin {
+  readonly id: string;
+  readonly version: string;
+  readonly digest: string;
+}
+
+/**
  * A tool call, recorded before it runs. `effect` is the class and replay the call ran under (what
  * resume decides by); it is null only for a refused call naming no known tool.
  */
@@ -106,6 +116,8 @@ export interface ToolCallStep extends StepBase {
   readonly toolName: string;
   readonly callId: string;
   readonly effect: { readonly class: ToolClass; readonly replay: Replay } | null;
+  /** The exact package the tool came from (absent for a call naming no known tool). */
+  readonly package?: PackagePin;
   readonly arguments: string;
   /** The write-ahead commit stamp, for a call that crossed the commit boundary. */
   readonly committedAt: Date | null;
@@ -155,6 +167,7 @@ export type NewStep =
       readonly toolName: string;
       readonly callId: string;
       readonly effect: ToolCallStep['effect'];
+      readonly package?: PackagePin;
       readonly arguments: string;
       /** Stamps the call (and its run) as having crossed the commit boundary. */
       readonly committed: boolean;

@@ -1,5 +1,12 @@
 import type { JsonObject } from '../model/json.ts';
-import type { NewStep, ReplyEnd, StepKind, StepRecord, StepStatus } from '../run/records.ts';
+import type {
+  NewStep,
+  PackagePin,
+  ReplyEnd,
+  StepKind,
+  StepRecord,
+  StepStatus,
+} from '../run/records.ts';
 import { REPLAYS, TOOL_CLASSES, type Replay, type ToolClass } from '../tool/definition.ts';
 import { StoreError } from './db.ts';
 
@@ -38,6 +45,16 @@ function replyEnd(value: unknown): ReplyEnd | undefined {
   return { status, reason };
 }
 
+/** A call step's package pin, from its data. */
+function pinOf(data: JsonObject | null): { package?: PackagePin } {
+  const pin = data?.['package'];
+  if (typeof pin !== 'object' || pin === null || Array.isArray(pin)) return {};
+  const { id, version, digest } = pin as Record<string, unknown>;
+  return typeof id === 'string' && typeof version === 'string' && typeof digest === 'string'
+    ? { package: { id, version, digest } }
+    : {};
+}
+
 /** A row as the step record of its kind, with only that kind's fields. */
 export function stepFrom(row: StepRow): StepRecord {
   const base = {
@@ -72,6 +89,7 @@ export function stepFrom(row: StepRow): StepRecord {
         toolName: row.toolName ?? '',
         callId: row.callId ?? '',
         effect: effectOf(row),
+        ...pinOf(row.data),
         arguments: row.arguments ?? '',
         committedAt: row.committedAt,
       };
@@ -142,7 +160,8 @@ export function stepParams(step: NewStep): unknown[] {
           replay: step.effect?.replay ?? null,
           arguments: step.arguments,
           observation: null,
-          data: null,
+          // The package pin rides in the call step's data.
+          data: step.package ? { package: { ...step.package } } : null,
           status: step.status,
           committed: step.committed,
           finished: step.status !== 'started',

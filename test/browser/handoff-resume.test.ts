@@ -5,6 +5,8 @@ import { chat } from '../../src/app/conversations/turns.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
 import { answerRunOperation } from '../../src/app/runs/answer-operation.ts';
+import { stepJson } from '../../src/app/views.ts';
+import { catalog } from '../../src/generated/catalog.ts';
 import type { Db } from '../../src/store/db.ts';
 import { testDatabases } from '../support/db.ts';
 import {
@@ -160,6 +162,26 @@ describe.each(testDatabases())(
         taken_over_by: 'user:grace',
       });
       expect(after[0]?.holder).not.toBe(session?.holder);
+
+      // Every call step pins the exact package its tool came from: id, version and content digest.
+      const browserPackage = catalog.packages.find((p) => p.folder === 'browser');
+      const calls = (await first.ledger.steps(parked.runId)).filter((s) => s.kind === 'tool_call');
+      expect(
+        calls.map((c) => [c.toolName, c.kind === 'tool_call' ? c.package : undefined]),
+      ).toEqual([
+        [
+          'browser_navigate',
+          { id: 'mesh.browser', version: '1.0.0', digest: browserPackage?.digest },
+        ],
+        ['browser_read', { id: 'mesh.browser', version: '1.0.0', digest: browserPackage?.digest }],
+        ['browser_act', { id: 'mesh.browser', version: '1.0.0', digest: browserPackage?.digest }],
+        ['browser_handoff', expect.objectContaining({ version: '1.0.0' })],
+        ['browser_read', { id: 'mesh.browser', version: '1.0.0', digest: browserPackage?.digest }],
+      ]);
+      expect(browserPackage?.digest).toMatch(/^[0-9a-f]{64}$/);
+      expect(stepJson(calls[0]!)['package']).toEqual(
+        calls[0]?.kind === 'tool_call' && calls[0].package,
+      );
     }, 90_000);
   },
 );
