@@ -45,11 +45,16 @@ async function refusing(command: string, io: CliIo, fn: () => Promise<number>): 
   }
 }
 
-function trusted(files: readonly string[] | undefined) {
-  return loadTrustedKeys({ dir: trustDir(), files: files ?? [] });
+/** `ARCHIVE [--trust PUB]...`: the archive's bytes, and the keys trusted to have signed it. */
+function archiveAndTrust(args: readonly string[]) {
+  const { positionals, values } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: { trust: { type: 'string', multiple: true } },
+  });
+  const bytes = readArchiveFile(one(positionals, 'ARCHIVE'));
+  return { bytes, trusted: () => loadTrustedKeys({ dir: trustDir(), files: values.trust ?? [] }) };
 }
-
-const TRUST = { trust: { type: 'string', multiple: true } } as const;
 
 export const archiveSubcommands: Readonly<Record<string, Subcommand>> = {
   async keygen(args, io) {
@@ -57,7 +62,7 @@ export const archiveSubcommands: Readonly<Record<string, Subcommand>> = {
     const name = one(positionals, 'NAME');
     if (existsSync(`${name}.key`) || existsSync(`${name}.pub`))
       throw new UsageError(`${name}.key or ${name}.pub exists already`);
-    const pair = await newPublisherKey();
+    const pair = newPublisherKey();
     writeFileSync(`${name}.key`, pair.privatePem, { mode: 0o600, flag: 'wx' });
     writeFileSync(`${name}.pub`, pair.publicPem, { flag: 'wx' });
     io.out(`Wrote ${name}.key (keep it private) and ${name}.pub (key ${pair.id}).`);
@@ -84,15 +89,9 @@ export const archiveSubcommands: Readonly<Record<string, Subcommand>> = {
   },
 
   async verify(args, io) {
-    const { positionals, values } = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      options: TRUST,
-    });
-    const path = one(positionals, 'ARCHIVE');
-    const bytes = readArchiveFile(path);
+    const { bytes, trusted } = archiveAndTrust(args);
     return refusing('verify', io, async () => {
-      const verified = await verifyArchive(bytes, trusted(values.trust));
+      const verified = await verifyArchive(bytes, trusted());
       const { id, version, meshApi } = verified.package.manifest.package;
       io.out(
         `Verified ${id} ${version} (mesh_api ${meshApi}): ${verified.files.size} files, digest ${verified.digest}, signed by ${verified.signer.name}.`,
@@ -102,18 +101,9 @@ export const archiveSubcommands: Readonly<Record<string, Subcommand>> = {
   },
 
   async stage(args, io) {
-    const { positionals, values } = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      options: TRUST,
-    });
-    const path = one(positionals, 'ARCHIVE');
-    const bytes = readArchiveFile(path);
+    const { bytes, trusted } = archiveAndTrust(args);
     return refusing('stage', io, async () => {
-      const staged = await stageArchive(bytes, {
-        root: stagedRoot(),
-        trusted: trusted(values.trust),
-      });
+      const staged = await stageArchive(bytes, { root: stagedRoot(), trusted: trusted() });
       io.out(
         `Staged ${staged.id} ${staged.version} at ${staged.path}${staged.replaced ? ` (replacing ${staged.replaced})` : ''}; signed by ${staged.signer}, digest ${staged.digest}. Its code is never loaded.`,
       );

@@ -1,4 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -12,9 +18,11 @@ import {
 import { dirname, join, resolve, sep } from 'node:path';
 import {
   ArchiveRefusedError,
+  keyId,
   trustedKey,
   type TrustedKey,
 } from '../../manifest/archive/archive-format.ts';
+import { packArchive } from '../../manifest/archive/archive-pack.ts';
 import { verifyArchive, type VerifiedArchive } from '../../manifest/archive/archive-verify.ts';
 import { resolveMeshHome } from '../../store/connect.ts';
 import { MeshError } from '../../tool/errors.ts';
@@ -171,40 +179,31 @@ export async function stageArchive(
   }
 }
 
-/** Packs a package folder into a signed archive with the publisher's Ed25519 key (PEM file). */
+/**
+ * Packs a package folder into a signed archive with the publisher's Ed25519 key (PEM file), and
+ * reads it back as a verifier would (the publisher's own key trusted): a package Mesh would refuse
+ * is refused here, before it is published.
+ */
 export async function packFolder(
   dir: string,
   keyFile: string,
 ): Promise<{ bytes: Buffer; id: string; version: string; digest: string }> {
-  const { createPrivateKey } = await import('node:crypto');
-  let key;
+  let key: KeyObject;
   try {
     key = createPrivateKey(readFileSync(keyFile, 'utf8'));
   } catch {
     throw new MeshError('invalid_input', `signing key ${keyFile} is not a private key (PEM)`);
   }
-  const { packArchive, folderFiles } = await import('../../manifest/archive/archive-pack.ts');
-  const { archiveDigest } = await import('../../manifest/archive/archive-format.ts');
   const bytes = await packArchive(dir, key);
-  // The package it holds, as the verifier will read it (its own key trusted for the purpose).
-  const { createPublicKey } = await import('node:crypto');
-  const self = trustedKey(
-    'publisher',
-    createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString(),
-  );
-  const verified = await verifyArchive(bytes, self ? [self] : []);
+  const publicKey = createPublicKey(key);
+  const self: TrustedKey = { name: 'publisher', key: publicKey, id: keyId(publicKey) };
+  const verified = await verifyArchive(bytes, [self]);
   const { id, version } = verified.package.manifest.package;
-  return { bytes, id, version, digest: archiveDigest(folderFiles(dir)) };
+  return { bytes, id, version, digest: verified.digest };
 }
 
 /** A new publisher key pair: the private key (PKCS#8 PEM) and its public key (SPKI PEM). */
-export async function newPublisherKey(): Promise<{
-  privatePem: string;
-  publicPem: string;
-  id: string;
-}> {
-  const { generateKeyPairSync } = await import('node:crypto');
-  const { keyId } = await import('../../manifest/archive/archive-format.ts');
+export function newPublisherKey(): { privatePem: string; publicPem: string; id: string } {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   return {
     privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
