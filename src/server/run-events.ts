@@ -94,7 +94,7 @@ function stateJson(run: RunRecord, final: boolean): Record<string, unknown> {
 }
 
 /** What a stream's pump writes through. */
-interface EventOut {
+export interface EventOut {
   send(event: string, data: unknown, id?: string): Promise<void>;
   /**
    * Waits one poll (writing a keep-alive comment first when the stream was quiet too long);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentBudgetOperation } from '../../src/app/agents/budget-operation.ts';
-import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
@@ -15,7 +14,7 @@ import {
   type FakeReply,
 } from '../support/fake-chat-completions.ts';
 import { startTestSite, type TestSite } from '../support/test-site.ts';
-import { fakeModelAgent, testInstanceKey } from '../support/turn.ts';
+import { fakeModelAgent, grantLocalBrowser, testInstanceKey } from '../support/turn.ts';
 
 const say = (content: string): FakeReply => ({ kind: 'completion', content });
 const call = (id: string, name: string, args: object): FakeReply => ({
@@ -64,13 +63,7 @@ describe.each(testDatabases())(
       agentId = await fakeModelAgent(first, model.baseUrl, 'surfer');
       const operator = { actor: 'operator:test' };
       await invokeOperation(first, agentBudgetOperation, { agent: 'surfer', rounds: 8 }, operator);
-      await addBrowserBackend(first, { name: 'chromium', kind: 'local', development: true });
-      await grantBrowserBackend(first, {
-        agent: 'surfer',
-        backend: 'chromium',
-        allowLoopback: true,
-        operator: 'operator:test',
-      });
+      await grantLocalBrowser(first, 'surfer');
     }, 60_000);
 
     afterAll(async () => {

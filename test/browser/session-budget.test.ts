@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentBudgetOperation } from '../../src/app/agents/budget-operation.ts';
-import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
@@ -11,7 +10,7 @@ import {
 } from '../support/fake-chat-completions.ts';
 import { processAlive } from '../support/process.ts';
 import { startTestSite, type TestSite } from '../support/test-site.ts';
-import { fakeModelAgent, testInstanceKey } from '../support/turn.ts';
+import { fakeModelAgent, grantLocalBrowser, testInstanceKey } from '../support/turn.ts';
 
 /*
  * Issue 19, item 7: a run's browser session time is a meter. A run whose session has been held
@@ -44,13 +43,7 @@ describe.each(testDatabases())('browser session time on $name', (database) => {
       { agent: 'surfer', rounds: 6, session_minutes: 1 },
       caller,
     );
-    await addBrowserBackend(mesh, { name: 'chromium', kind: 'local', development: true });
-    await grantBrowserBackend(mesh, {
-      agent: 'surfer',
-      backend: 'chromium',
-      allowLoopback: true,
-      operator: 'operator:test',
-    });
+    await grantLocalBrowser(mesh, 'surfer');
   }, 60_000);
 
   afterAll(async () => {

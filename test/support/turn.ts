@@ -1,3 +1,4 @@
+import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { InstanceKey } from '../../src/secrets/instance-key.ts';
 import type { Mesh } from '../../src/app/mesh.ts';
@@ -54,4 +55,18 @@ export async function fakeModelAgent(
 /** A fresh, random instance key for a test's Mesh. */
 export function testInstanceKey(): InstanceKey {
   return new InstanceKey(randomBytes(32));
+}
+
+/**
+ * Registers this machine's Chromium as a development browser backend (`chromium`) and grants it
+ * to `agent`, with loopback allowed (the test sites listen there).
+ */
+export async function grantLocalBrowser(mesh: Mesh, agent: string): Promise<void> {
+  await addBrowserBackend(mesh, { name: 'chromium', kind: 'local', development: true });
+  await grantBrowserBackend(mesh, {
+    agent,
+    backend: 'chromium',
+    allowLoopback: true,
+    operator: 'operator:test',
+  });
 }

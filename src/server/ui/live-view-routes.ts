@@ -3,7 +3,7 @@ import { runQuestions } from '../../app/queries.ts';
 import type { BrowserSessionRecord, ChangeWatch, QuestionRecord } from '../../app/records.ts';
 import { isUuid } from '../ids.ts';
 import { MeshError } from '../../tool/errors.ts';
-import { eventStream } from '../run-events.ts';
+import { eventStream, type EventOut } from '../run-events.ts';
 import { html } from './html.ts';
 import { csrfField, layout, type PageSession } from './layout.ts';
 import type { UiRoute } from './ui-route.ts';
@@ -123,7 +123,7 @@ export const liveViewRoutes: readonly UiRoute[] = [
         frame = f;
         frames.wake();
       });
-      const pump = async (out: Parameters<Parameters<typeof eventStream>[3]>[0]) => {
+      const pump = async (out: EventOut) => {
         try {
           let state = viewer.session.state;
           let looked = Date.now();
