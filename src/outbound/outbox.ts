@@ -156,10 +156,17 @@ export function createOutbox(options: OutboxOptions): Outbox {
   ): Promise<Delivery> => {
     let row = first;
     const attemptOnce = async (): Promise<Delivery> => {
+      // A holder that has stopped (its lease lapsed) never begins an attempt: the run's next
+      // holder may have read this row already, and would then find its own attempt contended.
+      ctx.signal.throwIfAborted();
       const begun = await store.beginAttempt(row.id, row.attempts);
       if (!begun) {
         // Another holder of this run began an attempt since this one read the row: its outcome
-        // is that holder's to record. Sending too could duplicate the effect.
+        // is that holder's to record, and sending too could duplicate the effect. A provider that
+        // can be asked may already show what it made.
+        const found = await reconcile(ctx, effect, key);
+        if (found !== undefined && found !== 'nothing')
+          return delivered(row, found, row.attempts + 1, true);
         return { state: 'unknown', error: CONTENDED_TEXT, attempts: row.attempts + 1 };
       }
       row = begun;
@@ -251,6 +258,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
         case 'delivering': {
           // An earlier holder began an attempt and stopped before its answer was stored.
           const found = await reconcile(ctx, effect, key);
+          ctx.signal.throwIfAborted();
           if (found === undefined) {
             const error = unknownText(effect);
             await store.unknown(row.id, error);

@@ -52,6 +52,8 @@ export interface EffectCampaignResult {
   /** Slack posts cut after sending that were not reported unknown, or reported wrongly. */
   readonly slackMisreported: number;
   readonly unfinishedRuns: number;
+  /** One line for each call that did not settle as it must: which, what the fake holds, what was recorded. */
+  readonly unsettled: readonly string[];
   readonly problems: readonly string[];
   readonly seed: number;
 }
@@ -212,6 +214,7 @@ async function verify(
     | 'slackUnknown'
     | 'slackMisreported'
     | 'unfinishedRuns'
+    | 'unsettled'
   >
 > {
   const { rows: unfinished } = await db.query<{ n: number }>(
@@ -227,29 +230,45 @@ async function verify(
   let githubUnsettled = 0;
   let slackUnknown = 0;
   let slackMisreported = 0;
+  const unsettled: string[] = [];
+  const note = (callId: string, made: number) =>
+    unsettled.push(`${callId}: made=${made} observation=${kindOf.get(callId) ?? 'none'}`);
   const issues = [...linear.issues.values()];
   for (let i = 0; i < runs; i++) {
     const title = `deploy failing r${i}`;
     const made = issues.filter((issue) => issue.title === title).length;
     duplicateEffects += Math.max(0, made - 1);
-    if (made !== 1 || kindOf.get(`r${i}linear`) !== 'result') linearUnsettled++;
+    if (made !== 1 || kindOf.get(`r${i}linear`) !== 'result') {
+      linearUnsettled++;
+      note(`r${i}linear`, made);
+    }
 
     const opened = github.issues.filter((issue) => issue.title === title).length;
     duplicateEffects += Math.max(0, opened - 1);
-    if (opened !== 1 || kindOf.get(`r${i}github`) !== 'result') githubUnsettled++;
+    if (opened !== 1 || kindOf.get(`r${i}github`) !== 'result') {
+      githubUnsettled++;
+      note(`r${i}github`, opened);
+    }
 
     const posted = slack.posted.filter((p) => p.text === title).length;
     duplicateEffects += Math.max(0, posted - 1);
     const kind = kindOf.get(`r${i}slack`);
     if (kind === 'unknown_outcome') slackUnknown++;
     // Reported delivered must match the world; an unknown may or may not have been posted.
-    if (kind === 'result' && posted !== 1) slackMisreported++;
-    if (kind !== 'result' && kind !== 'unknown_outcome') slackMisreported++;
+    if ((kind === 'result' && posted !== 1) || (kind !== 'result' && kind !== 'unknown_outcome')) {
+      slackMisreported++;
+      note(`r${i}slack`, posted);
+    }
   }
   // The id-less provider, cut after sending: must be reported unknown.
   for (const c of cut) {
     if (c.point === 'outbound:after_send' && c.callId.endsWith('slack')) {
-      if (kindOf.get(c.callId) !== 'unknown_outcome') slackMisreported++;
+      if (kindOf.get(c.callId) !== 'unknown_outcome') {
+        slackMisreported++;
+        unsettled.push(
+          `${c.callId}: cut after sending, observation=${kindOf.get(c.callId) ?? 'none'}`,
+        );
+      }
     }
   }
   return {
@@ -259,6 +278,7 @@ async function verify(
     slackUnknown,
     slackMisreported,
     unfinishedRuns: unfinished[0]?.n ?? runs,
+    unsettled,
   };
 }
 
@@ -268,6 +288,7 @@ export function effectSummaryLine(r: EffectCampaignResult): string {
     `crash-effects: seed=${r.seed} runs=${r.runs} kills=${r.kills} after_record=${r.killsAfterRecord} ` +
     `after_send=${r.killsAfterSend} duplicate_effects=${r.duplicateEffects} linear_unsettled=${r.linearUnsettled} ` +
     `github_unsettled=${r.githubUnsettled} ` +
-    `slack_unknown=${r.slackUnknown} slack_misreported=${r.slackMisreported} unfinished_runs=${r.unfinishedRuns}`
+    `slack_unknown=${r.slackUnknown} slack_misreported=${r.slackMisreported} unfinished_runs=${r.unfinishedRuns}` +
+    r.unsettled.map((line) => `\n  unsettled ${line}`).join('')
   );
 }

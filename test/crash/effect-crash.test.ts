@@ -20,14 +20,16 @@ describe('effect tools survive SIGKILL (smoke)', () => {
         kills: 2,
         ...(seed === undefined ? {} : { seed }),
       });
-      console.log(effectSummaryLine(result));
-      expect(result.problems).toEqual([]);
-      expect(result.kills).toBe(2);
-      expect(result.duplicateEffects).toBe(0);
-      expect(result.linearUnsettled).toBe(0);
-      expect(result.githubUnsettled).toBe(0);
-      expect(result.slackMisreported).toBe(0);
-      expect(result.unfinishedRuns).toBe(0);
+      // Each assertion carries the summary line: a failure names the seed and each unsettled call.
+      const line = effectSummaryLine(result);
+      console.log(line);
+      expect(result.problems, line).toEqual([]);
+      expect(result.kills, line).toBe(2);
+      expect(result.duplicateEffects, line).toBe(0);
+      expect(result.linearUnsettled, line).toBe(0);
+      expect(result.githubUnsettled, line).toBe(0);
+      expect(result.slackMisreported, line).toBe(0);
+      expect(result.unfinishedRuns, line).toBe(0);
     },
     120_000,
   );

@@ -259,4 +259,53 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     expect(settled.state === 'unknown' ? settled.error : '').toContain('asking the provider');
     expect(unanswered.sent).toHaveLength(0);
   });
+  it('begins no attempt once its holder has stopped, and settles a contended one the provider shows', async () => {
+    const store = outboundStore(db);
+    const outbox = createOutbox({ store, sleep });
+
+    // The run's lease lapsed while the call waited: nothing is begun, sent or marked.
+    const stopped = provider();
+    const controller = new AbortController();
+    const ctxA = { ...ctxFor(), signal: controller.signal };
+    controller.abort(new Error('lease lapsed'));
+    await expect(outbox.deliver(ctxA, stopped.effect)).rejects.toThrow('lease lapsed');
+    expect(stopped.sent).toHaveLength(0);
+    const [left] = (await store.forRun(runId)).filter((r) => r.callId === ctxA.callId);
+    expect(left).toMatchObject({ state: 'pending', attempts: 0 });
+
+    // Another holder begins (and makes) the effect between this holder's read and its attempt.
+    const shown = provider();
+    const ctxB = ctxFor();
+    const rivalFirst = {
+      ...store,
+      async beginAttempt(id: string, attemptsRead: number) {
+        await store.beginAttempt(id, attemptsRead);
+        shown.made.set(effectKey(runId, 1, ctxB.callId, shown.effect.name).uuid, {
+          externalId: 'the-rival-made-it',
+        });
+        return store.beginAttempt(id, attemptsRead);
+      },
+    };
+    const contended = await createOutbox({ store: rivalFirst, sleep }).deliver(ctxB, shown.effect);
+    expect(contended).toMatchObject({
+      state: 'delivered',
+      receipt: { externalId: 'the-rival-made-it' },
+      settledEarlier: true,
+    });
+    expect(shown.sent).toHaveLength(0);
+
+    // A provider that cannot be asked: the contended effect is unknown, and not sent.
+    const blind = provider([], false);
+    const ctxC = ctxFor();
+    const rivalBlind = {
+      ...store,
+      async beginAttempt(id: string, attemptsRead: number) {
+        await store.beginAttempt(id, attemptsRead);
+        return store.beginAttempt(id, attemptsRead);
+      },
+    };
+    const unknown = await createOutbox({ store: rivalBlind, sleep }).deliver(ctxC, blind.effect);
+    expect(unknown.state).toBe('unknown');
+    expect(blind.sent).toHaveLength(0);
+  });
 });
