@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../model/json.ts';
 import type { Need, Replay, ToolClass } from '../tool/definition.ts';
+import type { HookName } from '../tool/hook.ts';
 
 /**
  * Who may see a config value, as one closed vocabulary (not three loose booleans, which admitted
@@ -130,8 +131,7 @@ export interface ToolDeclaration {
   readonly handler: string;
 }
 
-/** The lifecycle junctures a package may participate in. */
-export type HookName = 'on_enable' | 'on_disable' | 'on_secret_capture' | 'health_check';
+export type { HookName };
 /** Every lifecycle juncture, in the order hooks are listed. */
 export const HOOK_NAMES: readonly HookName[] = Object.freeze([
   'on_enable',
