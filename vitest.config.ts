@@ -42,6 +42,7 @@ class LongestFirst extends BaseSequencer {
 const SPAWNING = [
   'test/cli/**/*.test.ts',
   'test/crash/**/*.test.ts',
+  'test/lifecycle/lifecycle-crash.test.ts',
   'test/interop/**/*.test.ts',
   'test/browser/**/*.test.ts',
   'test/exec/local-isolation.test.ts',

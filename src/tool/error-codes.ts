@@ -75,6 +75,10 @@ export const ERROR_CODES = Object.freeze({
   delivery_failed: 'internal',
   effect_unrecorded: 'internal',
   outbound_event_missing: 'internal',
+  // Package installs and their lifecycle (src/lifecycle, src/store/lifecycle.ts).
+  lifecycle_row_missing: 'internal',
+  install_not_enabled: 'conflict',
+  no_compensation: 'conflict',
   // Workspace backends and grants (src/app/workspace-*.ts, src/store/workspaces.ts).
   backend_exists: 'conflict',
   backend_kind_unsupported: 'internal',

@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunLedger } from '../../src/run/ledger.ts';
 import { runStore } from '../../src/store/run-store.ts';
@@ -69,7 +69,7 @@ export async function bundleChild(outDir: string, entry = childSource): Promise<
   const { build } = await import('esbuild');
   const outfile = join(
     outDir,
-    entry === childSource ? 'crash-child.mjs' : 'crash-effect-child.mjs',
+    entry === childSource ? 'crash-child.mjs' : `crash-${basename(entry, '.ts')}.mjs`,
   );
   await build({
     entryPoints: [entry],

@@ -40,6 +40,15 @@ export interface FakeComment {
   readonly url: string;
 }
 
+export interface FakeWebhook {
+  readonly id: string;
+  readonly url: string;
+  readonly label: string | null;
+  readonly resourceTypes: readonly string[];
+  readonly allPublicTeams: boolean;
+  enabled: boolean;
+}
+
 /** One operation as received. */
 export interface LinearReceived {
   /** The root field: `issueCreate`, `issue`, `teams`… */
@@ -51,9 +60,10 @@ export interface LinearReceived {
 
 /**
  * A failure to answer the next mutation with: `ratelimited` (HTTP 429, not applied),
- * `internal` (HTTP 500, not applied), `lost` (applied, then answered 500: the answer was lost).
+ * `internal` (HTTP 500, not applied), `lost` (applied, then answered 500: the answer was lost),
+ * `forbidden` (Linear's Forbidden error, not applied: the account may not do it).
  */
-export type LinearFailure = 'ratelimited' | 'internal' | 'lost';
+export type LinearFailure = 'ratelimited' | 'internal' | 'lost' | 'forbidden';
 
 export interface LinearFake {
   /** `http://127.0.0.1:<port>/graphql`: what `api_url` is set to. */
@@ -63,7 +73,14 @@ export interface LinearFake {
   readonly teams: FakeTeam[];
   readonly issues: Map<string, FakeIssue>;
   readonly comments: Map<string, FakeComment>;
+  /** Webhooks registered through `webhookCreate`, by id. */
+  readonly webhooks: Map<string, FakeWebhook>;
   readonly received: LinearReceived[];
+  /**
+   * Called after a mutation was applied and before it is answered (a test kills its client
+   * there: the vendor acted, the answer never arrives).
+   */
+  afterApply?: (field: string) => void;
   /** Failures the next mutations meet, in order. */
   readonly failures: LinearFailure[];
   /** How many times each entity id was asked to be created (a duplicate shows as 2). */
@@ -72,7 +89,13 @@ export interface LinearFake {
   close(): Promise<void>;
 }
 
-const MUTATIONS = new Set(['issueCreate', 'commentCreate', 'issueUpdate']);
+const MUTATIONS = new Set([
+  'issueCreate',
+  'commentCreate',
+  'issueUpdate',
+  'webhookCreate',
+  'webhookDelete',
+]);
 
 function graphqlError(type: string, message: string) {
   return { errors: [{ message, extensions: { type, userPresentableMessage: message } }] };
@@ -83,6 +106,7 @@ export async function startLinearFake(): Promise<LinearFake> {
   const teams: FakeTeam[] = [];
   const issues = new Map<string, FakeIssue>();
   const comments = new Map<string, FakeComment>();
+  const webhooks = new Map<string, FakeWebhook>();
   const received: LinearReceived[] = [];
   const failures: LinearFailure[] = [];
   const createRequests = new Map<string, number>();
@@ -189,6 +213,35 @@ export async function startLinearFake(): Promise<LinearFake> {
           { data: { commentCreate: { success: true, comment: { id, url: comment.url } } } },
         ];
       }
+      case 'viewer':
+        return [200, { data: { viewer: { id: 'user-agent', name: 'Mesh Agent' } } }];
+      case 'webhook': {
+        const hook = webhooks.get(String(v['id']));
+        return hook ? [200, { data: { webhook: { ...hook } } }] : [200, notFound()];
+      }
+      case 'webhookCreate': {
+        const input = v['input'] as Record<string, unknown>;
+        const id = typeof input['id'] === 'string' ? input['id'] : randomUUID();
+        createRequests.set(id, (createRequests.get(id) ?? 0) + 1);
+        if (webhooks.has(id)) return [200, graphqlError('invalid input', 'Entity already exists')];
+        if (typeof input['url'] !== 'string' || !Array.isArray(input['resourceTypes']))
+          return [200, graphqlError('invalid input', 'url and resourceTypes are required')];
+        const hook: FakeWebhook = {
+          id,
+          url: input['url'],
+          label: typeof input['label'] === 'string' ? input['label'] : null,
+          resourceTypes: input['resourceTypes'].map(String),
+          allPublicTeams: input['allPublicTeams'] === true,
+          enabled: input['enabled'] !== false,
+        };
+        webhooks.set(id, hook);
+        return [200, { data: { webhookCreate: { success: true, webhook: { ...hook } } } }];
+      }
+      case 'webhookDelete': {
+        const id = String(v['id']);
+        if (!webhooks.delete(id)) return [200, notFound()];
+        return [200, { data: { webhookDelete: { success: true } } }];
+      }
       case 'issueUpdate': {
         const issue = findIssue(String(v['id']));
         if (!issue) return [200, notFound()];
@@ -231,7 +284,10 @@ export async function startLinearFake(): Promise<LinearFake> {
     if (failure === 'ratelimited')
       return send(429, graphqlError('ratelimited', 'Rate limit exceeded'), { 'retry-after': '0' });
     if (failure === 'internal') return send(500, graphqlError('internal error', 'Internal error'));
+    if (failure === 'forbidden')
+      return send(400, graphqlError('forbidden', 'You do not have permission to do this'));
     const [status, payload] = answer(field, variables);
+    if (MUTATIONS.has(field)) fake.afterApply?.(field);
     if (failure === 'lost') return send(500, graphqlError('internal error', 'Internal error'));
     return send(status, payload);
   };
@@ -243,18 +299,20 @@ export async function startLinearFake(): Promise<LinearFake> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
+  const fake: LinearFake = {
     url: `${base}/graphql`,
     keys,
     teams,
     issues,
     comments,
+    webhooks,
     received,
     failures,
     createRequests,
     reset() {
       issues.clear();
       comments.clear();
+      webhooks.clear();
       received.length = 0;
       failures.length = 0;
       createRequests.clear();
@@ -266,4 +324,5 @@ export async function startLinearFake(): Promise<LinearFake> {
         server.close(() => resolve());
       }),
   };
+  return fake;
 }

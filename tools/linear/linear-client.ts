@@ -30,7 +30,10 @@ async function readAnswer(response: Response): Promise<GraphQLAnswer | string> {
  * (decision 0030). A failure is handed to the SDK's own `parseLinearError`, so its error types
  * (`Ratelimited` with `retryAfter`, `AuthenticationError`, …) are what the handlers read.
  */
-export async function connect(ctx: ToolContext, settings: LinearSettings): Promise<Request> {
+export async function connect(
+  ctx: Pick<ToolContext, 'secret' | 'fetch' | 'signal'>,
+  settings: LinearSettings,
+): Promise<Request> {
   const apiKey = await ctx.secret(API_KEY_KIND);
   return async <Data>(query: string, variables: Record<string, unknown>) => {
     const response = await ctx.fetch(settings.apiUrl, {

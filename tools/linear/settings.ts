@@ -10,6 +10,8 @@ export interface LinearSettings {
   readonly apiUrl: string;
   /** The team key new issues go to when a call names none. */
   readonly defaultTeam: string | undefined;
+  /** Where the install's webhook delivers Linear's events; none registered without it. */
+  readonly webhookUrl: string | undefined;
 }
 
 export type SettingsOutcome = Outcome<LinearSettings>;
@@ -22,12 +24,24 @@ export function linearSettings(config: Readonly<Record<string, JsonValue>>): Set
     config['allow_loopback_http'] === true,
   );
   if (!api.ok) return api;
+  let webhookUrl: string | undefined;
+  const hookUrl = config['webhook_url'];
+  if (typeof hookUrl === 'string' && hookUrl.trim() !== '') {
+    const hook = checkBaseUrl(
+      'webhook_url',
+      hookUrl.trim(),
+      config['allow_loopback_http'] === true,
+    );
+    if (!hook.ok) return hook;
+    webhookUrl = hook.url;
+  }
   const team = config['default_team'];
   return {
     ok: true,
     settings: {
       apiUrl: api.url,
       defaultTeam: typeof team === 'string' && team.trim() !== '' ? team.trim() : undefined,
+      webhookUrl,
     },
   };
 }
