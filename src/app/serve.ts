@@ -124,6 +124,11 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
       const released = await mesh.browsers.reap();
       if (released > 0) log(`Released ${released} browser session(s) whose run had died.`);
     }),
+    startSweeper('The package lifecycle sweeper', REAP_INTERVAL_MS, log, async () => {
+      const { lifecycleOf } = await import('./packages/installs.ts');
+      const resumed = await lifecycleOf(mesh).resumeUnfinished();
+      if (resumed > 0) log(`Finished ${resumed} package transition(s) a stopped process left.`);
+    }),
     startSweeper('The question sweeper', QUESTION_SWEEP_INTERVAL_MS, log, async () => {
       const { expireQuestions } = await import('./runs/question-expiry.ts');
       const ended = await expireQuestions(mesh);

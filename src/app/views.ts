@@ -66,6 +66,7 @@ export function agentPackageJson(p: AgentPackageView): Record<string, unknown> {
       Object.entries(p.secrets).map(([key, slot]) => [key, secretSlotJson(slot)]),
     ),
     audiences: p.audiences ?? null,
+    install: p.install,
     tools: p.tools,
   };
 }

@@ -2,6 +2,7 @@ import { agentOperations } from '../app/agents/operations.ts';
 import { tokenOperations } from '../app/operators/token-operations.ts';
 import { secretOperations } from '../app/packages/secret-operations.ts';
 import { configOperations } from '../app/packages/config-operations.ts';
+import { installOperations } from '../app/packages/install-operations.ts';
 import { packageOperations, setToolEnabledOperation } from '../app/packages/package-operations.ts';
 import {
   providerOperations,
@@ -96,6 +97,7 @@ ${mcpConnectionOperations.map(operationUsage).filter(Boolean).join('\n')}
 
 const PACKAGES_USAGE = `Usage:
 ${packageOperations.map(operationUsage).join('\n')}
+${installOperations.map(operationUsage).join('\n')}
   mesh packages keygen NAME                      a publisher key pair: NAME.key (private) and NAME.pub
   mesh packages pack DIR --key KEYFILE [--out F] a signed archive of a package folder
   mesh packages verify ARCHIVE [--trust PUB]...  check an archive: hardening, digest, signature, manifest

@@ -20,6 +20,10 @@ export interface OfferFacts {
    * granted provider can serve it). Absent: every provided service serves the agent.
    */
   readonly unavailableServices?: ReadonlyMap<string, string>;
+  /** The agent's install state of each package that has an install (absent: none has). */
+  readonly installStates?: ReadonlyMap<string, string>;
+  /** Packages offered only once an install of them is `enabled` (they have an `on_enable` hook). */
+  readonly enableRequired?: ReadonlySet<string>;
 }
 
 /** A tool that was not offered, and the short reason an operator reads in the run. */
@@ -30,6 +34,11 @@ export interface Withheld {
 
 /** Why a definition may not be offered under these facts, or undefined when it may. */
 export function withholdReason(d: Definition, facts: OfferFacts): string | undefined {
+  const install = facts.installStates?.get(d.origin.packageId);
+  if (install !== undefined && install !== 'enabled')
+    return `package ${d.origin.packageId} is ${install} for this agent`;
+  if (install === undefined && facts.enableRequired?.has(d.origin.packageId))
+    return `package ${d.origin.packageId} is not enabled for this agent`;
   if (facts.disabledTools.has(d.tool.name)) return 'disabled for this agent';
   const audiences = facts.packageAudiences.get(d.origin.packageId);
   if (audiences && !audiences.includes(facts.audience))

@@ -169,11 +169,27 @@ describe('web UI in a browser (pglite)', () => {
       'secret:tracker_api_token',
     ]);
 
-    // Built-in tools are on and offered; the tracker's are on but withheld: no token yet.
+    // Built-in tools are on and offered. The tracker has an on_enable hook: its install starts
+    // disabled, and its tools wait for an operator to enable it.
     for (const tool of ['remember', 'recall', 'amend', 'forget']) {
       await expect(text(offerCell(page, tool, 'direct'))).resolves.toBe('offered');
       await expect(text(offerCell(page, tool, 'shared'))).resolves.toBe('offered');
     }
+    await expect(memory.locator('.install').getAttribute('data-install-state')).resolves.toBe(
+      'enabled',
+    );
+    await expect(text(offerCell(page, 'tracker_search_issues', 'direct'))).resolves.toBe(
+      'withheld package example.tracker is not enabled for this agent',
+    );
+    await submit(page, tracker.locator('.install').getByRole('button', { name: 'Enable' }));
+    await expect(text(page.locator('p.flash.ok'))).resolves.toBe('example.tracker is enabled.');
+    await expect(tracker.locator('.install').getAttribute('data-install-state')).resolves.toBe(
+      'enabled',
+    );
+    await expect(text(tracker.locator('.install .history li[data-seq="1"]'))).resolves.toMatch(
+      / enable disabled → enabled succeeded after 1 attempt\(s\) by /,
+    );
+    // Enabled, but still withheld: no token yet.
     for (const tool of ['tracker_search_issues', 'tracker_get_issue', 'tracker_create_issue']) {
       for (const audience of ['direct', 'shared'] as const) {
         await expect(text(offerCell(page, tool, audience))).resolves.toBe(

@@ -89,6 +89,25 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
     await config('mesh.linear', 'api_url', linear.url);
     await config('mesh.linear', 'allow_loopback_http', 'true');
     await config('mesh.linear', 'default_team', 'ENG');
+    await config('mesh.linear', 'webhook_url', 'http://127.0.0.1:9/hooks/linear');
+    // mesh.linear has an on_enable hook: it is offered only once enabled, which registers its webhook.
+    const offered = async () =>
+      (
+        JSON.parse(await step('tools', 'list', '--agent', 'ada', '--json')) as {
+          tools: { name: string; offered: boolean; reason?: string }[];
+        }
+      ).tools.find((t) => t.name === 'create_linear_issue');
+    expect(await offered()).toMatchObject({
+      offered: false,
+      reason: 'package mesh.linear is not enabled for this agent',
+    });
+    expect(await step('packages', 'enable', 'mesh.linear', '--agent', 'ada')).toMatch(
+      /^mesh\.linear is enabled for ada\.\n {2}transition 1: enable disabled → enabled succeeded after 1 attempt\(s\) by /,
+    );
+    expect([...linear.webhooks.values()]).toMatchObject([
+      { url: 'http://127.0.0.1:9/hooks/linear', enabled: true },
+    ]);
+    expect(await offered()).toMatchObject({ offered: true });
     await secret('mesh.slack', 'token', 'slack.token');
     await config('mesh.slack', 'api_url', slack.apiUrl);
     await config('mesh.slack', 'allow_loopback_http', 'true');

@@ -221,7 +221,29 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       }
     ).packages.find((p) => p.id === 'example.tracker');
     expect(tracker?.secrets['api_token']).toMatchObject({ present: true, version: 1 });
-    expect(tracker?.tools[0]?.offer).toEqual({ direct: null, shared: null });
+    // The tracker has an on_enable hook: with its token captured it still waits for an enable.
+    expect(tracker?.tools[0]?.offer).toEqual({
+      direct: 'package example.tracker is not enabled for this agent',
+      shared: 'package example.tracker is not enabled for this agent',
+    });
+    const enabled = await server.api('POST', '/api/agents/ada/packages/example.tracker/enable');
+    expect(enabled.status).toBe(200);
+    expect(enabled.json).toMatchObject({
+      package: 'example.tracker',
+      state: 'enabled',
+      offered: true,
+      pinned: { version: '1.2.0' },
+      transitions: [
+        { seq: 1, action: 'enable', outcome: 'succeeded', secret_version: 'tracker_api_token@1' },
+      ],
+    });
+    expect(JSON.stringify(enabled.json)).not.toContain(canary);
+    const offered = (
+      (await server.api('GET', '/api/agents/ada/packages')).json as {
+        packages: { id: string; tools: { offer: unknown }[] }[];
+      }
+    ).packages.find((p) => p.id === 'example.tracker');
+    expect(offered?.tools[0]?.offer).toEqual({ direct: null, shared: null });
     const notSecret = await server.api(
       'PUT',
       '/api/agents/ada/packages/example.tracker/secrets/page_size',

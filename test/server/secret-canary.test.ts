@@ -93,6 +93,9 @@ describe.each(testDatabases())('a captured secret stays secret on $name', (datab
       { value: canary },
     );
     expect(captured.status).toBe(200);
+    // The tracker has an on_enable hook: its tools are offered once its install is enabled.
+    const enabled = await api('POST', '/api/agents/finder/packages/example.tracker/enable');
+    expect(enabled.json).toMatchObject({ state: 'enabled', offered: true });
 
     model.enqueue(
       {

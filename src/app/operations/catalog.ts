@@ -21,6 +21,7 @@ import {
   searchToolsOperation,
 } from '../packages/tool-operations.ts';
 import { configOperations } from '../packages/config-operations.ts';
+import { installOperations } from '../packages/install-operations.ts';
 import { packageOperations, setToolEnabledOperation } from '../packages/package-operations.ts';
 import { secretOperations } from '../packages/secret-operations.ts';
 import { tokenOperations } from '../operators/token-operations.ts';
@@ -54,6 +55,7 @@ export const operations: readonly AnyOperation[] = [
   ...secretOperations,
   ...configOperations,
   ...packageOperations,
+  ...installOperations,
 ];
 
 /** The operation of that name, if the catalog holds one. */

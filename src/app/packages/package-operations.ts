@@ -6,6 +6,7 @@ import {
   listOrAll,
 } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
+import type { InstallAnswer } from './installs.ts';
 
 /*
  * Tool packages as operations of the catalog: what the manifests declare, how each is installed
@@ -25,6 +26,7 @@ export interface PackageAnswer {
 /** A package as installed for an agent (`agentPackageJson`). */
 export interface AgentPackageAnswer extends PackageAnswer {
   readonly audiences: readonly string[] | null;
+  readonly install: InstallAnswer;
   readonly tools: readonly {
     readonly name: string;
     readonly class: string;
@@ -96,7 +98,7 @@ export const agentPackagesOperation = defineOperation({
     command: ['packages', 'installed'],
     print: (out: { packages: readonly AgentPackageAnswer[] }) =>
       out.packages.flatMap((p) => [
-        `${p.id}@${p.version}${p.audiences === null ? '' : `  audiences: ${p.audiences.join(', ') || 'none'}`}`,
+        `${p.id}@${p.version}  ${p.install.state}${p.audiences === null ? '' : `  audiences: ${p.audiences.join(', ') || 'none'}`}`,
         ...p.tools.map((t) => {
           const refused = Object.entries(t.offer).filter(([, why]) => why !== null);
           return `  ${t.name}  ${t.enabled ? 'enabled' : 'disabled'}${refused.map(([audience, why]) => `  ${audience}: ${String(why)}`).join('')}`;

@@ -15,6 +15,8 @@ import {
 import type { Definition } from '../../tool/definition.ts';
 import { MeshError, quoteName } from '../../tool/errors.ts';
 import type { Mesh } from '../mesh.ts';
+import { lifecycleStore } from '../../store/lifecycle.ts';
+import { installAnswer, type InstallAnswer } from './installs.ts';
 import { agentConfig, agentOfferFacts } from './policy.ts';
 import { secretSlotView, type SecretSlotView } from './secret-slot.ts';
 
@@ -114,6 +116,8 @@ export interface AgentPackageView extends PackageView {
   readonly secrets: Readonly<Record<string, SecretSlotView>>;
   /** Audiences the package is limited to; undefined means every audience. */
   readonly audiences: readonly Audience[] | undefined;
+  /** The agent's install of the package: its state, history and open compensation tasks. */
+  readonly install: InstallAnswer;
   readonly tools: readonly (ToolView & {
     readonly enabled: boolean;
     /** Per audience: null when offered, otherwise why not. */
@@ -123,11 +127,13 @@ export interface AgentPackageView extends PackageView {
 
 /** Every package as installed for an agent: enablement, values, secret presence, offers. */
 export async function agentPackages(mesh: Mesh, agent: AgentRecord): Promise<AgentPackageView[]> {
-  const [facts, configFor, rows] = await Promise.all([
+  const [facts, configFor, rows, installRows] = await Promise.all([
     agentOfferFacts(mesh, agent.id),
     agentConfig(mesh, agent.id),
     listConfigValues(mesh.db, agent.id),
+    lifecycleStore(mesh.db).listInstalls(agent.id),
   ]);
+  const installs = new Map(installRows.map((i) => [i.packageId, i]));
   const views: AgentPackageView[] = [];
   for (const pkg of mesh.catalog.packages) {
     const base = packageView(mesh, pkg);
@@ -142,6 +148,7 @@ export async function agentPackages(mesh: Mesh, agent: AgentRecord): Promise<Age
     }
     views.push({
       ...base,
+      install: await installAnswer(mesh, agent.id, pkg, installs.get(base.id)),
       values: configFor(base.id),
       setKeys: rows.filter((r) => r.packageId === base.id).map((r) => r.key),
       secrets,

@@ -4,6 +4,7 @@ import { offerRegistry, type OfferFacts, type Withheld } from '../../policy/offe
 import { agentToolOwnerId } from '../../secrets/secret-input.ts';
 import type { Audience } from '../../policy/audience.ts';
 import { browserGrantOf } from '../../store/browsers.ts';
+import { lifecycleStore } from '../../store/lifecycle.ts';
 import { backendGrantOf } from '../../store/workspaces.ts';
 import {
   listConfigValues,
@@ -77,13 +78,15 @@ export type AgentOfferFacts = Omit<OfferFacts, 'audience'>;
  * verb).
  */
 export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<AgentOfferFacts> {
-  const [disabled, audiences, workspaceGrant, browserGrant, unservedWeb] = await Promise.all([
-    listDisabledTools(mesh.db, agentId),
-    listPackageAudiences(mesh.db, agentId),
-    backendGrantOf(mesh.db, agentId),
-    browserGrantOf(mesh.db, agentId),
-    unservedWebVerbs(mesh.db, agentId),
-  ]);
+  const [disabled, audiences, workspaceGrant, browserGrant, unservedWeb, installs] =
+    await Promise.all([
+      listDisabledTools(mesh.db, agentId),
+      listPackageAudiences(mesh.db, agentId),
+      backendGrantOf(mesh.db, agentId),
+      browserGrantOf(mesh.db, agentId),
+      unservedWebVerbs(mesh.db, agentId),
+      lifecycleStore(mesh.db).listInstalls(agentId),
+    ]);
   const secretKinds = new Map<string, Set<string>>();
   for (const pkg of mesh.catalog.packages) {
     if (!pkg.manifest.config.some((f) => f.disposition === 'secret')) continue;
@@ -101,6 +104,12 @@ export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<Agen
     backends: { workspace: workspaceGrant !== undefined, browser: browserGrant !== undefined },
     services: providedServices(mesh),
     unavailableServices: unservedWeb,
+    installStates: new Map(installs.map((i) => [i.packageId, i.state])),
+    enableRequired: new Set(
+      mesh.catalog.packages
+        .filter((p) => p.manifest.hooks.on_enable !== undefined)
+        .map((p) => p.manifest.package.id),
+    ),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   time,
   type PageSession,
 } from './layout.ts';
+import { installPanel } from './install-panel.ts';
 import { manifestToolTable, packageHeading } from './tool-table.ts';
 import type { BudgetAnswer } from '../../app/agents/budget-operation.ts';
 
@@ -147,7 +148,7 @@ function packageSection(session: PageSession, agent: AgentRecord, pkg: AgentPack
   ).length;
   // A package none of whose tools is offered folds to one line: what it would take is inside.
   return html`<section class="package" data-package="${pkg.id}">
-    ${packageHeading(pkg)}
+    ${packageHeading(pkg)} ${installPanel(session, agent, pkg.install)}
     <details class="package-body" ${offered > 0 ? html`open` : ''}>
       <summary>
         ${pkg.tools.length} tool${pkg.tools.length === 1 ? '' : 's'}: ${offered}

@@ -12,6 +12,12 @@ import { agentBudgetOperation } from '../../app/agents/budget-operation.ts';
 import { METERS } from '../../app/agents/budget-meters.ts';
 import { updateAgentOperation } from '../../app/agents/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../../app/packages/tool-operations.ts';
+import {
+  checkPackageOperation,
+  compensateOperation,
+  disablePackageOperation,
+  enablePackageOperation,
+} from '../../app/packages/install-operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { agentsPage, settingsPage, toolsPage } from './agent-pages.ts';
@@ -20,8 +26,52 @@ import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts
 
 const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
 
+/** A Tools tab form that moves a package's install through one operation. */
+const installRoute = (
+  verb: string,
+  // The action operations share one type (enable, disable, check): an install in, one out.
+  operation: typeof enablePackageOperation,
+) =>
+  post(
+    `/agents/{agent}/packages/{package}/${verb}`,
+    toolsBack,
+    async ({ mesh, params, session }) => {
+      const out = await invokeOperation(
+        mesh,
+        operation,
+        { agent: params['agent'] ?? '', package: params['package'] ?? '' },
+        session,
+      );
+      const last = out.transitions.at(-1);
+      return {
+        text: `${out.package} is ${out.state === 'error' ? 'in error' : out.state}${last?.error ? `: ${last.error}` : ''}.`,
+      };
+    },
+  );
+
 /** The agents page and each agent's Tools tab with its forms. */
 export const agentRoutes: readonly UiRoute[] = [
+  installRoute('enable', enablePackageOperation),
+  installRoute('disable', disablePackageOperation),
+  installRoute('check', checkPackageOperation),
+  post(
+    '/agents/{agent}/packages/{package}/compensate',
+    toolsBack,
+    async ({ mesh, params, form, session }) => {
+      const how = field(form, 'how');
+      const out = await invokeOperation(
+        mesh,
+        compensateOperation,
+        {
+          agent: params['agent'] ?? '',
+          package: params['package'] ?? '',
+          how: how as 'retry' | 'abandon',
+        },
+        session,
+      );
+      return { text: `${out.package} is ${out.state}.` };
+    },
+  ),
   { method: 'GET', path: '/', handle: async () => ({ redirect: '/agents' }) },
   {
     method: 'GET',

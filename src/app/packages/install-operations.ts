@@ -1,0 +1,170 @@
+import { AGENT_FIELD, PACKAGE_FIELD } from '../operations/fields.ts';
+import { defineOperation } from '../operations/operation.ts';
+import type { InstallAnswer } from './installs.ts';
+
+/*
+ * Package installs as operations: enable, disable, health-check and rotate an agent's install
+ * through the lifecycle executor, show one with its transition history and compensation tasks,
+ * and settle a failed one (retry or abandon).
+ */
+
+const INSTALL_INPUT = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent', 'package'],
+  properties: { agent: AGENT_FIELD, package: PACKAGE_FIELD },
+} as const;
+
+/** The install's line, and the last transition's when there is one. */
+function installLines(out: InstallAnswer, input: Readonly<Record<string, unknown>>): string[] {
+  const last = out.transitions.at(-1);
+  const open = out.compensations.filter((c) => c.state === 'open');
+  return [
+    `${out.package} is ${out.state === 'error' ? 'in error' : out.state} for ${String(input['agent'])}${out.offered ? '' : ' (not offered)'}.`,
+    ...(last
+      ? [
+          `  transition ${last.seq}: ${last.action} ${last.from} → ${last.to} ${last.outcome} after ${last.attempts} attempt(s) by ${last.requested_by}${last.error ? `: ${last.error}` : ''}`,
+        ]
+      : []),
+    ...open.map(
+      (c) =>
+        `  compensation task (${c.action}): ${c.reason}; settle it: mesh packages compensate ${out.package} --agent ${String(input['agent'])} --how retry|abandon`,
+    ),
+  ];
+}
+
+const ERRORS = ['agent_not_found', 'package_not_found'] as const;
+
+/** An operation that runs one lifecycle action on an install. */
+function actionOperation<const A extends 'enable' | 'disable' | 'health' | 'rotate'>(
+  action: A,
+  summary: string,
+  verb: string,
+) {
+  return defineOperation({
+    name: `packages.${verb}`,
+    summary,
+    tag: 'packages',
+    input: INSTALL_INPUT,
+    errors:
+      action === 'health' || action === 'rotate' ? [...ERRORS, 'install_not_enabled'] : ERRORS,
+    http: { method: 'POST', path: `/api/agents/{agent}/packages/{package}/${verb}` },
+    cli: { command: ['packages', verb], positionals: ['package'], print: installLines },
+    async run(mesh, input, caller): Promise<InstallAnswer> {
+      const [{ requireAgent }, { requirePackage }, { lifecycleOf, resultAnswer }] =
+        await Promise.all([
+          import('../agents/agents.ts'),
+          import('./packages.ts'),
+          import('./installs.ts'),
+        ]);
+      const agent = await requireAgent(mesh, input.agent);
+      const pkg = requirePackage(mesh, input.package);
+      const result = await lifecycleOf(mesh).request({
+        agentId: agent.id,
+        packageId: pkg.manifest.package.id,
+        action,
+        actor: caller.actor,
+      });
+      return resultAnswer(mesh, pkg, result);
+    },
+  });
+}
+
+export const enablePackageOperation = actionOperation(
+  'enable',
+  'Enable a package for an agent: runs its on_enable hook through the lifecycle executor; its tools are offered once it is enabled',
+  'enable',
+);
+export const disablePackageOperation = actionOperation(
+  'disable',
+  'Disable a package for an agent: its tools stop being offered at once, then its on_disable hook tears down what enabling made',
+  'disable',
+);
+export const checkPackageOperation = actionOperation(
+  'health',
+  "Run an enabled install's health check; a failure parks it in error with a compensation task",
+  'check',
+);
+export const rotatePackageOperation = actionOperation(
+  'rotate',
+  "Re-run an enabled install's on_secret_capture against its newest secret version, before it is used",
+  'rotate',
+);
+
+export const showInstallOperation = defineOperation({
+  name: 'packages.install',
+  summary:
+    "An agent's install of a package: its state, the package version and digest it is pinned to, its transition history and its compensation tasks",
+  tag: 'packages',
+  input: INSTALL_INPUT,
+  errors: ERRORS,
+  http: { method: 'GET', path: '/api/agents/{agent}/packages/{package}/install' },
+  cli: {
+    command: ['packages', 'install'],
+    positionals: ['package'],
+    print: (out: InstallAnswer, input) => [
+      ...installLines(out, input).slice(0, 1),
+      `  pinned: ${out.pinned ? `${out.pinned.version} ${out.pinned.digest}` : 'never installed'}`,
+      ...out.transitions.map(
+        (t) =>
+          `  ${t.seq}. ${t.created_at} ${t.action} ${t.from} → ${t.to} ${t.outcome} (${t.attempts} attempt(s), by ${t.requested_by}, secrets ${t.secret_version})${t.error ? `: ${t.error}` : ''}`,
+      ),
+      ...out.compensations.map(
+        (c) =>
+          `  compensation (${c.action}) ${c.state}${c.resolved_by ? ` by ${c.resolved_by}` : ''}: ${c.reason}`,
+      ),
+    ],
+  },
+  async run(mesh, input): Promise<InstallAnswer> {
+    const [{ requireAgent }, { requirePackage }, { installAnswer }] = await Promise.all([
+      import('../agents/agents.ts'),
+      import('./packages.ts'),
+      import('./installs.ts'),
+    ]);
+    const agent = await requireAgent(mesh, input.agent);
+    return installAnswer(mesh, agent.id, requirePackage(mesh, input.package));
+  },
+});
+
+export const compensateOperation = defineOperation({
+  name: 'packages.compensate',
+  summary:
+    "Settle an install parked in error: retry runs the failed action's hook again, abandon accepts the provider's state and disables the install",
+  tag: 'packages',
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['agent', 'package', 'how'],
+    properties: {
+      agent: AGENT_FIELD,
+      package: PACKAGE_FIELD,
+      how: { enum: ['retry', 'abandon'], description: 'retry the hook, or abandon the task' },
+    },
+  },
+  errors: [...ERRORS, 'no_compensation'],
+  http: { method: 'POST', path: '/api/agents/{agent}/packages/{package}/compensate' },
+  cli: { command: ['packages', 'compensate'], positionals: ['package'], print: installLines },
+  async run(mesh, input, caller): Promise<InstallAnswer> {
+    const [{ requireAgent }, { requirePackage }, { lifecycleOf, resultAnswer }] = await Promise.all(
+      [import('../agents/agents.ts'), import('./packages.ts'), import('./installs.ts')],
+    );
+    const agent = await requireAgent(mesh, input.agent);
+    const pkg = requirePackage(mesh, input.package);
+    const result = await lifecycleOf(mesh).compensate(
+      agent.id,
+      pkg.manifest.package.id,
+      input.how,
+      caller.actor,
+    );
+    return resultAnswer(mesh, pkg, result);
+  },
+});
+
+export const installOperations = [
+  enablePackageOperation,
+  disablePackageOperation,
+  checkPackageOperation,
+  rotatePackageOperation,
+  showInstallOperation,
+  compensateOperation,
+] as const;

@@ -1,0 +1,180 @@
+import { createGuardedFetch } from '../../egress/guarded-fetch.ts';
+import {
+  configVersionOf,
+  createLifecycleExecutor,
+  LifecycleError,
+  type LifecycleExecutor,
+  type LifecycleResult,
+} from '../../lifecycle/executor.ts';
+import type {
+  CompensationRecord,
+  InstallRecord,
+  InstallState,
+  TransitionRecord,
+} from '../../lifecycle/records.ts';
+import type { ToolPackage } from '../../manifest/package-manifest.ts';
+import { agentToolOwnerId } from '../../secrets/secret-input.ts';
+import { lifecycleStore } from '../../store/lifecycle.ts';
+import type { Mesh } from '../mesh.ts';
+import { agentConfig } from './policy.ts';
+
+/*
+ * Package installs for the faces: each agent's enablement of a package, moved only through the
+ * lifecycle executor, with its transition history and open compensation tasks.
+ */
+
+const executors = new WeakMap<Mesh, LifecycleExecutor>();
+
+/** The lifecycle executor of this Mesh: its catalog's packages and hooks, its secrets and config. */
+export function lifecycleOf(mesh: Mesh): LifecycleExecutor {
+  const known = executors.get(mesh);
+  if (known) return known;
+  const executor = createLifecycleExecutor({
+    store: lifecycleStore(mesh.db),
+    packageOf(packageId) {
+      const pkg = mesh.catalog.packages.find((p) => p.manifest.package.id === packageId);
+      if (!pkg) return undefined;
+      return {
+        id: packageId,
+        version: pkg.manifest.package.version,
+        digest: pkg.digest,
+        hooks: mesh.catalog.hooks.get(packageId) ?? {},
+      };
+    },
+    async contextFor(agentId, packageId) {
+      const config = (await agentConfig(mesh, agentId))(packageId);
+      const owner = {
+        ownerType: 'agent_tool' as const,
+        ownerId: agentToolOwnerId(agentId, packageId),
+      };
+      const held = await mesh.secrets.describe(owner);
+      return {
+        config,
+        configVersion: configVersionOf(config),
+        secretVersion: held.map((s) => `${s.kind}@${s.version}`).join(',') || 'none',
+        async secret(kind) {
+          const value = await mesh.secrets.reveal({ ...owner, kind });
+          if (value === undefined)
+            throw new LifecycleError(
+              'secret_missing',
+              `${packageId} has no ${kind} captured for this agent`,
+            );
+          return value;
+        },
+        fetch: createGuardedFetch({ allowLoopbackHttp: config['allow_loopback_http'] === true }),
+        services: mesh.services,
+      };
+    },
+  });
+  executors.set(mesh, executor);
+  return executor;
+}
+
+/** Whether a package needs an explicit enable before it is offered (it has an `on_enable` hook). */
+export function enableRequired(pkg: ToolPackage): boolean {
+  return pkg.manifest.hooks.on_enable !== undefined;
+}
+
+/** An install as the API shows it. */
+export interface InstallAnswer {
+  readonly agent_id: string;
+  readonly package: string;
+  /**
+   * For a package never installed, where it starts: `disabled` when it has an on_enable hook,
+   * else `enabled` (built-in tools are on by default).
+   */
+  readonly state: InstallState;
+  /** Whether the package's tools are offered by this install's state (other gates aside). */
+  readonly offered: boolean;
+  readonly pinned: { readonly version: string; readonly digest: string } | null;
+  readonly transitions: readonly TransitionAnswer[];
+  readonly compensations: readonly CompensationAnswer[];
+}
+
+export interface TransitionAnswer {
+  readonly seq: number;
+  readonly action: string;
+  readonly requested_by: string;
+  readonly from: string;
+  readonly to: string;
+  readonly outcome: string;
+  readonly attempts: number;
+  readonly error: string | null;
+  readonly package_version: string;
+  readonly package_digest: string;
+  readonly config_version: string;
+  readonly secret_version: string;
+  readonly idempotency_key: string;
+  readonly created_at: string;
+  readonly finished_at: string | null;
+}
+
+export interface CompensationAnswer {
+  readonly id: string;
+  readonly action: string;
+  readonly reason: string;
+  readonly state: string;
+  readonly resolved_by: string | null;
+  readonly created_at: string;
+}
+
+const transitionAnswer = (t: TransitionRecord): TransitionAnswer => ({
+  seq: t.seq,
+  action: t.action,
+  requested_by: t.requestedBy,
+  from: t.fromState,
+  to: t.toState,
+  outcome: t.outcome,
+  attempts: t.attempts,
+  error: t.error,
+  package_version: t.packageVersion,
+  package_digest: t.packageDigest,
+  config_version: t.configVersion,
+  secret_version: t.secretVersion,
+  idempotency_key: t.idempotencyKey,
+  created_at: t.createdAt.toISOString(),
+  finished_at: t.finishedAt?.toISOString() ?? null,
+});
+
+const compensationAnswer = (c: CompensationRecord): CompensationAnswer => ({
+  id: c.id,
+  action: c.action,
+  reason: c.reason,
+  state: c.state,
+  resolved_by: c.resolvedBy,
+  created_at: c.createdAt.toISOString(),
+});
+
+/** One agent's install of one package, with its history and compensation tasks. */
+export async function installAnswer(
+  mesh: Mesh,
+  agentId: string,
+  pkg: ToolPackage,
+  install?: InstallRecord,
+): Promise<InstallAnswer> {
+  const store = lifecycleStore(mesh.db);
+  const packageId = pkg.manifest.package.id;
+  const found = install ?? (await store.findInstall(agentId, packageId));
+  const [history, compensations] = found
+    ? await Promise.all([store.history(found.id), store.compensations(found.id)])
+    : [[], []];
+  const state = found?.state ?? (enableRequired(pkg) ? 'disabled' : 'enabled');
+  return {
+    agent_id: agentId,
+    package: packageId,
+    state,
+    offered: state === 'enabled',
+    pinned: found ? { version: found.packageVersion, digest: found.packageDigest } : null,
+    transitions: history.map(transitionAnswer),
+    compensations: compensations.map(compensationAnswer),
+  };
+}
+
+/** The install after a lifecycle request, as the API shows it. */
+export async function resultAnswer(
+  mesh: Mesh,
+  pkg: ToolPackage,
+  result: LifecycleResult,
+): Promise<InstallAnswer> {
+  return installAnswer(mesh, result.install.agentId, pkg, result.install);
+}

@@ -1,0 +1,70 @@
+import type { InstallAnswer } from '../../app/packages/installs.ts';
+import { html, type Html } from './html.ts';
+import { csrfField, type PageSession } from './layout.ts';
+
+/** A one-button form posting to one of the install's actions. */
+function actionForm(session: PageSession, action: string, label: string, how?: string): Html {
+  return html`<form method="post" action="${action}" class="inline">
+    ${csrfField(session)}${how ? html`<input type="hidden" name="how" value="${how}" />` : ''}
+    <button>${label}</button>
+  </form>`;
+}
+
+/**
+ * A package's install on the agent's Tools tab: its state and pin, Enable or Disable (Check
+ * when enabled), an open compensation task with Retry and Abandon, and the transition history.
+ */
+export function installPanel(
+  session: PageSession,
+  agent: { readonly name: string },
+  install: InstallAnswer,
+): Html {
+  const base = `/agents/${encodeURIComponent(agent.name)}/packages/${encodeURIComponent(install.package)}`;
+  const open = install.compensations.filter((c) => c.state === 'open');
+  const enabled = install.state === 'enabled';
+  return html`<div class="install" data-install-state="${install.state}">
+    <span class="badge">${install.state}</span>
+    ${
+      install.pinned
+        ? html`<span class="muted small"
+            >pinned to ${install.pinned.version} ${install.pinned.digest.slice(0, 19)}…</span
+          >`
+        : html`<span class="muted small">never installed</span>`
+    }
+    ${
+      enabled || install.state === 'disabled' || install.transitions.length === 0
+        ? actionForm(
+            session,
+            `${base}/${enabled ? 'disable' : 'enable'}`,
+            enabled ? 'Disable' : 'Enable',
+          )
+        : ''
+    }
+    ${enabled ? actionForm(session, `${base}/check`, 'Check') : ''}
+    ${open.map(
+      (c) =>
+        html`<div class="compensation absent" data-compensation="${c.action}">
+          <p>${c.action} failed: ${c.reason}</p>
+          ${actionForm(session, `${base}/compensate`, `Retry ${c.action}`, 'retry')}
+          ${actionForm(session, `${base}/compensate`, 'Abandon', 'abandon')}
+        </div>`,
+    )}
+    ${
+      install.transitions.length > 0
+        ? html`<details class="history">
+            <summary>${install.transitions.length} transition(s)</summary>
+            <ol>
+              ${install.transitions.map(
+                (t) =>
+                  html`<li data-seq="${String(t.seq)}">
+                    ${t.created_at.replace('T', ' ').slice(0, 19)} ${t.action} ${t.from} → ${t.to}
+                    <strong>${t.outcome}</strong> after ${String(t.attempts)} attempt(s) by
+                    ${t.requested_by}${t.error ? html`: <span class="absent">${t.error}</span>` : ''}
+                  </li>`,
+              )}
+            </ol>
+          </details>`
+        : ''
+    }
+  </div>`;
+}
