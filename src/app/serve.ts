@@ -128,6 +128,8 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
       const { lifecycleOf } = await import('./packages/installs.ts');
       const resumed = await lifecycleOf(mesh).resumeUnfinished();
       if (resumed > 0) log(`Finished ${resumed} package transition(s) a stopped process left.`);
+      const upgraded = await lifecycleOf(mesh).upgradeDrifted();
+      if (upgraded > 0) log(`Upgraded ${upgraded} package install(s) to the version now running.`);
     }),
     startSweeper('The question sweeper', QUESTION_SWEEP_INTERVAL_MS, log, async () => {
       const { expireQuestions } = await import('./runs/question-expiry.ts');

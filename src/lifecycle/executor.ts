@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { HookContext, HookOutcome } from '../tool/hook.ts';
 import type { HookName } from '../manifest/package-manifest.ts';
+import type { InFlightPolicy } from '../manifest/package-manifest.ts';
 import type { PackageHooks } from '../manifest/verify-catalog.ts';
 import type { JsonValue } from '../model/json.ts';
 import type { HttpFetch, Services } from '../tool/context.ts';
@@ -26,6 +27,8 @@ export interface LifecyclePackage {
   readonly version: string;
   readonly digest: string;
   readonly hooks: PackageHooks;
+  /** What a disable does with the package's calls still running (the manifest's `in_flight`). */
+  readonly inFlight: InFlightPolicy;
 }
 
 /** What a hook of one install is handed, read when a transition begins (or resumes). */
@@ -48,6 +51,10 @@ export interface LifecycleOptions {
   readonly retry?: RetryPolicy;
   /** How long one hook attempt may take before it counts as a retryable failure (default 30 s). */
   readonly attemptDeadlineMs?: number;
+  /** How long a disable waits for in-flight calls to end before it cancels them (default 60 s). */
+  readonly drainMs?: number;
+  /** How often a drain looks again (default 250 ms). */
+  readonly drainPollMs?: number;
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly random?: () => number;
   /** Aborted when the process stops: a hook in flight is abandoned, its transition left running. */
@@ -86,11 +93,21 @@ const PLAN: Record<
   disable: { hook: 'on_disable', to: 'disabled', during: 'disabling' },
   health: { hook: 'health_check', to: 'enabled', during: 'enabled' },
   rotate: { hook: 'on_secret_capture', to: 'enabled', during: 'enabled' },
+  // A new version of the package: its on_enable runs again, reconciling what enabling made with
+  // the version now running, and the install is pinned to it.
+  upgrade: { hook: 'on_enable', to: 'enabled', during: 'enabled' },
+};
+
+/** The actions only an enabled install takes, as the refusal says them. */
+const WHEN_ENABLED: Partial<Record<LifecycleAction, string>> = {
+  health: 'health-checked',
+  rotate: 'rotated',
+  upgrade: 'upgraded',
 };
 
 /** The action a failed transition's compensation retries: a failed health check re-enables. */
 function retriedAs(action: LifecycleAction): Exclude<LifecycleAction, 'abandon'> {
-  if (action === 'health' || action === 'abandon') return 'enable';
+  if (action === 'health' || action === 'upgrade' || action === 'abandon') return 'enable';
   return action;
 }
 
@@ -115,6 +132,30 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
   const deadlineMs = options.attemptDeadlineMs ?? 30_000;
   const sleep = options.sleep ?? abortableSleep;
   const stop = options.signal ?? STOPPED;
+  const drainMs = options.drainMs ?? 60_000;
+  const drainPollMs = options.drainPollMs ?? 250;
+
+  /**
+   * A disable's calls in flight (its tools are already withheld): drained — waited for, up to
+   * `drainMs`, then cancelled — or cancelled at once, as the package declares. Says what it did.
+   */
+  const settleInFlight = async (pkg: LifecyclePackage, install: InstallRecord) => {
+    const running = await store.inFlightCalls(install.agentId, install.packageId);
+    if (running === 0) return undefined;
+    if (pkg.inFlight === 'drain') {
+      const until = Date.now() + drainMs;
+      let left = running;
+      while (left > 0 && Date.now() < until) {
+        await sleep(drainPollMs, stop);
+        left = await store.inFlightCalls(install.agentId, install.packageId);
+      }
+      if (left === 0) return `drained ${running} call(s) in flight`;
+    }
+    const cancelled = await store.cancelInFlight(install.agentId, install.packageId);
+    return pkg.inFlight === 'drain'
+      ? `drained for ${Math.round(drainMs / 1000)} s, then cancelled ${cancelled} run(s) still calling the package`
+      : `cancelled ${cancelled} run(s) calling the package`;
+  };
 
   const packageFor = (packageId: string): LifecyclePackage => {
     const pkg = options.packageOf(packageId);
@@ -169,6 +210,10 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
     install: InstallRecord,
   ): Promise<LifecycleResult> => {
     const context = await options.contextFor(install.agentId, install.packageId);
+    if (started.action === 'disable') {
+      const detail = await settleInFlight(pkg, install);
+      if (detail !== undefined) await store.noteDetail(started.id, detail);
+    }
     for (;;) {
       stop.throwIfAborted();
       const transition = await store.attempt(started.id);
@@ -252,11 +297,12 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
     const plan = PLAN[request.action];
     if (request.action === 'enable' && install.state === 'enabled') return { install };
     if (request.action === 'disable' && install.state === 'disabled') return { install };
-    if ((request.action === 'health' || request.action === 'rotate') && install.state !== 'enabled')
+    if (WHEN_ENABLED[request.action] && install.state !== 'enabled')
       throw new LifecycleError(
         'install_not_enabled',
-        `${request.packageId} is ${install.state} for this agent: only an enabled install can be ${request.action === 'health' ? 'health-checked' : 'rotated'}`,
+        `${request.packageId} is ${install.state} for this agent: only an enabled install can be ${WHEN_ENABLED[request.action]}`,
       );
+    if (request.action === 'upgrade' && install.packageDigest === pkg.digest) return { install };
     const transition = await begin(
       install,
       pkg,
@@ -265,6 +311,11 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
       plan.to,
       plan.during,
     );
+    if (request.action === 'upgrade')
+      await store.noteDetail(
+        transition.id,
+        `upgraded from ${install.packageVersion} (${install.packageDigest.slice(0, 19)}…) to ${pkg.version} (${pkg.digest.slice(0, 19)}…)`,
+      );
     return drive(pkg, transition, { ...install, state: plan.during });
   };
 
@@ -319,6 +370,33 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
         });
         return settled(install, transition.id);
       });
+    },
+
+    /**
+     * Upgrades every enabled install pinned to another version of its package than the one
+     * running (Mesh was upgraded): each is an explicit transition, attributed to `actor`. Returns
+     * how many it upgraded; an install another process holds is left for the next sweep.
+     */
+    async upgradeDrifted(actor = 'mesh'): Promise<number> {
+      let upgraded = 0;
+      for (const install of await store.enabledInstalls()) {
+        const pkg = options.packageOf(install.packageId);
+        if (!pkg || pkg.digest === install.packageDigest) continue;
+        const done = await store.serialize(
+          install.agentId,
+          install.packageId,
+          () =>
+            run({
+              agentId: install.agentId,
+              packageId: install.packageId,
+              action: 'upgrade',
+              actor,
+            }),
+          { wait: false },
+        );
+        if (done?.transition) upgraded++;
+      }
+      return upgraded;
     },
 
     /**

@@ -7,7 +7,7 @@ import type { JsonObject } from '../model/json.ts';
 export type InstallState = 'disabled' | 'enabling' | 'enabled' | 'disabling' | 'error';
 
 /** What an operator (or Mesh) asks of an install. */
-export type LifecycleAction = 'enable' | 'disable' | 'health' | 'rotate' | 'abandon';
+export type LifecycleAction = 'enable' | 'disable' | 'health' | 'rotate' | 'upgrade' | 'abandon';
 
 /** Where a transition is: `running` until it ends (a crash leaves it running, to be resumed). */
 export type TransitionOutcome = 'running' | 'succeeded' | 'failed';
@@ -50,6 +50,8 @@ export interface TransitionRecord {
   readonly idempotencyKey: string;
   readonly attempts: number;
   readonly error: string | null;
+  /** What it did besides its hook (a disable's drained or cancelled calls). */
+  readonly detail: string | null;
   readonly createdAt: Date;
   readonly finishedAt: Date | null;
 }
@@ -118,6 +120,15 @@ export interface LifecycleStore {
   attempt(transitionId: string): Promise<TransitionRecord>;
   /** A retryable outcome, recorded while the transition goes on. */
   noteRetry(transitionId: string, reason: string): Promise<void>;
+  /** Records what the transition did besides its hook. */
+  noteDetail(transitionId: string, detail: string): Promise<void>;
+  /** How many of the agent's calls of the package's tools are running now (in running runs). */
+  inFlightCalls(agentId: string, packageId: string): Promise<number>;
+  /**
+   * Takes back the lease of every run holding such a call: its holder stops (the call is cut, as
+   * by a crash) and the run resumes under a new holder, without the package. Returns how many.
+   */
+  cancelInFlight(agentId: string, packageId: string): Promise<number>;
   /**
    * Ends the transition and moves the install, in one transaction; a failure also opens a
    * compensation task. `hookState` replaces what the hooks keep, when given.
@@ -141,6 +152,8 @@ export interface LifecycleStore {
   history(installId: string): Promise<readonly TransitionRecord[]>;
   compensations(installId: string): Promise<readonly CompensationRecord[]>;
   listInstalls(agentId: string): Promise<readonly InstallRecord[]>;
+  /** Every enabled install: what the upgrade sweep compares with the running packages. */
+  enabledInstalls(): Promise<readonly InstallRecord[]>;
   /** Installs with a transition still running: what a resume sweep looks at. */
   withUnfinished(): Promise<readonly InstallRecord[]>;
 }

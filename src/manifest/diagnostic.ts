@@ -29,6 +29,7 @@ export const DIAGNOSTIC_CODES = Object.freeze([
   'mesh_api_invalid',
   'mesh_api_unsatisfied',
   'hook_protocol_unsupported',
+  'in_flight_unknown',
   // [[config]]
   'config_key_invalid',
   'config_key_duplicate',

@@ -151,7 +151,17 @@ export interface PackageIdentity {
   readonly meshApi: string;
   readonly hookProtocol: number;
   readonly description: string;
+  /**
+   * `in_flight`: what disabling the package does with its calls still running (its tools are
+   * withheld from new requests at once): `drain` waits for them to end (default), `cancel` stops
+   * the runs holding them (each resumes without the package).
+   */
+  readonly inFlight: InFlightPolicy;
 }
+
+/** What a disable does with the package's calls in flight. */
+export type InFlightPolicy = 'drain' | 'cancel';
+export const IN_FLIGHT_POLICIES: readonly InFlightPolicy[] = Object.freeze(['drain', 'cancel']);
 
 /** A parsed and validated manifest.toml (schema v1). Deeply frozen. */
 export interface PackageManifest {

@@ -322,7 +322,14 @@ describe('readPackage properties', () => {
   });
 
   it('refuses any unknown [package] field by its dotted path', () => {
-    const known = new Set(['id', 'version', 'mesh_api', 'hook_protocol', 'description']);
+    const known = new Set([
+      'id',
+      'version',
+      'mesh_api',
+      'hook_protocol',
+      'description',
+      'in_flight',
+    ]);
     fc.assert(
       fc.property(
         fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/).filter((k) => !known.has(k)),

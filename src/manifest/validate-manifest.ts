@@ -3,6 +3,8 @@ import type { Need } from '../tool/definition.ts';
 import { describeTomlValue, type TomlTable } from './toml-document.ts';
 import {
   HOOK_NAMES,
+  IN_FLIGHT_POLICIES,
+  type InFlightPolicy,
   type HookDeclarations,
   type HookName,
   type PackageIdentity,
@@ -100,8 +102,25 @@ function readPackageSection(
   }
   const description = r.string('description', { required: true });
   const descriptionOk = checkDescription(r, description, ctx);
+  const inFlight = r.string('in_flight', { required: false });
+  const inFlightOk =
+    inFlight === undefined || (IN_FLIGHT_POLICIES as readonly string[]).includes(inFlight);
+  if (!inFlightOk)
+    ctx.sink.add(
+      'in_flight_unknown',
+      r.at('in_flight'),
+      `must be one of ${IN_FLIGHT_POLICIES.join(', ')}`,
+    );
   r.finish();
-  if (!idOk || !versionOk || !meshApiOk || !hookOk || description === undefined || !descriptionOk)
+  if (
+    !idOk ||
+    !versionOk ||
+    !meshApiOk ||
+    !hookOk ||
+    !inFlightOk ||
+    description === undefined ||
+    !descriptionOk
+  )
     return undefined;
   return {
     id: id as string,
@@ -109,6 +128,7 @@ function readPackageSection(
     meshApi: meshApi as string,
     hookProtocol: hookProtocol as number,
     description,
+    inFlight: (inFlight ?? 'drain') as InFlightPolicy,
   };
 }
 

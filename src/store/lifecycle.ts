@@ -16,7 +16,7 @@ const TRANSITION = `id, install_id::text as "installId", seq, action, requested_
   from_state as "fromState", to_state as "toState", outcome, package_version as "packageVersion",
   package_digest as "packageDigest", config_version as "configVersion",
   secret_version as "secretVersion", idempotency_key as "idempotencyKey", attempts, error,
-  created_at as "createdAt", finished_at as "finishedAt"`;
+  detail, created_at as "createdAt", finished_at as "finishedAt"`;
 const COMPENSATION = `id, install_id::text as "installId", transition_id::text as "transitionId",
   action, reason, state, resolved_by as "resolvedBy", resolved_at as "resolvedAt",
   created_at as "createdAt"`;
@@ -182,6 +182,37 @@ export function lifecycleStore(db: Db): LifecycleStore {
       ]);
     },
 
+    async noteDetail(transitionId, detail) {
+      await db.query(`update lifecycle_transitions set detail = $2 where id = $1::uuid`, [
+        transitionId,
+        clip(detail),
+      ]);
+    },
+
+    async inFlightCalls(agentId, packageId) {
+      const { rows } = await db.query<{ n: number }>(
+        `select count(*)::int as n from run_steps s join runs r on r.id = s.run_id
+          where r.agent_id = $1::uuid and r.status = 'running' and s.kind = 'tool_call'
+            and s.status = 'started' and s.data->'package'->>'id' = $2`,
+        [agentId, packageId],
+      );
+      return rows[0]?.n ?? 0;
+    },
+
+    async cancelInFlight(agentId, packageId) {
+      // A new epoch with an expired lease: the holder's next renewal finds it lost and stops,
+      // its writes are fenced from then on, and the next claim resumes the run.
+      const { rowCount } = await db.query(
+        `update runs r set lease_owner = 'mesh:lifecycle', lease_epoch = lease_epoch + 1,
+           lease_expires_at = now() - interval '1 second', updated_at = now()
+          where r.agent_id = $1::uuid and r.status = 'running'
+            and exists (select 1 from run_steps s where s.run_id = r.id and s.kind = 'tool_call'
+                          and s.status = 'started' and s.data->'package'->>'id' = $2)`,
+        [agentId, packageId],
+      );
+      return rowCount;
+    },
+
     async finish(t, end) {
       await db.transaction(async (tx) => {
         const { rowCount } = await tx.query(
@@ -241,6 +272,13 @@ export function lifecycleStore(db: Db): LifecycleStore {
       const { rows } = await db.query<InstallRecord>(
         `select ${INSTALL} from package_installs where agent_id = $1::uuid order by package_id`,
         [agentId],
+      );
+      return rows;
+    },
+
+    async enabledInstalls() {
+      const { rows } = await db.query<InstallRecord>(
+        `select ${INSTALL} from package_installs where state = 'enabled' order by updated_at`,
       );
       return rows;
     },

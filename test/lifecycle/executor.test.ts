@@ -6,6 +6,9 @@ import { testDatabases } from '../support/db.ts';
 import { catalogPackage, linearInstall, testLifecycle } from '../support/lifecycle.ts';
 import { startLinearFake, type LinearFake } from '../support/linear-fake.ts';
 import { makeAgent } from '../support/run.ts';
+import { RunLedger } from '../../src/run/ledger.ts';
+import { scriptCheckpoint } from '../../src/run/script-driver.ts';
+import { runStore } from '../../src/store/run-store.ts';
 import { expectSerialized } from './serialized.ts';
 
 const KEY = 'lin_api_lifecycleTestKey0123456789';
@@ -34,8 +37,10 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
   });
 
   const lifecycle = () => testLifecycle(db, { [LINEAR]: linearInstall(linear.url, KEY) });
-  const request = (action: 'enable' | 'disable' | 'health' | 'rotate', actor = 'operator:ada') =>
-    lifecycle().request({ agentId, packageId: LINEAR, action, actor });
+  const request = (
+    action: 'enable' | 'disable' | 'health' | 'rotate' | 'upgrade',
+    actor = 'operator:ada',
+  ) => lifecycle().request({ agentId, packageId: LINEAR, action, actor });
 
   it('enables through the hook: one webhook, an attributed transition pinned to the versions in force', async () => {
     const done = await request('enable');
@@ -215,6 +220,124 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
       attempts: 1,
     });
     expect((await ask('enable')).install.state).toBe('enabled');
+  });
+
+  it("drains a disabled package's calls in flight, or cancels the runs holding them as it declares", async () => {
+    await request('enable');
+    const ledger = new RunLedger(runStore(db));
+    /** A run of the agent holding a mesh.linear call that has not ended. */
+    const calling = async () => {
+      await ledger.createRun({
+        agentId,
+        kind: 'script',
+        provenance: { kind: 'operator', operator: 'test' },
+        budget: { maxToolCalls: 10 },
+        checkpoint: scriptCheckpoint([]),
+      });
+      const run = await ledger.claim(`worker-${agentId}`, 60_000);
+      if (!run) throw new Error('nothing to claim');
+      const lease = { runId: run.id, owner: `worker-${agentId}`, epoch: run.leaseEpoch };
+      await runStore(db).appendStep(lease, {
+        kind: 'tool_call',
+        status: 'started',
+        toolName: 'create_linear_issue',
+        callId: 'call_1',
+        effect: { class: 'effect', replay: 'effectful' },
+        package: { id: LINEAR, version: '1.0.0', digest: 'sha256:test' },
+        arguments: '{}',
+        committed: true,
+      });
+      return lease;
+    };
+    const store = lifecycleStore(db);
+
+    // Drained: the call ends while the disable waits; its run keeps its lease.
+    const draining = await calling();
+    const drained = await testLifecycle(
+      db,
+      { [LINEAR]: linearInstall(linear.url, KEY) },
+      {
+        sleep: async () => {
+          await db.query(`update run_steps set status = 'completed' where run_id = $1`, [
+            draining.runId,
+          ]);
+        },
+      },
+    ).request({ agentId, packageId: LINEAR, action: 'disable', actor: 'operator:ada' });
+    expect(drained.transition).toMatchObject({
+      outcome: 'succeeded',
+      detail: 'drained 1 call(s) in flight',
+    });
+    expect(await ledger.renew(draining, 60_000)).toBe(true);
+    expect(await store.inFlightCalls(agentId, LINEAR)).toBe(0);
+
+    // A call that outlasts the drain: its run is cancelled (its holder loses the lease).
+    await request('enable');
+    const stuck = await calling();
+    const cut = await testLifecycle(
+      db,
+      { [LINEAR]: linearInstall(linear.url, KEY) },
+      { drainMs: 0 },
+    ).request({ agentId, packageId: LINEAR, action: 'disable', actor: 'operator:ada' });
+    expect(cut.transition?.detail).toBe(
+      'drained for 0 s, then cancelled 1 run(s) still calling the package',
+    );
+    expect(await ledger.renew(stuck, 60_000)).toBe(false);
+
+    // A package that declares `in_flight = "cancel"` does not wait.
+    await request('enable');
+    const waiting: string[] = [];
+    const held = await calling();
+    const cancelled = await testLifecycle(
+      db,
+      { [LINEAR]: linearInstall(linear.url, KEY) },
+      {
+        packageOf: (id) => ({ ...catalogPackage(id)!, inFlight: 'cancel' }),
+        sleep: async () => void waiting.push('slept'),
+      },
+    ).request({ agentId, packageId: LINEAR, action: 'disable', actor: 'operator:ada' });
+    expect(cancelled.transition?.detail).toBe('cancelled 1 run(s) calling the package');
+    expect(waiting).toEqual([]);
+    expect(await ledger.renew(held, 60_000)).toBe(false);
+    // The cancelled run is claimable again: it resumes elsewhere, without the package.
+    const resumed = await ledger.claim('worker-next', 60_000);
+    expect([stuck.runId, held.runId]).toContain(resumed?.id);
+  });
+
+  it('upgrades an install pinned to an older package as an explicit transition', async () => {
+    const store = lifecycleStore(db);
+    const enabled = await request('enable');
+    expect(
+      await lifecycle().request({ agentId, packageId: LINEAR, action: 'upgrade', actor: 'x' }),
+    ).not.toHaveProperty('transition');
+    // As if Mesh had run an older mesh.linear when it was enabled.
+    await db.query(
+      `update package_installs set package_version = '0.9.0', package_digest = $2 where id = $1::uuid`,
+      [enabled.install.id, `sha256:${'0'.repeat(64)}`],
+    );
+    expect(await lifecycle().upgradeDrifted()).toBeGreaterThanOrEqual(1);
+    const pkg = catalogPackage(LINEAR);
+    const install = await store.findInstall(agentId, LINEAR);
+    expect(install).toMatchObject({
+      state: 'enabled',
+      packageVersion: pkg?.version,
+      packageDigest: pkg?.digest,
+    });
+    const [, upgrade] = await store.history(enabled.install.id);
+    expect(upgrade).toMatchObject({
+      action: 'upgrade',
+      requestedBy: 'mesh',
+      fromState: 'enabled',
+      toState: 'enabled',
+      outcome: 'succeeded',
+      packageVersion: pkg?.version,
+    });
+    expect(upgrade?.detail).toMatch(/^upgraded from 0\.9\.0 \(sha256:0{12}…\) to 1\.0\.0 \(/);
+    // on_enable ran again and found its webhook: still one.
+    expect(linear.webhooks.size).toBe(1);
+    expect(await lifecycle().upgradeDrifted()).toBe(0);
+    await request('disable');
+    await expect(request('upgrade')).rejects.toMatchObject({ code: 'install_not_enabled' });
   });
 
   it('serializes concurrent requests on one install into one history', async () => {

@@ -21,6 +21,9 @@ const agentId = env['AGENT_ID'] ?? '';
 const actor = env['ACTOR'] ?? 'operator:crash-test';
 const action = env['ACTION'] ?? 'enable';
 const repeat = Number(env['REPEAT'] ?? '1');
+// Racing children start together: each waits for the same moment once its database is open.
+const startAt = Number(env['START_AT'] ?? '0');
+if (startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
 
 for (let i = 0; i < repeat; i++) {
   let line: unknown;

@@ -209,7 +209,11 @@ describe.each(
       expect([...enabler.lines, ...disabler.lines].filter((l) => 'error' in l)).toEqual([]);
 
       const { install, history } = await installOf(agentId);
+      console.log(
+        `race: ${history.map((t) => `${t.seq}.${t.action}(${t.requestedBy.slice(9)})→${t.outcome === 'succeeded' ? t.toState : 'error'}`).join(' ')}`,
+      );
       expectSerialized(history);
+      expect(history.length).toBeGreaterThan(2);
       // Both processes took turns: each moved the install at least once.
       expect(new Set(history.map((t) => t.requestedBy))).toEqual(
         new Set(['operator:en', 'operator:dis']),

@@ -23,6 +23,7 @@ export function catalogPackage(packageId: string) {
     version: pkg.manifest.package.version,
     digest: pkg.digest,
     hooks: loaded.hooks.get(packageId) ?? {},
+    inFlight: pkg.manifest.package.inFlight,
   };
 }
 

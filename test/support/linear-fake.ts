@@ -94,6 +94,7 @@ const MUTATIONS = new Set([
   'commentCreate',
   'issueUpdate',
   'webhookCreate',
+  'webhookUpdate',
   'webhookDelete',
 ]);
 
@@ -236,6 +237,17 @@ export async function startLinearFake(): Promise<LinearFake> {
         };
         webhooks.set(id, hook);
         return [200, { data: { webhookCreate: { success: true, webhook: { ...hook } } } }];
+      }
+      case 'webhookUpdate': {
+        const hook = webhooks.get(String(v['id']));
+        if (!hook) return [200, notFound()];
+        const input = v['input'] as Record<string, unknown>;
+        const updated = {
+          ...hook,
+          ...(typeof input['url'] === 'string' ? { url: input['url'] } : {}),
+        };
+        webhooks.set(hook.id, updated);
+        return [200, { data: { webhookUpdate: { success: true, webhook: { ...updated } } } }];
       }
       case 'webhookDelete': {
         const id = String(v['id']);

@@ -56,14 +56,32 @@ async function opened(
   return { settings: checked.settings, request: await connect(ctx, checked.settings) };
 }
 
-/** on_enable: registers the install's webhook (found again, not made twice, on a retry). */
+/**
+ * on_enable (and an upgrade's re-run): makes the install's webhook match the settings. A webhook
+ * the install already keeps is updated in place (or removed when `webhook_url` was cleared);
+ * otherwise one is made with the transition's key as its id, found again rather than made twice
+ * when an earlier attempt's answer was lost.
+ */
 export async function registerWebhook(ctx: HookContext): Promise<HookOutcome> {
   const open = await opened(ctx);
   if ('outcome' in open) return open.outcome;
   const { settings, request } = open;
-  if (settings.webhookUrl === undefined) return { kind: 'success', state: {} };
-  const id = ctx.idempotencyKey.uuid;
+  const kept = keptWebhook(ctx);
   try {
+    const existing = kept === undefined ? undefined : await readWebhook(request, kept);
+    if (settings.webhookUrl === undefined) {
+      if (existing) await deleteWebhook(request, existing.id);
+      return { kind: 'success', state: {} };
+    }
+    if (existing) {
+      if (existing.url !== settings.webhookUrl)
+        await request(
+          `mutation MeshWebhookUpdate($id: String!, $input: WebhookUpdateInput!) { webhookUpdate(id: $id, input: $input) { success webhook { ${WEBHOOK_FIELDS} } } }`,
+          { id: existing.id, input: { url: settings.webhookUrl } },
+        );
+      return { kind: 'success', state: { webhook_id: existing.id } };
+    }
+    const id = ctx.idempotencyKey.uuid;
     // An earlier attempt of this transition may have made it before its answer was lost.
     if (!(await readWebhook(request, id))) {
       await request(
@@ -85,13 +103,8 @@ export async function registerWebhook(ctx: HookContext): Promise<HookOutcome> {
   }
 }
 
-/** on_disable: removes the install's webhook; one already gone is removed. */
-export async function removeWebhook(ctx: HookContext): Promise<HookOutcome> {
-  const id = keptWebhook(ctx);
-  if (id === undefined) return { kind: 'success', state: {} };
-  const open = await opened(ctx);
-  if ('outcome' in open) return open.outcome;
-  const { settings, request } = open;
+/** Deletes a webhook; one Linear no longer has ("Entity not found") is gone already. */
+async function deleteWebhook(request: Request, id: string): Promise<void> {
   try {
     await request(
       'mutation MeshWebhookDelete($id: String!) { webhookDelete(id: $id) { success } }',
@@ -100,9 +113,20 @@ export async function removeWebhook(ctx: HookContext): Promise<HookOutcome> {
       },
     );
   } catch (error) {
-    // Linear answers an id it does not have with "Entity not found": nothing is left to remove.
-    if (linearFailure(error)?.type !== 'InvalidInput')
-      return outcomeOf('removing the webhook', settings, error);
+    if (linearFailure(error)?.type !== 'InvalidInput') throw error;
+  }
+}
+
+/** on_disable: removes the install's webhook; one already gone is removed. */
+export async function removeWebhook(ctx: HookContext): Promise<HookOutcome> {
+  const id = keptWebhook(ctx);
+  if (id === undefined) return { kind: 'success', state: {} };
+  const open = await opened(ctx);
+  if ('outcome' in open) return open.outcome;
+  try {
+    await deleteWebhook(open.request, id);
+  } catch (error) {
+    return outcomeOf('removing the webhook', open.settings, error);
   }
   return { kind: 'success', state: {} };
 }

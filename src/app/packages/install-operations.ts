@@ -36,7 +36,7 @@ function installLines(out: InstallAnswer, input: Readonly<Record<string, unknown
 const ERRORS = ['agent_not_found', 'package_not_found'] as const;
 
 /** An operation that runs one lifecycle action on an install. */
-function actionOperation<const A extends 'enable' | 'disable' | 'health' | 'rotate'>(
+function actionOperation<const A extends 'enable' | 'disable' | 'health' | 'rotate' | 'upgrade'>(
   action: A,
   summary: string,
   verb: string,
@@ -91,6 +91,12 @@ export const rotatePackageOperation = actionOperation(
   'rotate',
 );
 
+export const upgradePackageOperation = actionOperation(
+  'upgrade',
+  'Move an enabled install to the package version now running: its on_enable runs again and the install is pinned to the new version and digest (mesh serve does this for every install when Mesh was upgraded)',
+  'upgrade',
+);
+
 export const showInstallOperation = defineOperation({
   name: 'packages.install',
   summary:
@@ -107,7 +113,7 @@ export const showInstallOperation = defineOperation({
       `  pinned: ${out.pinned ? `${out.pinned.version} ${out.pinned.digest}` : 'never installed'}`,
       ...out.transitions.map(
         (t) =>
-          `  ${t.seq}. ${t.created_at} ${t.action} ${t.from} → ${t.to} ${t.outcome} (${t.attempts} attempt(s), by ${t.requested_by}, secrets ${t.secret_version})${t.error ? `: ${t.error}` : ''}`,
+          `  ${t.seq}. ${t.created_at} ${t.action} ${t.from} → ${t.to} ${t.outcome} (${t.attempts} attempt(s), by ${t.requested_by}, secrets ${t.secret_version})${t.detail ? `; ${t.detail}` : ''}${t.error ? `: ${t.error}` : ''}`,
       ),
       ...out.compensations.map(
         (c) =>
@@ -165,6 +171,7 @@ export const installOperations = [
   disablePackageOperation,
   checkPackageOperation,
   rotatePackageOperation,
+  upgradePackageOperation,
   showInstallOperation,
   compensateOperation,
 ] as const;

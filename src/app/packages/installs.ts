@@ -39,6 +39,7 @@ export function lifecycleOf(mesh: Mesh): LifecycleExecutor {
         version: pkg.manifest.package.version,
         digest: pkg.digest,
         hooks: mesh.catalog.hooks.get(packageId) ?? {},
+        inFlight: pkg.manifest.package.inFlight,
       };
     },
     async contextFor(agentId, packageId) {
@@ -100,6 +101,8 @@ export interface TransitionAnswer {
   readonly outcome: string;
   readonly attempts: number;
   readonly error: string | null;
+  /** What it did besides its hook (a disable's drained or cancelled calls). */
+  readonly detail: string | null;
   readonly package_version: string;
   readonly package_digest: string;
   readonly config_version: string;
@@ -127,6 +130,7 @@ const transitionAnswer = (t: TransitionRecord): TransitionAnswer => ({
   outcome: t.outcome,
   attempts: t.attempts,
   error: t.error,
+  detail: t.detail,
   package_version: t.packageVersion,
   package_digest: t.packageDigest,
   config_version: t.configVersion,

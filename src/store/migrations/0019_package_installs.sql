@@ -24,7 +24,7 @@ create table lifecycle_transitions (
   id uuid primary key,
   install_id uuid not null references package_installs (id) on delete cascade,
   seq integer not null,
-  action text not null check (action in ('enable', 'disable', 'health', 'rotate', 'abandon')),
+  action text not null check (action in ('enable', 'disable', 'health', 'rotate', 'upgrade', 'abandon')),
   requested_by text not null,
   from_state text not null,
   to_state text not null,
@@ -36,6 +36,8 @@ create table lifecycle_transitions (
   idempotency_key text not null,
   attempts integer not null default 0,
   error text,
+  -- What the transition did besides its hook (a disable's drained or cancelled calls).
+  detail text,
   created_at timestamptz not null default clock_timestamp(),
   finished_at timestamptz,
   unique (install_id, seq)
