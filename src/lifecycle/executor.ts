@@ -1,122 +1,36 @@
 import { randomUUID } from 'node:crypto';
+import { hasCode } from '../tool/errors.ts';
 import type { HookContext, HookOutcome } from '../tool/hook.ts';
-import type { HookName } from '../manifest/package-manifest.ts';
-import type { InFlightPolicy } from '../manifest/package-manifest.ts';
-import type { PackageHooks } from '../manifest/verify-catalog.ts';
-import type { JsonValue } from '../model/json.ts';
-import type { HttpFetch, Services } from '../tool/context.ts';
-import { hasCode, MeshError } from '../tool/errors.ts';
 import { idempotencyKey } from '../tool/idempotency.ts';
+import { backoffDelayMs, sleep as abortableSleep } from '../tool/retry-policy.ts';
 import {
-  backoffDelayMs,
-  retryPolicy,
-  sleep as abortableSleep,
-  type RetryPolicy,
-} from '../tool/retry-policy.ts';
-import type {
-  InstallRecord,
-  InstallState,
-  LifecycleAction,
-  LifecycleStore,
-  TransitionRecord,
-} from './records.ts';
+  CANDIDATE_DETAIL,
+  DEFAULT_LIFECYCLE_RETRY,
+  initialState,
+  LifecycleError,
+  PLAN,
+  retriedAs,
+  WHEN_ENABLED,
+  type InstallContext,
+  type LifecycleOptions,
+  type LifecyclePackage,
+  type LifecycleRequest,
+  type LifecycleResult,
+} from './contract.ts';
+import type { InstallRecord, InstallState, LifecycleAction, TransitionRecord } from './records.ts';
 
-/** A package as the lifecycle sees it: what installs pin to, and its bound hooks. */
-export interface LifecyclePackage {
-  readonly id: string;
-  readonly version: string;
-  readonly digest: string;
-  readonly hooks: PackageHooks;
-  /** What a disable does with the package's calls still running (the manifest's `in_flight`). */
-  readonly inFlight: InFlightPolicy;
-}
-
-/** What a hook of one install is handed, read when a transition begins (or resumes). */
-export interface InstallContext {
-  readonly config: Readonly<Record<string, JsonValue>>;
-  /** sha256 of the config values. */
-  readonly configVersion: string;
-  /** `kind@version` of each secret the install holds, comma-separated (`none` without). */
-  readonly secretVersion: string;
-  secret(kind: string): Promise<string>;
-  readonly fetch: HttpFetch;
-  readonly services: Services;
-}
-
-export interface LifecycleOptions {
-  readonly store: LifecycleStore;
-  packageOf(packageId: string): LifecyclePackage | undefined;
-  contextFor(agentId: string, packageId: string): Promise<InstallContext>;
-  /** Attempts per transition and their backoff (default: 4 attempts, 250 ms doubling to 10 s). */
-  readonly retry?: RetryPolicy;
-  /** How long one hook attempt may take before it counts as a retryable failure (default 30 s). */
-  readonly attemptDeadlineMs?: number;
-  /** How long a disable waits for in-flight calls to end before it cancels them (default 60 s). */
-  readonly drainMs?: number;
-  /** How often a drain looks again (default 250 ms). */
-  readonly drainPollMs?: number;
-  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  readonly random?: () => number;
-  /** Aborted when the process stops: a hook in flight is abandoned, its transition left running. */
-  readonly signal?: AbortSignal;
-}
-
-/** What a request did: the install as it now is, and the transition it made (none when already there). */
-export interface LifecycleResult {
-  readonly install: InstallRecord;
-  readonly transition?: TransitionRecord;
-}
-
-export interface LifecycleRequest {
-  readonly agentId: string;
-  readonly packageId: string;
-  readonly action: Exclude<LifecycleAction, 'abandon'>;
-  /** Who asks: `operator:<name>`, or `mesh`. */
-  readonly actor: string;
-}
-
-/** The lifecycle refused a request: an unknown package, or an action the install's state does not allow. */
-export class LifecycleError extends MeshError {}
-
-export const DEFAULT_LIFECYCLE_RETRY: RetryPolicy = retryPolicy({
-  maxAttempts: 4,
-  baseDelayMs: 250,
-  maxDelayMs: 10_000,
-});
-
-/** Each action's hook, the state a success ends in, and the state the install holds meanwhile. */
-const PLAN: Record<
-  Exclude<LifecycleAction, 'abandon'>,
-  { readonly hook: HookName; readonly to: InstallState; readonly during: InstallState }
-> = {
-  enable: { hook: 'on_enable', to: 'enabled', during: 'enabling' },
-  disable: { hook: 'on_disable', to: 'disabled', during: 'disabling' },
-  health: { hook: 'health_check', to: 'enabled', during: 'enabled' },
-  rotate: { hook: 'on_secret_capture', to: 'enabled', during: 'enabled' },
-  // A new version of the package: its on_enable runs again, reconciling what enabling made with
-  // the version now running, and the install is pinned to it.
-  upgrade: { hook: 'on_enable', to: 'enabled', during: 'enabled' },
-};
-
-/** The actions only an enabled install takes, as the refusal says them. */
-const WHEN_ENABLED: Partial<Record<LifecycleAction, string>> = {
-  health: 'health-checked',
-  rotate: 'rotated',
-  upgrade: 'upgraded',
-};
-
-/** The action a failed transition's compensation retries: a failed health check re-enables. */
-function retriedAs(action: LifecycleAction): Exclude<LifecycleAction, 'abandon'> {
-  if (action === 'health' || action === 'upgrade' || action === 'abandon') return 'enable';
-  return action;
-}
-
+export {
+  configVersionOf,
+  DEFAULT_LIFECYCLE_RETRY,
+  initialState,
+  LifecycleError,
+  type InstallContext,
+  type LifecycleOptions,
+  type LifecyclePackage,
+  type LifecycleRequest,
+  type LifecycleResult,
+} from './contract.ts';
 const STOPPED = new AbortController().signal;
-
-/** Where a package's install starts: off when enabling it does something, else on by default. */
-export function initialState(pkg: Pick<LifecyclePackage, 'hooks'>): InstallState {
-  return pkg.hooks.on_enable === undefined ? 'enabled' : 'disabled';
-}
 
 /**
  * The durable lifecycle executor: every enable, disable, health check and rotation of an install
@@ -169,6 +83,7 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
     transition: TransitionRecord,
     install: InstallRecord,
     context: InstallContext,
+    candidate: LifecycleRequest['candidate'],
   ): Promise<HookOutcome> => {
     const name = PLAN[transition.action as Exclude<LifecycleAction, 'abandon'>].hook;
     const hook = pkg.hooks[name];
@@ -184,7 +99,10 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
       services: context.services,
       config: context.config,
       state: install.hookState,
-      secret: (kind) => context.secret(kind),
+      secret: (kind) =>
+        candidate && kind === candidate.kind
+          ? Promise.resolve(candidate.value)
+          : context.secret(kind),
       fetch: context.fetch,
     };
     try {
@@ -208,8 +126,23 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
     pkg: LifecyclePackage,
     started: TransitionRecord,
     install: InstallRecord,
+    candidate?: LifecycleRequest['candidate'],
   ): Promise<LifecycleResult> => {
     const context = await options.contextFor(install.agentId, install.packageId);
+    // A rotation's candidate lives only in the process that was handed it: one cut by a crash
+    // is settled by whether the new version was stored before the process stopped.
+    if (started.action === 'rotate' && started.detail === CANDIDATE_DETAIL && !candidate) {
+      const kept = context.secretVersion !== started.secretVersion;
+      await store.finish(await store.attempt(started.id), {
+        outcome: kept ? 'succeeded' : 'failed',
+        installState: 'enabled',
+        compensate: false,
+        ...(kept
+          ? {}
+          : { error: 'the process stopped before the new secret was kept; capture it again' }),
+      });
+      return settled(install, started.id);
+    }
     if (started.action === 'disable') {
       const detail = await settleInFlight(pkg, install);
       if (detail !== undefined) await store.noteDetail(started.id, detail);
@@ -217,8 +150,18 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
     for (;;) {
       stop.throwIfAborted();
       const transition = await store.attempt(started.id);
-      const outcome = await attemptHook(pkg, transition, install, context);
+      const outcome = await attemptHook(pkg, transition, install, context, candidate);
       if (outcome.kind === 'success') {
+        if (candidate) {
+          if (!options.captureSecret)
+            throw new LifecycleError('lifecycle_misuse', 'this executor cannot store secrets');
+          await options.captureSecret(
+            install.agentId,
+            install.packageId,
+            candidate.kind,
+            candidate.value,
+          );
+        }
         await store.finish(transition, {
           outcome: 'succeeded',
           installState: transition.toState,
@@ -231,7 +174,13 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
         const error = spent
           ? `${outcome.reason} (gave up after ${transition.attempts} attempts)`
           : outcome.reason;
-        await store.finish(transition, { outcome: 'failed', installState: 'error', error });
+        // A refused candidate leaves the version in use, and the install as it was.
+        await store.finish(
+          transition,
+          candidate
+            ? { outcome: 'failed', installState: 'enabled', error, compensate: false }
+            : { outcome: 'failed', installState: 'error', error },
+        );
         return settled(install, transition.id);
       }
       await store.noteRetry(transition.id, outcome.reason);
@@ -311,12 +260,13 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
       plan.to,
       plan.during,
     );
+    if (request.candidate) await store.noteDetail(transition.id, CANDIDATE_DETAIL);
     if (request.action === 'upgrade')
       await store.noteDetail(
         transition.id,
         `upgraded from ${install.packageVersion} (${install.packageDigest.slice(0, 19)}…) to ${pkg.version} (${pkg.digest.slice(0, 19)}…)`,
       );
-    return drive(pkg, transition, { ...install, state: plan.during });
+    return drive(pkg, transition, { ...install, state: plan.during }, request.candidate);
   };
 
   const held = async <T>(agentId: string, packageId: string, fn: () => Promise<T>) => {
@@ -433,11 +383,3 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
 }
 
 export type LifecycleExecutor = ReturnType<typeof createLifecycleExecutor>;
-
-/** The config version a transition pins: sha256 of the values in key order. */
-export function configVersionOf(config: Readonly<Record<string, JsonValue>>): string {
-  const sorted = Object.keys(config)
-    .sort()
-    .map((key) => [key, config[key] ?? null]);
-  return idempotencyKey(['mesh.config.v1', JSON.stringify(sorted)]).key;
-}

@@ -140,6 +140,8 @@ export interface LifecycleStore {
       readonly installState: InstallState;
       readonly error?: string;
       readonly hookState?: JsonObject;
+      /** Whether a failure opens a compensation task (default yes). */
+      readonly compensate?: boolean;
     },
   ): Promise<void>;
   /** Marks an install's open compensation tasks resolved (retried or abandoned) by `actor`. */

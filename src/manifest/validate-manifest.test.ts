@@ -64,6 +64,7 @@ describe('readPackage on a valid manifest', () => {
       meshApi: '^1.0',
       hookProtocol: 1,
       description: "Reads and files issues in the example tracker as the agent's own account.",
+      inFlight: 'drain',
     });
     expect(manifest.config.map((c) => [c.key, c.disposition, c.type])).toEqual([
       ['api_token', 'secret', 'string'],
@@ -319,6 +320,13 @@ describe('readPackage properties', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('reads what a disable does with calls in flight, and refuses a policy it does not know', () => {
+    const cancel = read(HEAD.replace('[package]', '[package]\nin_flight = "cancel"') + TOOL);
+    expect(cancel.ok && cancel.package.manifest.package.inFlight).toBe('cancel');
+    const list = refusals(HEAD.replace('[package]', '[package]\nin_flight = "pause"') + TOOL);
+    expect(codes(list)).toEqual(['in_flight_unknown package.in_flight']);
   });
 
   it('refuses any unknown [package] field by its dotted path', () => {

@@ -233,7 +233,7 @@ export function lifecycleStore(db: Db): LifecycleStore {
             end.hookState === undefined ? null : JSON.stringify(end.hookState),
           ],
         );
-        if (end.outcome === 'failed')
+        if (end.outcome === 'failed' && end.compensate !== false)
           await tx.query(
             `insert into lifecycle_compensations (id, install_id, transition_id, action, reason)
              values ($1::uuid, $2::uuid, $3::uuid, $4, $5)`,

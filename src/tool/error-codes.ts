@@ -79,6 +79,8 @@ export const ERROR_CODES = Object.freeze({
   lifecycle_row_missing: 'internal',
   install_not_enabled: 'conflict',
   no_compensation: 'conflict',
+  lifecycle_misuse: 'internal',
+  secret_refused: 'conflict',
   // Workspace backends and grants (src/app/workspace-*.ts, src/store/workspaces.ts).
   backend_exists: 'conflict',
   backend_kind_unsupported: 'internal',

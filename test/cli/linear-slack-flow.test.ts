@@ -108,6 +108,25 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
       { url: 'http://127.0.0.1:9/hooks/linear', enabled: true },
     ]);
     expect(await offered()).toMatchObject({ offered: true });
+    // Enabled, a new key is a rotation: Linear is asked with it first, and a refused one is not kept.
+    writeFileSync(join(home, 'bad.key'), 'lin_api_notAKeyLinearKnows0000000000\n');
+    const refused = await mesh(
+      'secrets',
+      'set',
+      '--agent',
+      'ada',
+      '--package',
+      'mesh.linear',
+      '--key',
+      'api_key',
+      '--value-file',
+      join(home, 'bad.key'),
+    );
+    output.push(refused.stdout, refused.stderr);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('mesh.linear refused the new linear_api_key');
+    expect(refused.stderr).toContain('the version in use stays');
+    expect(refused.stderr).not.toContain('lin_api_notAKeyLinearKnows');
     await secret('mesh.slack', 'token', 'slack.token');
     await config('mesh.slack', 'api_url', slack.apiUrl);
     await config('mesh.slack', 'allow_loopback_http', 'true');
@@ -160,7 +179,8 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
     // Exactly one issue and one message, each made with the agent's own credential.
     expect(linear.issues.size).toBe(1);
     expect([...linear.issues.values()][0]?.title).toBe('Deploy failing on main');
-    expect(linear.received.every((r) => r.authorized)).toBe(true);
+    // Every request but the refused key's one try was made with the agent's own key.
+    expect(linear.received.filter((r) => !r.authorized)).toMatchObject([{ field: 'viewer' }]);
     expect(slack.posted).toHaveLength(1);
     expect(slack.posted[0]).toMatchObject({
       channel: 'C0OPS00001',

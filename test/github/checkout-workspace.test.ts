@@ -46,7 +46,7 @@ describe.each(testDatabases())('checkout_github_repo in a local workspace on $na
 
     agentId = await makeAgent(opened.db, 'gh');
     const agent = await requireAgent(mesh, agentId);
-    await captureAgentSecret(mesh, agent, 'mesh.github', 'credential', TOKEN);
+    await captureAgentSecret(mesh, agent, 'mesh.github', 'credential', TOKEN, 'operator:test');
     await setAgentConfig(mesh, agent, 'mesh.github', 'api_base_url', github.baseUrl);
     await setAgentConfig(mesh, agent, 'mesh.github', 'git_base_url', git.baseUrl);
     await setAgentConfig(mesh, agent, 'mesh.github', 'allow_loopback_http', true);

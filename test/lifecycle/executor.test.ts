@@ -340,6 +340,101 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
     await expect(request('upgrade')).rejects.toMatchObject({ code: 'install_not_enabled' });
   });
 
+  it('rotates to a new key only once on_secret_capture accepted it; a refused one leaves the old in use', async () => {
+    await request('enable');
+    const install = linearInstall(linear.url, KEY);
+    const stored: string[] = [];
+    const rotating = testLifecycle(
+      db,
+      { [LINEAR]: install },
+      {
+        captureSecret: async (_agent, _pkg, kind, value) => {
+          stored.push(value);
+          install.secrets[kind] = { value, version: (install.secrets[kind]?.version ?? 0) + 1 };
+        },
+      },
+    );
+    const rotate = (value: string) =>
+      rotating.request({
+        agentId,
+        packageId: LINEAR,
+        action: 'rotate',
+        actor: 'operator:ada',
+        candidate: { kind: 'linear_api_key', value },
+      });
+    const NEXT = 'lin_api_rotatedKeyAcceptedByLinear000';
+    linear.keys.add(NEXT);
+    const accepted = await rotate(NEXT);
+    expect(accepted.install.state).toBe('enabled');
+    expect(accepted.transition).toMatchObject({
+      action: 'rotate',
+      outcome: 'succeeded',
+      secretVersion: 'linear_api_key@1',
+      detail: 'a new secret, stored only once on_secret_capture accepts it',
+    });
+    expect(stored).toEqual([NEXT]);
+    // The hook tried the new key itself, before it was stored.
+    expect(linear.received.at(-1)).toMatchObject({ field: 'viewer', authorized: true });
+
+    const refused = await rotate('lin_api_unknownToLinear0000000000000');
+    expect(refused.install.state).toBe('enabled');
+    expect(refused.transition).toMatchObject({
+      outcome: 'failed',
+      secretVersion: 'linear_api_key@2',
+    });
+    expect(refused.transition?.error).toContain('refused');
+    expect(stored).toEqual([NEXT]);
+    expect(await lifecycleStore(db).compensations(refused.install.id)).toEqual([]);
+    expect(JSON.stringify(refused)).not.toContain('lin_api_unknownToLinear');
+  });
+
+  it('settles a rotation a stopped process cut: its new secret was never kept, the old stays', async () => {
+    await request('enable');
+    const pkg = catalogPackage(LINEAR)!;
+    let calls = 0;
+    const stop = new AbortController();
+    const cut = testLifecycle(
+      db,
+      { [LINEAR]: linearInstall(linear.url, KEY) },
+      {
+        signal: stop.signal,
+        packageOf: () => ({
+          ...pkg,
+          hooks: {
+            ...pkg.hooks,
+            on_secret_capture: (ctx: HookContext) => {
+              calls++;
+              return new Promise<HookOutcome>((_, reject) =>
+                ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)),
+              );
+            },
+          },
+        }),
+        captureSecret: async () => undefined,
+      },
+    ).request({
+      agentId,
+      packageId: LINEAR,
+      action: 'rotate',
+      actor: 'operator:ada',
+      candidate: { kind: 'linear_api_key', value: 'lin_api_neverKept00000000000000000' },
+    });
+    await waitFor(() => calls === 1);
+    stop.abort(new Error('stopping'));
+    await expect(cut).rejects.toThrow('stopping');
+    expect(await lifecycle().resumeUnfinished()).toBe(1);
+    const store = lifecycleStore(db);
+    const install = await store.findInstall(agentId, LINEAR);
+    expect(install?.state).toBe('enabled');
+    const history = await store.history(install?.id ?? '');
+    expect(history.at(-1)).toMatchObject({
+      action: 'rotate',
+      outcome: 'failed',
+      error: 'the process stopped before the new secret was kept; capture it again',
+    });
+    expect(await store.compensations(install?.id ?? '')).toEqual([]);
+  });
+
   it('serializes concurrent requests on one install into one history', async () => {
     const actions = ['enable', 'disable', 'enable', 'health', 'disable', 'enable'] as const;
     const results = await Promise.all(

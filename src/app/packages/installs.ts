@@ -31,6 +31,14 @@ export function lifecycleOf(mesh: Mesh): LifecycleExecutor {
   if (known) return known;
   const executor = createLifecycleExecutor({
     store: lifecycleStore(mesh.db),
+    async captureSecret(agentId, packageId, kind, value) {
+      await mesh.secrets.capture({
+        ownerType: 'agent_tool',
+        ownerId: agentToolOwnerId(agentId, packageId),
+        kind,
+        value,
+      });
+    },
     packageOf(packageId) {
       const pkg = mesh.catalog.packages.find((p) => p.manifest.package.id === packageId);
       if (!pkg) return undefined;

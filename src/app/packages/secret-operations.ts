@@ -40,7 +40,13 @@ export const setSecretOperation = defineOperation({
       value: { type: 'string', minLength: 1, maxLength: 65536, description: 'the secret' },
     },
   },
-  errors: ['agent_not_found', 'package_not_found', 'secret_field_unknown', 'secret_value_invalid'],
+  errors: [
+    'agent_not_found',
+    'package_not_found',
+    'secret_field_unknown',
+    'secret_value_invalid',
+    'secret_refused',
+  ],
   http: { method: 'PUT', path: '/api/agents/{agent}/packages/{package}/secrets/{key}' },
   cli: {
     command: ['secrets', 'set'],
@@ -49,7 +55,7 @@ export const setSecretOperation = defineOperation({
       `Captured ${s.kind} for ${String(input['agent'])} (version ${s.version}).`,
     ],
   },
-  async run(mesh, input): Promise<SecretAnswer> {
+  async run(mesh, input, caller): Promise<SecretAnswer> {
     const [{ requireAgent }, { captureAgentSecret }] = await Promise.all([
       import('../agents/agents.ts'),
       import('../agents/secrets.ts'),
@@ -62,6 +68,7 @@ export const setSecretOperation = defineOperation({
       input.package,
       input.key,
       input.value.trim(),
+      caller.actor,
     );
     return {
       package: input.package,

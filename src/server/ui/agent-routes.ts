@@ -234,7 +234,7 @@ export const agentRoutes: readonly UiRoute[] = [
   post(
     '/agents/{agent}/packages/{package}/secrets/{key}',
     toolsBack,
-    async ({ mesh, params, form }) => {
+    async ({ mesh, params, form, session }) => {
       const agent = await requireAgent(mesh, params['agent'] ?? '');
       const meta = await captureAgentSecret(
         mesh,
@@ -242,6 +242,7 @@ export const agentRoutes: readonly UiRoute[] = [
         params['package'] ?? '',
         params['key'] ?? '',
         field(form, 'value'),
+        session.actor,
       );
       return { text: `Captured ${params['key']} (version ${meta.version}).` };
     },
