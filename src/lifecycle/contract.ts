@@ -103,6 +103,8 @@ export const PLAN: Record<
   // A new version of the package: its on_enable runs again, reconciling what enabling made with
   // the version now running, and the install is pinned to it.
   upgrade: { hook: 'on_enable', to: 'enabled', during: 'enabled' },
+  // The install's config changed: on_enable runs again to make what enabling made match it.
+  reconfigure: { hook: 'on_enable', to: 'enabled', during: 'enabled' },
 };
 
 /** The detail of a rotation run against a new secret not yet stored. */
@@ -113,11 +115,18 @@ export const WHEN_ENABLED: Partial<Record<LifecycleAction, string>> = {
   health: 'health-checked',
   rotate: 'rotated',
   upgrade: 'upgraded',
+  reconfigure: 'reconfigured',
 };
 
 /** The action a failed transition's compensation retries: a failed health check re-enables. */
 export function retriedAs(action: LifecycleAction): Exclude<LifecycleAction, 'abandon'> {
-  if (action === 'health' || action === 'upgrade' || action === 'abandon') return 'enable';
+  if (
+    action === 'health' ||
+    action === 'upgrade' ||
+    action === 'reconfigure' ||
+    action === 'abandon'
+  )
+    return 'enable';
   return action;
 }
 

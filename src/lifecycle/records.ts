@@ -7,7 +7,8 @@ import type { JsonObject } from '../model/json.ts';
 export type InstallState = 'disabled' | 'enabling' | 'enabled' | 'disabling' | 'error';
 
 /** What an operator (or Mesh) asks of an install. */
-export type LifecycleAction = 'enable' | 'disable' | 'health' | 'rotate' | 'upgrade' | 'abandon';
+export type LifecycleAction =
+  'enable' | 'disable' | 'health' | 'rotate' | 'upgrade' | 'reconfigure' | 'abandon';
 
 /** Where a transition is: `running` until it ends (a crash leaves it running, to be resumed). */
 export type TransitionOutcome = 'running' | 'succeeded' | 'failed';

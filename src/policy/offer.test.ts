@@ -59,6 +59,49 @@ describe('offerRegistry', () => {
     ]);
   });
 
+  it("offers a package's tools only while its install is enabled; one with an on_enable waits for one", () => {
+    const keyed = {
+      ...facts,
+      secretKinds: new Map([['example.tracker', new Set(['tracker_api_token'])]]),
+    };
+    const waiting = offerRegistry(registry, {
+      ...keyed,
+      enableRequired: new Set(['example.tracker']),
+    });
+    expect(waiting.withheld).toContainEqual({
+      name: 'tracker_search',
+      reason: 'package example.tracker is not enabled for this agent',
+    });
+    for (const [state, reason] of [
+      ['disabling', 'package example.tracker is disabling for this agent'],
+      ['error', 'package example.tracker is in error for this agent'],
+      ['enabling', 'package example.tracker is enabling for this agent'],
+    ] as const) {
+      const gated = offerRegistry(registry, {
+        ...keyed,
+        enableRequired: new Set(['example.tracker']),
+        installStates: new Map([['example.tracker', state]]),
+      });
+      expect(gated.withheld).toContainEqual({ name: 'tracker_search', reason });
+    }
+    const enabled = offerRegistry(registry, {
+      ...keyed,
+      enableRequired: new Set(['example.tracker']),
+      installStates: new Map([['example.tracker', 'enabled']]),
+    });
+    expect(enabled.registry.names()).toContain('tracker_search');
+    // A package without an on_enable hook is offered until its install says otherwise.
+    const optedOut = offerRegistry(registry, {
+      ...keyed,
+      installStates: new Map([['test.package', 'disabled']]),
+    });
+    expect(optedOut.withheld).toContainEqual({
+      name: 'remember',
+      reason: 'package test.package is disabled for this agent',
+    });
+    expect(optedOut.registry.names()).toContain('tracker_search');
+  });
+
   it('honours per-agent opt-outs and audience limits per package', () => {
     const disabled = offerRegistry(registry, { ...facts, disabledTools: new Set(['remember']) });
     expect(disabled.registry.names()).toEqual([]);

@@ -36,7 +36,7 @@ export interface Withheld {
 export function withholdReason(d: Definition, facts: OfferFacts): string | undefined {
   const install = facts.installStates?.get(d.origin.packageId);
   if (install !== undefined && install !== 'enabled')
-    return `package ${d.origin.packageId} is ${install} for this agent`;
+    return `package ${d.origin.packageId} is ${install === 'error' ? 'in error' : install} for this agent`;
   if (install === undefined && facts.enableRequired?.has(d.origin.packageId))
     return `package ${d.origin.packageId} is not enabled for this agent`;
   if (facts.disabledTools.has(d.tool.name)) return 'disabled for this agent';

@@ -81,6 +81,7 @@ export const ERROR_CODES = Object.freeze({
   no_compensation: 'conflict',
   lifecycle_misuse: 'internal',
   secret_refused: 'conflict',
+  config_not_applied: 'conflict',
   // Workspace backends and grants (src/app/workspace-*.ts, src/store/workspaces.ts).
   backend_exists: 'conflict',
   backend_kind_unsupported: 'internal',

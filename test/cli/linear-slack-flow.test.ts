@@ -108,6 +108,39 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
       { url: 'http://127.0.0.1:9/hooks/linear', enabled: true },
     ]);
     expect(await offered()).toMatchObject({ offered: true });
+    // A changed setting of an enabled install is applied by its on_enable: the webhook is updated
+    // in place; one the hook cannot apply parks the install in error, until the task is retried.
+    await config('mesh.linear', 'webhook_url', 'http://127.0.0.1:9/hooks/linear-v2');
+    expect([...linear.webhooks.values()]).toMatchObject([
+      { url: 'http://127.0.0.1:9/hooks/linear-v2' },
+    ]);
+    const unapplied = await mesh(
+      'config',
+      'set',
+      '--agent',
+      'ada',
+      '--package',
+      'mesh.linear',
+      'webhook_url',
+      'ftp://127.0.0.1/hooks',
+    );
+    output.push(unapplied.stdout, unapplied.stderr);
+    expect(unapplied.code).not.toBe(0);
+    expect(unapplied.stderr).toContain(
+      "the value is stored, but mesh.linear's on_enable could not apply it",
+    );
+    expect(await offered()).toMatchObject({
+      offered: false,
+      reason: 'package mesh.linear is in error for this agent',
+    });
+    await config('mesh.linear', 'webhook_url', 'http://127.0.0.1:9/hooks/linear');
+    expect(
+      await step('packages', 'compensate', 'mesh.linear', '--agent', 'ada', '--how', 'retry'),
+    ).toMatch(/^mesh\.linear is enabled for ada\./);
+    expect([...linear.webhooks.values()]).toMatchObject([
+      { url: 'http://127.0.0.1:9/hooks/linear' },
+    ]);
+    expect(await offered()).toMatchObject({ offered: true });
     // Enabled, a new key is a rotation: Linear is asked with it first, and a refused one is not kept.
     writeFileSync(join(home, 'bad.key'), 'lin_api_notAKeyLinearKnows0000000000\n');
     const refused = await mesh(

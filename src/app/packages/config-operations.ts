@@ -34,7 +34,7 @@ export const setConfigOperation = defineOperation({
       },
     },
   },
-  errors: ['agent_not_found', 'package_not_found', 'config_invalid'],
+  errors: ['agent_not_found', 'package_not_found', 'config_invalid', 'config_not_applied'],
   http: {
     method: 'PUT',
     path: '/api/agents/{agent}/packages/{package}/config/{key}',
@@ -47,7 +47,7 @@ export const setConfigOperation = defineOperation({
       `Set ${String(input['package'])} ${String(input['key'])} for ${String(input['agent'])}.`,
     ],
   },
-  async run(mesh, input): Promise<undefined> {
+  async run(mesh, input, caller): Promise<undefined> {
     const [{ requireAgent }, { configValueFromText, setAgentConfig }] = await Promise.all([
       import('../agents/agents.ts'),
       import('./packages.ts'),
@@ -58,7 +58,7 @@ export const setConfigOperation = defineOperation({
       typeof input.value === 'string'
         ? configValueFromText(mesh, input.package, input.key, input.value)
         : input.value;
-    await setAgentConfig(mesh, agent, input.package, input.key, value);
+    await setAgentConfig(mesh, agent, input.package, input.key, value, caller.actor);
     return undefined;
   },
 });
@@ -73,7 +73,7 @@ export const resetConfigOperation = defineOperation({
     required: ['agent', 'package', 'key'],
     properties: { agent: AGENT_FIELD, package: PACKAGE_FIELD, key: KEY },
   },
-  errors: ['agent_not_found', 'package_not_found', 'config_invalid'],
+  errors: ['agent_not_found', 'package_not_found', 'config_invalid', 'config_not_applied'],
   http: {
     method: 'DELETE',
     path: '/api/agents/{agent}/packages/{package}/config/{key}',
@@ -86,13 +86,13 @@ export const resetConfigOperation = defineOperation({
       `${String(input['package'])} ${String(input['key'])} is back to its default for ${String(input['agent'])}.`,
     ],
   },
-  async run(mesh, input): Promise<undefined> {
+  async run(mesh, input, caller): Promise<undefined> {
     const [{ requireAgent }, { resetAgentConfig }] = await Promise.all([
       import('../agents/agents.ts'),
       import('./packages.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
-    await resetAgentConfig(mesh, agent, input.package, input.key);
+    await resetAgentConfig(mesh, agent, input.package, input.key, caller.actor);
     return undefined;
   },
 });

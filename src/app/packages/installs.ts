@@ -16,6 +16,7 @@ import type { ToolPackage } from '../../manifest/package-manifest.ts';
 import { agentToolOwnerId } from '../../secrets/secret-input.ts';
 import { lifecycleStore } from '../../store/lifecycle.ts';
 import type { Mesh } from '../mesh.ts';
+import { MeshError } from '../../tool/errors.ts';
 import { agentConfig } from './policy.ts';
 
 /*
@@ -77,6 +78,35 @@ export function lifecycleOf(mesh: Mesh): LifecycleExecutor {
   });
   executors.set(mesh, executor);
   return executor;
+}
+
+/**
+ * After an agent's config value of a package changed: an enabled install of a package with an
+ * `on_enable` hook is reconfigured (the hook runs again, so what enabling made matches the new
+ * values). A failure parks the install in error with a compensation task and is refused here, so
+ * the operator who changed the value sees it; the value stays stored.
+ */
+export async function applyConfig(
+  mesh: Mesh,
+  agentId: string,
+  pkg: ToolPackage,
+  actor: string,
+): Promise<void> {
+  if (!enableRequired(pkg)) return;
+  const packageId = pkg.manifest.package.id;
+  const install = await lifecycleStore(mesh.db).findInstall(agentId, packageId);
+  if (install?.state !== 'enabled') return;
+  const done = await lifecycleOf(mesh).request({
+    agentId,
+    packageId,
+    action: 'reconfigure',
+    actor,
+  });
+  if (done.transition?.outcome === 'failed')
+    throw new MeshError(
+      'config_not_applied',
+      `the value is stored, but ${packageId}'s on_enable could not apply it (${done.transition.error ?? 'it failed'}); the install is in error until its compensation task is retried or abandoned`,
+    );
 }
 
 /** Whether a package needs an explicit enable before it is offered (it has an `on_enable` hook). */

@@ -16,7 +16,7 @@ import type { Definition } from '../../tool/definition.ts';
 import { MeshError, quoteName } from '../../tool/errors.ts';
 import type { Mesh } from '../mesh.ts';
 import { lifecycleStore } from '../../store/lifecycle.ts';
-import { installAnswer, type InstallAnswer } from './installs.ts';
+import { applyConfig, installAnswer, type InstallAnswer } from './installs.ts';
 import { agentConfig, agentOfferFacts } from './policy.ts';
 import { secretSlotView, type SecretSlotView } from './secret-slot.ts';
 
@@ -186,10 +186,12 @@ export async function setAgentConfig(
   packageId: string,
   key: string,
   value: unknown,
+  actor = 'mesh',
 ): Promise<void> {
-  requirePackage(mesh, packageId);
+  const pkg = requirePackage(mesh, packageId);
   const checked = validateConfigValue(mesh.catalog.packages, packageId, key, value);
   await setConfigValue(mesh.db, agent.id, packageId, key, checked.value);
+  await applyConfig(mesh, agent.id, pkg, actor);
 }
 
 /** Returns a key to its manifest default. */
@@ -198,6 +200,7 @@ export async function resetAgentConfig(
   agent: AgentRecord,
   packageId: string,
   key: string,
+  actor = 'mesh',
 ): Promise<void> {
   const pkg = requirePackage(mesh, packageId);
   const field = pkg.manifest.config.find((f) => f.key === key);
@@ -206,6 +209,7 @@ export async function resetAgentConfig(
       key,
     });
   await deleteConfigValue(mesh.db, agent.id, packageId, key);
+  await applyConfig(mesh, agent.id, pkg, actor);
 }
 
 /**

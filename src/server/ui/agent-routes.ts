@@ -218,7 +218,7 @@ export const agentRoutes: readonly UiRoute[] = [
     return { text: `${params['tool']} is ${enabled ? 'enabled' : 'disabled'} for ${agent.name}.` };
   }),
   post('/agents/{agent}/packages/{package}/config/{key}', toolsBack, async (call) => {
-    const { mesh, params, form } = call;
+    const { mesh, params, form, session } = call;
     const agent = await requireAgent(mesh, params['agent'] ?? '');
     const pkg = params['package'] ?? '';
     const key = params['key'] ?? '';
@@ -228,6 +228,7 @@ export const agentRoutes: readonly UiRoute[] = [
       pkg,
       key,
       configValueFromText(mesh, pkg, key, field(form, 'value')),
+      session.actor,
     );
     return { text: `Saved ${key}.` };
   }),
