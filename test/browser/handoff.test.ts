@@ -213,10 +213,13 @@ describe('a browser handoff to a second participant through Live View', () => {
       .locator('.question.answered')
       .textContent();
     expect((settled ?? '').replace(/\s+/g, ' ')).toContain(`Browser handed back by ${bobActor}`);
+    // The session is released when the run's end is handled, just after its status is written.
+    await expect
+      .poll(async () => (await sessions())[0]?.state, { timeout: 20_000 })
+      .toBe('released');
     const [session, ...others] = await sessions();
     expect(others).toEqual([]);
     expect(session?.taken_over_by).toBe(bobActor);
-    expect(session?.state).toBe('released');
     const requests = model.requests.map(
       (r) => r.json as { messages: { role: string; content: string }[] },
     );
