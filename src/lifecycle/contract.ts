@@ -48,6 +48,12 @@ export interface LifecycleOptions {
   readonly retry?: RetryPolicy;
   /** How long one hook attempt may take before it counts as a retryable failure (default 30 s). */
   readonly attemptDeadlineMs?: number;
+  /**
+   * An upgrade's config migration: brings the install's stored values to what the running
+   * manifest declares (drops keys it no longer has, resets values it no longer accepts) and says
+   * what it changed, or undefined when nothing.
+   */
+  migrateConfig?(agentId: string, packageId: string): Promise<string | undefined>;
   /** How long a disable waits for in-flight calls to end before it cancels them (default 60 s). */
   readonly drainMs?: number;
   /** How often a drain looks again (default 250 ms). */

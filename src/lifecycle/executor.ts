@@ -261,11 +261,14 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
       plan.during,
     );
     if (request.candidate) await store.noteDetail(transition.id, CANDIDATE_DETAIL);
-    if (request.action === 'upgrade')
+    if (request.action === 'upgrade') {
+      // The migration is part of the transition: recorded (begun) before, said in its detail.
+      const migrated = await options.migrateConfig?.(request.agentId, request.packageId);
       await store.noteDetail(
         transition.id,
-        `upgraded from ${install.packageVersion} (${install.packageDigest.slice(0, 19)}…) to ${pkg.version} (${pkg.digest.slice(0, 19)}…)`,
+        `upgraded from ${install.packageVersion} (${install.packageDigest.slice(0, 19)}…) to ${pkg.version} (${pkg.digest.slice(0, 19)}…)${migrated ? `; config: ${migrated}` : ''}`,
       );
+    }
     return drive(pkg, transition, { ...install, state: plan.during }, request.candidate);
   };
 

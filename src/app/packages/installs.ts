@@ -15,6 +15,8 @@ import type {
 import type { ToolPackage } from '../../manifest/package-manifest.ts';
 import { agentToolOwnerId } from '../../secrets/secret-input.ts';
 import { lifecycleStore } from '../../store/lifecycle.ts';
+import { deleteConfigValue, listConfigValues } from '../../store/tool-policy.ts';
+import { validateConfigValue } from '../../policy/config-values.ts';
 import type { Mesh } from '../mesh.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { agentConfig } from './policy.ts';
@@ -51,6 +53,7 @@ export function lifecycleOf(mesh: Mesh): LifecycleExecutor {
         inFlight: pkg.manifest.package.inFlight,
       };
     },
+    migrateConfig: (agentId, packageId) => migrateConfig(mesh, agentId, packageId),
     async contextFor(agentId, packageId) {
       const config = (await agentConfig(mesh, agentId))(packageId);
       const owner = {
@@ -78,6 +81,38 @@ export function lifecycleOf(mesh: Mesh): LifecycleExecutor {
   });
   executors.set(mesh, executor);
   return executor;
+}
+
+/**
+ * An upgrade's config migration: the agent's stored values of the package checked against the
+ * manifest now running. A key it no longer declares (or now declares secret) is dropped; a value
+ * it no longer accepts is reset to the default. Says what changed (keys, never values).
+ */
+async function migrateConfig(
+  mesh: Mesh,
+  agentId: string,
+  packageId: string,
+): Promise<string | undefined> {
+  const pkg = mesh.catalog.packages.find((p) => p.manifest.package.id === packageId);
+  if (!pkg) return undefined;
+  const changes: string[] = [];
+  for (const row of await listConfigValues(mesh.db, agentId)) {
+    if (row.packageId !== packageId) continue;
+    const field = pkg.manifest.config.find((f) => f.key === row.key);
+    let why: string | undefined;
+    if (!field || field.disposition === 'secret') why = `dropped ${row.key} (no longer declared)`;
+    else {
+      try {
+        validateConfigValue(mesh.catalog.packages, packageId, row.key, row.value);
+      } catch {
+        why = `reset ${row.key} to its default (its value is no longer valid)`;
+      }
+    }
+    if (why === undefined) continue;
+    await deleteConfigValue(mesh.db, agentId, packageId, row.key);
+    changes.push(why);
+  }
+  return changes.length > 0 ? changes.join(', ') : undefined;
 }
 
 /**
