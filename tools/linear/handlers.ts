@@ -7,13 +7,7 @@ import {
   type EffectKey,
   type EffectReceipt,
 } from '../../src/tool/outbound.ts';
-import {
-  connect,
-  deliveryError,
-  failureText,
-  linearFailure,
-  type Request,
-} from './linear-client.ts';
+import { connect, deliveryError, failureText, readById, type Request } from './linear-client.ts';
 import { linearSettings, type LinearSettings } from './settings.ts';
 import { refused } from '../../src/tool/package-support.ts';
 
@@ -48,22 +42,8 @@ async function open(
 }
 
 /** Reads an issue by identifier or id; undefined when Linear has none the account can see. */
-async function readIssue(
-  request: Request,
-  id: string,
-  fields: string,
-): Promise<IssueNode | undefined> {
-  try {
-    const data = await request<{ issue: IssueNode | null }>(
-      `query MeshIssue($id: String!) { issue(id: $id) { ${fields} } }`,
-      { id },
-    );
-    return data.issue ?? undefined;
-  } catch (error) {
-    // Linear answers an unknown id with an "Entity not found" invalid-input error.
-    if (linearFailure(error)?.type === 'InvalidInput') return undefined;
-    throw error;
-  }
+function readIssue(request: Request, id: string, fields: string): Promise<IssueNode | undefined> {
+  return readById<IssueNode>(request, 'issue', fields, id);
 }
 
 /** A stored receipt field as text (receipts are JSON the package wrote itself). */
@@ -257,16 +237,8 @@ export async function commentOnLinearIssue(
       }
     },
     async lookup(key) {
-      try {
-        const data = await request<{ comment: Comment | null }>(
-          'query MeshComment($id: String!) { comment(id: $id) { id url } }',
-          { id: key.uuid },
-        );
-        return data.comment ? receipt(data.comment) : undefined;
-      } catch (error) {
-        if (linearFailure(error)?.type === 'InvalidInput') return undefined;
-        throw error;
-      }
+      const comment = await readById<Comment>(request, 'comment', 'id url', key.uuid);
+      return comment ? receipt(comment) : undefined;
     },
   });
   return deliveryOutput(`commenting on ${issue.identifier}`, delivery, (r) => ({

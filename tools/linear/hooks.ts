@@ -1,5 +1,5 @@
 import type { HookContext, HookOutcome } from '../../src/tool/hook.ts';
-import { connect, deliveryError, linearFailure, type Request } from './linear-client.ts';
+import { connect, deliveryError, linearFailure, readById, type Request } from './linear-client.ts';
 import { linearSettings, type LinearSettings } from './settings.ts';
 
 /*
@@ -34,17 +34,8 @@ function outcomeOf(what: string, settings: LinearSettings, error: unknown): Hook
     : { kind: 'retryable', reason: failure.message };
 }
 
-async function readWebhook(request: Request, id: string): Promise<WebhookNode | undefined> {
-  try {
-    const data = await request<{ webhook: WebhookNode | null }>(
-      `query MeshWebhook($id: String!) { webhook(id: $id) { ${WEBHOOK_FIELDS} } }`,
-      { id },
-    );
-    return data.webhook ?? undefined;
-  } catch (error) {
-    if (linearFailure(error)?.type === 'InvalidInput') return undefined;
-    throw error;
-  }
+function readWebhook(request: Request, id: string): Promise<WebhookNode | undefined> {
+  return readById<WebhookNode>(request, 'webhook', WEBHOOK_FIELDS, id);
 }
 
 /** The install's settings and a connection, or the terminal outcome that says why not. */

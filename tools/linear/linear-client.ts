@@ -63,6 +63,29 @@ export async function connect(
   };
 }
 
+/**
+ * Reads one entity by id (`issue`, `comment`, `webhook`) with the fields given; undefined when
+ * Linear has none the account can see (it answers an unknown id with an "Entity not found"
+ * invalid-input error).
+ */
+export async function readById<T>(
+  request: Request,
+  entity: 'issue' | 'comment' | 'webhook',
+  fields: string,
+  id: string,
+): Promise<T | undefined> {
+  try {
+    const data = await request<Record<string, T | null>>(
+      `query MeshRead($id: String!) { ${entity}(id: $id) { ${fields} } }`,
+      { id },
+    );
+    return data[entity] ?? undefined;
+  } catch (error) {
+    if (linearFailure(error)?.type === 'InvalidInput') return undefined;
+    throw error;
+  }
+}
+
 /** The observation for a key Linear refuses: names the fix, never the key. */
 export const BAD_KEY_TEXT =
   `Linear refused this agent's API key (authentication error). The operator needs to capture a ` +
