@@ -124,16 +124,13 @@ export const WHEN_ENABLED: Partial<Record<LifecycleAction, string>> = {
   reconfigure: 'reconfigured',
 };
 
-/** The action a failed transition's compensation retries: a failed health check re-enables. */
-export function retriedAs(action: LifecycleAction): Exclude<LifecycleAction, 'abandon'> {
-  if (
-    action === 'health' ||
-    action === 'upgrade' ||
-    action === 'reconfigure' ||
-    action === 'abandon'
-  )
-    return 'enable';
-  return action;
+/**
+ * The action a failed transition's compensation retries, from `error`: a failed disable tears
+ * down again; anything else (an enable, a health check, an upgrade, a reconfigure, a re-check of
+ * the secret in use) enables again, its on_enable making the provider's state match.
+ */
+export function retriedAs(action: LifecycleAction): 'enable' | 'disable' {
+  return action === 'disable' ? 'disable' : 'enable';
 }
 
 /** Where a package's install starts: off when enabling it does something, else on by default. */

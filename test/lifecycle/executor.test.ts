@@ -204,6 +204,10 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
     expect(bad.transition).toMatchObject({ secretVersion: 'linear_api_key@2', outcome: 'failed' });
     expect(bad.transition?.error).toContain('refused');
     expect(JSON.stringify(bad)).not.toContain('lin_api_notKnownToLinear');
+    // Its task, once a working key is back, enables again (a re-check cannot run from error).
+    const healed = await lifecycle().compensate(agentId, LINEAR, 'retry', 'operator:ada');
+    expect(healed.install.state).toBe('enabled');
+    expect(healed.transition).toMatchObject({ action: 'enable', fromState: 'error' });
   });
 
   it('moves a package without hooks through the same records: on by default, an opt-out is a transition', async () => {
