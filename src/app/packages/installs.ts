@@ -12,7 +12,7 @@ import type {
   InstallState,
   TransitionRecord,
 } from '../../lifecycle/records.ts';
-import type { ToolPackage } from '../../manifest/package-manifest.ts';
+import { HOOK_NAMES, type ToolPackage } from '../../manifest/package-manifest.ts';
 import { agentToolOwnerId } from '../../secrets/secret-input.ts';
 import { lifecycleStore } from '../../store/lifecycle.ts';
 import { deleteConfigValue, listConfigValues } from '../../store/tool-policy.ts';
@@ -160,6 +160,8 @@ export interface InstallAnswer {
   readonly state: InstallState;
   /** Whether the package's tools are offered by this install's state (other gates aside). */
   readonly offered: boolean;
+  /** The lifecycle junctures the package has hooks for (what enabling, disabling… will run). */
+  readonly hooks: readonly string[];
   readonly pinned: { readonly version: string; readonly digest: string } | null;
   readonly transitions: readonly TransitionAnswer[];
   readonly compensations: readonly CompensationAnswer[];
@@ -241,6 +243,7 @@ export async function installAnswer(
     package: packageId,
     state,
     offered: state === 'enabled',
+    hooks: HOOK_NAMES.filter((h) => pkg.manifest.hooks[h] !== undefined),
     pinned: found ? { version: found.packageVersion, digest: found.packageDigest } : null,
     transitions: history.map(transitionAnswer),
     compensations: compensations.map(compensationAnswer),

@@ -40,7 +40,16 @@ export function installPanel(
           )
         : ''
     }
-    ${enabled ? actionForm(session, `${base}/check`, 'Check') : ''}
+    ${
+      enabled && install.hooks.includes('health_check')
+        ? actionForm(session, `${base}/check`, 'Check')
+        : ''
+    }
+    ${
+      install.hooks.length > 0
+        ? html`<span class="muted small">hooks: ${install.hooks.join(', ')}</span>`
+        : ''
+    }
     ${open.map(
       (c) =>
         html`<div class="compensation absent" data-compensation="${c.action}">
