@@ -21,9 +21,13 @@ const agentId = env['AGENT_ID'] ?? '';
 const actor = env['ACTOR'] ?? 'operator:crash-test';
 const action = env['ACTION'] ?? 'enable';
 const repeat = Number(env['REPEAT'] ?? '1');
-// Racing children start together: each waits for the same moment once its database is open.
-const startAt = Number(env['START_AT'] ?? '0');
-if (startAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
+// Racing children start together: each says it is ready once its database is open, and waits
+// for the parent's go on standard input.
+if (env['BARRIER'] === '1') {
+  writeSync(1, 'READY\n');
+  await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
+  process.stdin.pause();
+}
 
 for (let i = 0; i < repeat; i++) {
   let line: unknown;

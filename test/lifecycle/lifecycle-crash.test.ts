@@ -20,6 +20,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 interface Child {
   readonly process: ChildProcess;
+  /** Resolves when it printed READY (a racing child, its database open). */
+  readonly ready: Promise<void>;
   /** Resolves when it exits: killed or not, and the JSON lines it printed. */
   readonly done: Promise<{ killed: boolean; lines: Record<string, unknown>[]; stderr: string }>;
 }
@@ -76,11 +78,18 @@ describe.each(
   const start = (env: Record<string, string>): Child => {
     const child = spawn(process.execPath, [childPath], {
       env: { ...process.env, ...dbEnv, LINEAR_URL: linear.url, LINEAR_KEY: KEY, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    // Only a racing child reads its standard input (for its go).
+    if (env['BARRIER'] !== '1') child.stdin?.end();
     let stdout = '';
     let stderr = '';
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    let isReady: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (isReady = resolve));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('READY\n')) isReady();
+    });
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const done = new Promise<{ killed: boolean; lines: Record<string, unknown>[]; stderr: string }>(
       (resolve) =>
@@ -95,7 +104,7 @@ describe.each(
           }),
         ),
     );
-    return { process: child, done };
+    return { process: child, ready, done };
   };
 
   /** Runs a child to its end and returns its one line. */
@@ -199,10 +208,16 @@ describe.each(
       linear.reset();
       const agentId = await newAgent();
       const rounds = '6';
-      const [enabler, disabler] = await Promise.all([
-        start({ AGENT_ID: agentId, ACTION: 'enable', REPEAT: rounds, ACTOR: 'operator:en' }).done,
-        start({ AGENT_ID: agentId, ACTION: 'disable', REPEAT: rounds, ACTOR: 'operator:dis' }).done,
-      ]);
+      // Both open the database first; then both are told to go at once.
+      const together = { AGENT_ID: agentId, REPEAT: rounds, BARRIER: '1' };
+      const children = [
+        start({ ...together, ACTION: 'enable', ACTOR: 'operator:en' }),
+        start({ ...together, ACTION: 'disable', ACTOR: 'operator:dis' }),
+      ];
+      await Promise.all(children.map((c) => c.ready));
+      for (const c of children) c.process.stdin?.end('GO\n');
+      const [enabler, disabler] = await Promise.all(children.map((c) => c.done));
+      if (!enabler || !disabler) throw new Error('a racing child is missing');
       expect(enabler.stderr + disabler.stderr).toBe('');
       expect(enabler.lines).toHaveLength(6);
       expect(disabler.lines).toHaveLength(6);
