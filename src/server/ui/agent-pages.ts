@@ -1,7 +1,7 @@
 import type { AgentPackageView, ConfigFieldView } from '../../app/packages/packages.ts';
 import type { AgentRecord, ModelProviderRecord } from '../../app/records.ts';
 import type { JsonValue } from '../../model/json.ts';
-import { audienceForm, secretStatus, toggle } from './controls.ts';
+import { audienceForm, secretStatus, toggle, postButton } from './controls.ts';
 import { html, type Html } from './html.ts';
 import {
   agentHeader,
@@ -241,13 +241,7 @@ function packageSection(session: PageSession, agent: AgentRecord, pkg: AgentPack
                       </form>
                       ${
                         pkg.secrets[f.key]?.present
-                          ? html`<form
-                              method="post"
-                              action="${base}/secrets/${encodeURIComponent(f.key)}/revoke"
-                              class="inline"
-                            >
-                              ${csrfField(session)}<button class="danger">Revoke</button>
-                            </form>`
+                          ? html`${postButton(session, `${base}/secrets/${encodeURIComponent(f.key)}/revoke`, 'Revoke', { danger: true })}`
                           : ''
                       }
                     </div>`,

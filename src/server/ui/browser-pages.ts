@@ -3,6 +3,7 @@ import type {
   BrowserGrantAnswer,
   BrowserSessionAnswer,
 } from '../../app/backends/browser-operations.ts';
+import { postButton } from './controls.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, picker, sticky, type PageSession } from './layout.ts';
 
@@ -54,13 +55,7 @@ export function browsersPage(
               ${b.api_key === null ? html`<span class="muted">—</span>` : b.api_key.present ? 'present' : 'absent'}
             </td>
             <td>
-              <form
-                method="post"
-                action="/browsers/backends/${encodeURIComponent(b.name)}/delete"
-                class="inline"
-              >
-                ${csrfField(session)}<button class="danger">Remove</button>
-              </form>
+              ${postButton(session, `/browsers/backends/${encodeURIComponent(b.name)}/delete`, 'Remove', { danger: true })}
             </td>
           </tr>`,
       )}
@@ -75,13 +70,7 @@ export function browsersPage(
             <td>${g.backend}</td>
             <td>${g.allow_loopback ? 'allowed' : html`<span class="muted">refused</span>`}</td>
             <td>
-              <form
-                method="post"
-                action="/browsers/grants/${encodeURIComponent(g.agent)}/delete"
-                class="inline"
-              >
-                ${csrfField(session)}<button class="danger">Revoke</button>
-              </form>
+              ${postButton(session, `/browsers/grants/${encodeURIComponent(g.agent)}/delete`, 'Revoke', { danger: true })}
             </td>
           </tr>`,
       )}

@@ -62,6 +62,23 @@ export function audienceForm(
   </form>`;
 }
 
+/**
+ * A form of one button posting to `action` (with the session's CSRF token and any hidden
+ * `fields`): remove, revoke, enable, retry… `danger` marks what destroys.
+ */
+export function postButton(
+  session: PageSession,
+  action: string,
+  label: string,
+  options: { readonly danger?: boolean; readonly fields?: Readonly<Record<string, string>> } = {},
+): Html {
+  return html`<form method="post" action="${action}" class="inline">
+    ${csrfField(session)}${Object.entries(options.fields ?? {}).map(
+      ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+    )}<button${options.danger ? html` class="danger"` : ''}>${label}</button>
+  </form>`;
+}
+
 /** A write-only form that replaces a registered backend's API key. */
 export function keyForm(session: PageSession, action: string): Html {
   return html`<form method="post" action="${action}" class="inline">

@@ -1,14 +1,7 @@
 import type { InstallAnswer } from '../../app/packages/installs.ts';
 import { html, type Html } from './html.ts';
-import { csrfField, type PageSession } from './layout.ts';
-
-/** A one-button form posting to one of the install's actions. */
-function actionForm(session: PageSession, action: string, label: string, how?: string): Html {
-  return html`<form method="post" action="${action}" class="inline">
-    ${csrfField(session)}${how ? html`<input type="hidden" name="how" value="${how}" />` : ''}
-    <button>${label}</button>
-  </form>`;
-}
+import { postButton } from './controls.ts';
+import type { PageSession } from './layout.ts';
 
 /**
  * A package's install on the agent's Tools tab: its state and pin, Enable or Disable (Check
@@ -33,7 +26,7 @@ export function installPanel(
     }
     ${
       enabled || install.state === 'disabled' || install.transitions.length === 0
-        ? actionForm(
+        ? postButton(
             session,
             `${base}/${enabled ? 'disable' : 'enable'}`,
             enabled ? 'Disable' : 'Enable',
@@ -42,7 +35,7 @@ export function installPanel(
     }
     ${
       enabled && install.hooks.includes('health_check')
-        ? actionForm(session, `${base}/check`, 'Check')
+        ? postButton(session, `${base}/check`, 'Check')
         : ''
     }
     ${
@@ -54,8 +47,8 @@ export function installPanel(
       (c) =>
         html`<div class="compensation absent" data-compensation="${c.action}">
           <p>${c.action} failed: ${c.reason}</p>
-          ${actionForm(session, `${base}/compensate`, `Retry ${c.action}`, 'retry')}
-          ${actionForm(session, `${base}/compensate`, 'Abandon', 'abandon')}
+          ${postButton(session, `${base}/compensate`, `Retry ${c.action}`, { fields: { how: 'retry' } })}
+          ${postButton(session, `${base}/compensate`, 'Abandon', { fields: { how: 'abandon' } })}
         </div>`,
     )}
     ${

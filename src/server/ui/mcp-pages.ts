@@ -1,7 +1,7 @@
 import type { ConnectionView } from '../../app/mcp/catalog.ts';
 import type { AgentRecord, ToolProviderRecord } from '../../app/records.ts';
 import { html, type Html } from './html.ts';
-import { audienceForm, toggle } from './controls.ts';
+import { audienceForm, toggle, postButton } from './controls.ts';
 import { agentHeader, csrfField, layout, listTable, time, type PageSession } from './layout.ts';
 import { toolTable } from './tool-table.ts';
 
@@ -85,15 +85,9 @@ function connectionSection(session: PageSession, agent: AgentRecord, c: Connecti
       ],
     })}
     <div class="actions">
-      <form method="post" action="${base}/check" class="inline">
-        ${csrfField(session)}<button>Check now</button>
-      </form>
-      <form method="post" action="${base}/review" class="inline">
-        ${csrfField(session)}<button>Mark reviewed</button>
-      </form>
-      <form method="post" action="${base}/disconnect" class="inline">
-        ${csrfField(session)}<button class="danger">Disconnect</button>
-      </form>
+      ${postButton(session, `${base}/check`, 'Check now')}
+      ${postButton(session, `${base}/review`, 'Mark reviewed')}
+      ${postButton(session, `${base}/disconnect`, 'Disconnect', { danger: true })}
     </div>
     ${audienceForm(session, `${base}/scopes`, c.binding.audiences, 'Save scopes')}
   </section>`;
@@ -182,13 +176,7 @@ export function mcpProvidersSection(
           </td>
           <td>${time(p.createdAt)}</td>
           <td>
-            <form
-              method="post"
-              action="/mcp/providers/${encodeURIComponent(p.slug)}/delete"
-              class="inline"
-            >
-              ${csrfField(session)}<button class="danger">Remove</button>
-            </form>
+            ${postButton(session, `/mcp/providers/${encodeURIComponent(p.slug)}/delete`, 'Remove', { danger: true })}
           </td>
         </tr>`,
     )}

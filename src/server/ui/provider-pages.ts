@@ -1,7 +1,7 @@
 import type { PackageView } from '../../app/packages/packages.ts';
 import type { SecretSlotView } from '../../app/packages/secret-slot.ts';
 import type { ModelProviderRecord } from '../../app/records.ts';
-import { secretStatus } from './controls.ts';
+import { secretStatus, postButton } from './controls.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, layout, listTable, type PageSession } from './layout.ts';
 import { manifestToolTable } from './tool-table.ts';
@@ -47,13 +47,7 @@ export function providersPage(
               }
             </td>
             <td>
-              <form
-                method="post"
-                action="/providers/${encodeURIComponent(p.name)}/delete"
-                class="inline"
-              >
-                ${csrfField(session)}<button class="danger">Delete</button>
-              </form>
+              ${postButton(session, `/providers/${encodeURIComponent(p.name)}/delete`, 'Delete', { danger: true })}
             </td>
           </tr>`,
       )}

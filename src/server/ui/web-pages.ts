@@ -1,5 +1,5 @@
 import type { describeWeb } from '../../app/backends/web-admin.ts';
-import { keyForm } from './controls.ts';
+import { keyForm, postButton } from './controls.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, picker, type PageSession } from './layout.ts';
 
@@ -57,13 +57,7 @@ export function webPage(
               ${keyForm(session, `/web/providers/${encodeURIComponent(p.name)}/key`)}
             </td>
             <td>
-              <form
-                method="post"
-                action="/web/providers/${encodeURIComponent(p.name)}/delete"
-                class="inline"
-              >
-                ${csrfField(session)}<button class="danger">Remove</button>
-              </form>
+              ${postButton(session, `/web/providers/${encodeURIComponent(p.name)}/delete`, 'Remove', { danger: true })}
             </td>
           </tr>`,
       )}
@@ -78,13 +72,10 @@ export function webPage(
             <td>${g.provider}</td>
             <td>${g.grantedBy}</td>
             <td>
-              <form method="post" action="/web/grants/revoke" class="inline">
-                ${csrfField(session)}<input type="hidden" name="agent" value="${g.agent}" /><input
-                  type="hidden"
-                  name="provider"
-                  value="${g.provider}"
-                /><button class="danger">Revoke</button>
-              </form>
+              ${postButton(session, '/web/grants/revoke', 'Revoke', {
+                danger: true,
+                fields: { agent: g.agent, provider: g.provider },
+              })}
             </td>
           </tr>`,
       )}

@@ -1,5 +1,5 @@
 import type { describeWorkspaces } from '../../app/backends/workspace-admin.ts';
-import { keyForm } from './controls.ts';
+import { keyForm, postButton } from './controls.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, picker, type PageSession } from './layout.ts';
 
@@ -40,13 +40,7 @@ export function workspacesPage(
               }
             </td>
             <td>
-              <form
-                method="post"
-                action="/workspaces/backends/${encodeURIComponent(b.name)}/delete"
-                class="inline"
-              >
-                ${csrfField(session)}<button class="danger">Remove</button>
-              </form>
+              ${postButton(session, `/workspaces/backends/${encodeURIComponent(b.name)}/delete`, 'Remove', { danger: true })}
             </td>
           </tr>`,
       )}
