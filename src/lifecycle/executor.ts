@@ -19,17 +19,6 @@ import {
 } from './contract.ts';
 import type { InstallRecord, InstallState, LifecycleAction, TransitionRecord } from './records.ts';
 
-export {
-  configVersionOf,
-  DEFAULT_LIFECYCLE_RETRY,
-  initialState,
-  LifecycleError,
-  type InstallContext,
-  type LifecycleOptions,
-  type LifecyclePackage,
-  type LifecycleRequest,
-  type LifecycleResult,
-} from './contract.ts';
 const STOPPED = new AbortController().signal;
 
 /**

@@ -2,10 +2,10 @@ import { createGuardedFetch } from '../../src/egress/guarded-fetch.ts';
 import { catalog } from '../../src/generated/catalog.ts';
 import {
   configVersionOf,
-  createLifecycleExecutor,
   LifecycleError,
   type LifecycleOptions,
-} from '../../src/lifecycle/executor.ts';
+} from '../../src/lifecycle/contract.ts';
+import { createLifecycleExecutor } from '../../src/lifecycle/executor.ts';
 import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
 import type { JsonValue } from '../../src/model/json.ts';
 import type { Db } from '../../src/store/db.ts';

@@ -51,7 +51,7 @@ function actionOperation<const A extends 'enable' | 'disable' | 'health' | 'rota
     http: { method: 'POST', path: `/api/agents/{agent}/packages/{package}/${verb}` },
     cli: { command: ['packages', verb], positionals: ['package'], print: installLines },
     async run(mesh, input, caller): Promise<InstallAnswer> {
-      const [{ requireAgent }, { requirePackage }, { lifecycleOf, resultAnswer }] =
+      const [{ requireAgent }, { requirePackage }, { lifecycleOf, installAnswer }] =
         await Promise.all([
           import('../agents/agents.ts'),
           import('./packages.ts'),
@@ -65,7 +65,7 @@ function actionOperation<const A extends 'enable' | 'disable' | 'health' | 'rota
         action,
         actor: caller.actor,
       });
-      return resultAnswer(mesh, pkg, result);
+      return installAnswer(mesh, agent.id, pkg, result.install);
     },
   });
 }
@@ -151,9 +151,12 @@ export const compensateOperation = defineOperation({
   http: { method: 'POST', path: '/api/agents/{agent}/packages/{package}/compensate' },
   cli: { command: ['packages', 'compensate'], positionals: ['package'], print: installLines },
   async run(mesh, input, caller): Promise<InstallAnswer> {
-    const [{ requireAgent }, { requirePackage }, { lifecycleOf, resultAnswer }] = await Promise.all(
-      [import('../agents/agents.ts'), import('./packages.ts'), import('./installs.ts')],
-    );
+    const [{ requireAgent }, { requirePackage }, { lifecycleOf, installAnswer }] =
+      await Promise.all([
+        import('../agents/agents.ts'),
+        import('./packages.ts'),
+        import('./installs.ts'),
+      ]);
     const agent = await requireAgent(mesh, input.agent);
     const pkg = requirePackage(mesh, input.package);
     const result = await lifecycleOf(mesh).compensate(
@@ -162,7 +165,7 @@ export const compensateOperation = defineOperation({
       input.how,
       caller.actor,
     );
-    return resultAnswer(mesh, pkg, result);
+    return installAnswer(mesh, agent.id, pkg, result.install);
   },
 });
 

@@ -1,11 +1,6 @@
 import { createGuardedFetch } from '../../egress/guarded-fetch.ts';
-import {
-  configVersionOf,
-  createLifecycleExecutor,
-  LifecycleError,
-  type LifecycleExecutor,
-  type LifecycleResult,
-} from '../../lifecycle/executor.ts';
+import { configVersionOf, LifecycleError } from '../../lifecycle/contract.ts';
+import { createLifecycleExecutor, type LifecycleExecutor } from '../../lifecycle/executor.ts';
 import type {
   CompensationRecord,
   InstallRecord,
@@ -248,13 +243,4 @@ export async function installAnswer(
     transitions: history.map(transitionAnswer),
     compensations: compensations.map(compensationAnswer),
   };
-}
-
-/** The install after a lifecycle request, as the API shows it. */
-export async function resultAnswer(
-  mesh: Mesh,
-  pkg: ToolPackage,
-  result: LifecycleResult,
-): Promise<InstallAnswer> {
-  return installAnswer(mesh, result.install.agentId, pkg, result.install);
 }
