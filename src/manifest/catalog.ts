@@ -1,5 +1,5 @@
 import type { ToolHandler } from '../tool/definition.ts';
-import type { PackageHook } from './hook.ts';
+import type { PackageHook } from '../tool/hook.ts';
 
 /** One first-party package as the generator embedded it: texts only, nothing read at start-up. */
 export interface CatalogPackage {

@@ -20,7 +20,7 @@ export type { PackageContent } from './digest.ts';
 export { diskFiles, readPackageFile } from './disk-files.ts';
 export { exportsOf, loadExportDiscovery } from './export-discovery.ts';
 export type { ExportDiscovery, ModuleExports } from './export-discovery.ts';
-export type { HookContext, HookOutcome, PackageHook } from './hook.ts';
+export type { HookContext, HookOutcome, PackageHook } from '../tool/hook.ts';
 export { embeddedFiles, relativePathProblem } from './package-files.ts';
 export type { FileRead, PackageFiles } from './package-files.ts';
 export { CONFIG_TYPES, DISPOSITIONS, dispositionRules, HOOK_NAMES } from './package-manifest.ts';

@@ -9,7 +9,7 @@ import {
 import { matchBindings } from './bindings.ts';
 import type { Catalog } from './catalog.ts';
 import { diagnostic, ManifestInvalidError, type Diagnostic } from './diagnostic.ts';
-import type { PackageHook } from './hook.ts';
+import type { PackageHook } from '../tool/hook.ts';
 import { embeddedFiles } from './package-files.ts';
 import { HOOK_NAMES, type HookName, type ToolPackage } from './package-manifest.ts';
 import { checkPackageSet } from './package-set.ts';

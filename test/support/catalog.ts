@@ -9,7 +9,7 @@ import type {
 } from '../../src/manifest/catalog.ts';
 import type { CrawlResult } from '../../src/manifest/crawl.ts';
 import { packageDigest, sha256Hex } from '../../src/manifest/digest.ts';
-import type { PackageHook } from '../../src/manifest/hook.ts';
+import type { PackageHook } from '../../src/tool/hook.ts';
 import type { ToolHandler } from '../../src/tool/definition.ts';
 
 /** Where the example package lives. */
