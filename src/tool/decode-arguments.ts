@@ -41,9 +41,11 @@ export function prepareDecoder(
 ): ArgumentDecoder {
   let decoder = decoders.get(schema);
   if (!decoder) {
+    // Compiled first: an untrusted schema is measured there before anything walks it.
+    const compiled = compileSchema(schema, strictness);
     decoder = Object.freeze({
       shape: compileShape(schema, { closeDeclared: strictness === 'strict' }),
-      compiled: compileSchema(schema, strictness),
+      compiled,
       validatorSuffices: validatorSuffices(schema, ARGUMENT_LIMITS.maxDepth),
     });
     decoders.set(schema, decoder);

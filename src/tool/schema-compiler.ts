@@ -5,6 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import { RE2JS } from 're2js';
 import type { JsonSchema } from '../model/json.ts';
 import { MeshError } from './errors.ts';
+import { measureSchema } from './schema-cost.ts';
 
 // ajv and ajv-formats ship CommonJS with a default export; under NodeNext they arrive wrapped.
 type AnyAjv = Ajv2020 | Ajv2019 | InstanceType<typeof AjvDraft07Module.default>;
@@ -131,8 +132,8 @@ export class InvalidSchemaError extends MeshError {
 
 /**
  * Compiles a schema with the Ajv build for its dialect. Refuses documents that declare a dialect
- * Mesh does not read (when strict: anything but 2020-12), fail their meta-schema, or (when strict)
- * use unknown keywords.
+ * Mesh does not read (when strict: anything but 2020-12), fail their meta-schema, (when strict)
+ * use unknown keywords, or (when lenient, that is untrusted) cost more to check than Mesh allows.
  */
 export function compileSchema(
   schema: JsonSchema,
@@ -147,6 +148,11 @@ export function compileSchema(
     throw new InvalidSchemaError(
       `declares $schema ${JSON.stringify(schema['$schema']).slice(0, 120)}; ${accepted}`,
     );
+  }
+  // An untrusted schema is measured first: its author chooses what a check costs (schema-cost.ts).
+  if (strictness === 'lenient') {
+    const cost = measureSchema(schema);
+    if ('refused' in cost) throw new InvalidSchemaError(cost.refused);
   }
   const ajv = ajvFor(strictness, dialect);
   let fn: ValidateFunction;

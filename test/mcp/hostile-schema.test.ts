@@ -1,7 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogView } from '../../src/app/mcp/catalog.ts';
 import { agentRegistry } from '../../src/app/packages/policy.ts';
+import { getAgent } from '../../src/store/agents.ts';
+import { doublingSchema } from '../support/hostile-schemas.ts';
 import { testDatabases } from '../support/db.ts';
 import { textTool } from '../support/mcp-server.ts';
 import { openRemoteAgent, type RemoteAgent } from '../support/remote-agent.ts';
@@ -97,6 +100,82 @@ describe.each(testDatabases())(
       expect(reason).toMatch(
         /pattern .* is not supported: remote schemas are matched in linear time/,
       );
+    });
+  },
+);
+
+/**
+ * A schema whose `$ref`s double per level: 39 definitions, each an anyOf of a `$ref` to the one
+ * before and an allOf of the same `$ref`. Ajv checks a value against 2^39 subschemas (and, with
+ * every error collected, keeps one object per visit): the server grew to 3.6 GB and stopped
+ * answering. Remote schemas are now measured before they are compiled, and this one is withheld.
+ */
+describe.each(testDatabases())(
+  'a remote schema whose refs double per level, on $name',
+  (database) => {
+    let remote: RemoteAgent;
+    let probe: Server;
+    let probeUrl: string;
+
+    beforeAll(async () => {
+      remote = await openRemoteAgent(database, {
+        slug: 'nested',
+        server: {
+          tools: [
+            textTool('nest', 'Nest values', {
+              inputSchema: { type: 'object', ...doublingSchema(39) },
+            }),
+            textTool('plain', 'A plain tool', {
+              inputSchema: { type: 'object', properties: { word: { type: 'string' } } },
+            }),
+          ],
+        },
+      });
+      probe = createServer((_req, res) => res.end('ok'));
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/`;
+    }, 60_000);
+
+    afterAll(async () => {
+      await new Promise((resolve) => probe?.close(resolve));
+      await remote?.close();
+    });
+
+    it('withholds the tool at catalog time, naming the bound, and offers the rest', async () => {
+      const { registry, withheld } = await agentRegistry(remote.mesh, remote.agentId);
+      expect(registry.get('nested__nest')).toBeUndefined();
+      expect(registry.get('nested__plain')).toBeDefined();
+      const reason = withheld.find((w) => w.name === 'nested__nest')?.reason ?? '';
+      expect(reason).toMatch(/expands to over 4096 subschemas per value checked/);
+      const agent = await getAgent(remote.mesh.db, remote.agentId);
+      const view = await catalogView(remote.mesh, agent!, 'nested');
+      expect(view.tools.find((t) => t.name === 'nest')?.withheldReason).toBe(reason);
+    });
+
+    it('refuses a call to it while other requests are answered, and serves the plain tool', async () => {
+      const events: string[] = [];
+      let running = true;
+      const probes = (async () => {
+        while (running) {
+          events.push(`probe ${await fetch(probeUrl).then((r) => r.text())}`);
+          if (events.length === 1) events.push('first probe answered');
+        }
+      })();
+      // The hostile call waits for one probe to be answered first: the process is serving others.
+      while (!events.includes('first probe answered')) await new Promise(setImmediate);
+      const refused = await remote.call('nested__nest', { x: { a: 1 } }).then(
+        (r) => `call ${r.status} ${r.observation?.kind ?? ''}`,
+        (error: unknown) => `call refused ${(error as { code?: string }).code ?? ''}`,
+      );
+      events.push(refused);
+      const plain = await remote.call('nested__plain', { word: 'hi' });
+      running = false;
+      await probes;
+      expect(events.filter((e) => e.startsWith('call'))).toEqual([refused]);
+      expect(refused).toMatch(/^call (refused|failed)/);
+      expect(events.indexOf('first probe answered')).toBeLessThan(events.indexOf(refused));
+      expect(plain.observation?.text).toBe('plain got {"word":"hi"}');
+      expect(remote.server.received.filter((r) => r.rpc === 'tools/call')).toHaveLength(1);
     });
   },
 );
