@@ -31,4 +31,10 @@ export interface DriveContext {
 export interface RunDriver {
   readonly kind: string;
   drive(ctx: DriveContext): Promise<RunEnd>;
+  /**
+   * Tells whoever waits on the run that it will not be resumed (`reason` says why), before the
+   * worker ends it failed: a turn tells its conversation. Only the run's own records are read
+   * here, never the code that was running when its holders were lost.
+   */
+  giveUp?(ctx: DriveContext, reason: string): Promise<void>;
 }

@@ -40,6 +40,8 @@ export interface RunRecord {
   readonly leaseOwner: string | null;
   readonly leaseEpoch: number;
   readonly leaseExpiresAt: Date | null;
+  /** How many times a holder let go of the run before it ended (died, stopped, lease taken back). */
+  readonly interruptions: number;
   readonly committedAt: Date | null;
   readonly createdAt: Date;
   readonly startedAt: Date | null;

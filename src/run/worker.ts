@@ -23,7 +23,16 @@ export interface WorkerOptions {
   readonly log?: (line: string) => void;
   /** Told of each run this worker takes and how it ends (the metrics set-up's). */
   readonly observer?: WorkerObserver;
+  /**
+   * How many times a run's holders may let go of it (a process that died or was stopped, a lease
+   * taken back) before it is no longer resumed: the next claim ends it failed, with the reason
+   * told to its conversation, rather than driving it into the same fault again. Default 3.
+   */
+  readonly maxInterruptions?: number;
 }
+
+/** The default {@link WorkerOptions.maxInterruptions}. */
+export const MAX_INTERRUPTIONS = 3;
 
 /** What a worker reports for metrics: runs taken, and runs ended here with their status. */
 export interface WorkerObserver {
@@ -74,6 +83,7 @@ export class Worker {
       leaseMs: RUN_LEASE_MS,
       concurrency: 4,
       pollMs: 500,
+      maxInterruptions: MAX_INTERRUPTIONS,
       ...options,
     };
   }
@@ -204,12 +214,16 @@ export class Worker {
         await this.options.ledger.finish(lease, 'failed', `no driver for runs of kind ${run.kind}`);
         return;
       }
-      const end = await driver.drive({
-        run,
-        lease,
-        ledger: this.options.ledger,
-        signal: controller.signal,
-      });
+      const ctx = { run, lease, ledger: this.options.ledger, signal: controller.signal };
+      if (run.interruptions > this.options.maxInterruptions) {
+        const reason = interruptedTooOften(run.interruptions);
+        this.options.log?.(`worker ${this.owner}: run ${run.id} ${reason}`);
+        await driver.giveUp?.(ctx, reason);
+        await this.options.ledger.finish(lease, 'failed', reason);
+        ended('failed');
+        return;
+      }
+      const end = await driver.drive(ctx);
       // A parked run was left by its park, with its lease given up: there is nothing to finish.
       if (end.status === 'awaiting_input') {
         ended(end.status);
@@ -247,6 +261,14 @@ export class Worker {
       this.wake();
     }
   }
+}
+
+/** Why a run is not resumed again: its holders were lost more often than the worker allows. */
+function interruptedTooOften(interruptions: number): string {
+  return (
+    `not resumed: the process running it died or was stopped ${interruptions} times while it ` +
+    'held the run, so resuming it again would likely meet the same fault'
+  );
 }
 
 function leaseLost(lease: Lease): MeshError {

@@ -36,7 +36,7 @@ export class LeaseLostError extends StoreError {
 export const RUN_COLUMNS = `id, agent_id as "agentId", conversation_id as "conversationId",
   inbound_message_id as "inboundMessageId", kind, status, reason, provenance, budget, usage, checkpoint,
   lease_owner as "leaseOwner", lease_epoch as "leaseEpoch", lease_expires_at as "leaseExpiresAt",
-  committed_at as "committedAt", created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt"`;
+  interruptions, committed_at as "committedAt", created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt"`;
 
 /** Inserts a run: queued for a worker, or running under the caller's lease. */
 export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
@@ -72,7 +72,8 @@ export async function getRun(q: Queryable, id: string): Promise<RunRecord | unde
 
 /**
  * Claims the oldest runnable run (queued, or running with an expired lease) for `owner`. Skips
- * rows another worker has locked, so many workers on one database never claim the same run.
+ * rows another worker has locked, so many workers on one database never claim the same run. A run
+ * taken while still running was let go of by its last holder: that counts as an interruption.
  */
 export async function claimRunnable(
   q: Queryable,
@@ -81,6 +82,7 @@ export async function claimRunnable(
 ): Promise<RunRecord | undefined> {
   const { rows } = await q.query<RunRecord>(
     `update runs set status = 'running', lease_owner = $1, lease_epoch = lease_epoch + 1,
+       interruptions = interruptions + (case when status = 'running' then 1 else 0 end),
        lease_expires_at = now() + make_interval(secs => $2::double precision / 1000),
        started_at = coalesce(started_at, now()), updated_at = now()
      where id = (

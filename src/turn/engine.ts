@@ -28,6 +28,7 @@ import { callsJson, historyMessages, responseFrom, roundMessages } from './round
 import { planToolLoading } from './tool-loading.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
 import { replyDraft } from './reply-draft.ts';
+import { stopNotice } from './stop-notice.ts';
 
 /** The policy-scoped registry of a turn, with the reasons for every tool left out. */
 export interface TurnOffer {
@@ -97,6 +98,20 @@ export function turnDriver(env: TurnEnvironment): RunDriver {
           ...(end.status === 'failed' ? { error: 'turn_failed' } : {}),
         }),
       ),
+    // The conversation hears why its turn will not be resumed, and what was done before it stopped.
+    async giveUp({ run, lease, ledger }, reason) {
+      const [turn, steps] = await Promise.all([env.loadTurn(run), ledger.steps(run.id)]);
+      if (steps.some((s) => s.kind === 'reply')) return;
+      await ledger.recordReply(lease, {
+        conversationId: turn.conversation.id,
+        actor: turn.agent.name,
+        body: stopNotice({
+          headline: `I stopped before finishing: this turn was ${reason}.`,
+          steps,
+        }),
+        end: { status: 'failed', reason },
+      });
+    },
   };
 }
 

@@ -33,6 +33,9 @@ const worker = new Worker({
   leaseMs,
   concurrency: 3,
   pollMs: 25,
+  // The campaign proves resumption across any number of kills; the cap on how often a run is
+  // resumed has its own tests (test/run/interrupted-runs.test.ts sets MAX_INTERRUPTIONS).
+  maxInterruptions: Number(env['MAX_INTERRUPTIONS'] ?? Number.POSITIVE_INFINITY),
   drivers: [
     scriptDriver({
       registryFor: () => registry,

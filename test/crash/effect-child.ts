@@ -64,6 +64,9 @@ const worker = new Worker({
   leaseMs,
   concurrency: 2,
   pollMs: 25,
+  // The campaign proves resumption across any number of kills; the cap on how often a run is
+  // resumed has its own test (test/run/worker.test.ts).
+  maxInterruptions: Number.POSITIVE_INFINITY,
   drivers: [
     scriptDriver({
       registryFor: () => registry,

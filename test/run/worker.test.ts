@@ -151,6 +151,60 @@ describe.each(testDatabases())('workers on $name', (database) => {
     expect(ends).toEqual([{ how: 'aborted', stillHeld: true }]);
   });
 
+  it('a run whose holders stopped or died more often than allowed ends failed, never resumed again', async () => {
+    await db.query(`update runs set status = 'failed' where status in ('queued', 'running')`);
+    const run = await patientRun();
+    const starts: number[] = [];
+    const lapse = () =>
+      db.query(`update runs set lease_expires_at = now() - interval '1 second' where id = $1`, [
+        run.id,
+      ]);
+    const givenUp: string[] = [];
+    /** A driver that works until its worker stops; it says when it began, and whether it gave up. */
+    const stuck = (started: () => void): RunDriver => ({
+      ...patientDriver(3_600_000, async () => undefined, started),
+      async giveUp({ run: given }, reason) {
+        givenUp.push(`${given.id === run.id ? 'this run' : given.id}: ${reason}`);
+      },
+    });
+    // Two holders are stopped while driving it (each gives its lease back), two die holding it
+    // (their leases lapse): four interruptions, one more than the default allows.
+    for (let i = 0; i < 4; i++) {
+      if (i % 2 === 0) {
+        let started!: () => void;
+        const working = new Promise<void>((resolve) => (started = resolve));
+        const holder = new Worker({ ledger, drivers: [stuck(started)], pollMs: 10 });
+        holder.start();
+        await working;
+        starts.push(i);
+        await holder.stop();
+      } else {
+        // The stopped holder gave its lease back at now(), which a claim in the same clock tick
+        // does not count as past.
+        await lapse();
+        const claimed = await claimRunnable(db, `dead-holder-${i}`, 60_000);
+        expect(claimed?.id).toBe(run.id);
+        await db.query(
+          `update runs set lease_expires_at = now() - interval '1 second' where id = $1`,
+          [run.id],
+        );
+      }
+    }
+    await lapse();
+    const last = new Worker({ ledger, drivers: [stuck(() => starts.push(99))], pollMs: 10 });
+    expect(await last.runOnce()).toBe(true);
+    expect(starts).toEqual([0, 2]);
+    const ended = await ledger.run(run.id);
+    expect(ended?.status).toBe('failed');
+    expect(ended?.interruptions).toBe(4);
+    expect(ended?.reason).toMatch(
+      /^not resumed: the process running it died or was stopped 4 times/,
+    );
+    expect(givenUp).toEqual([`this run: ${ended?.reason ?? ''}`]);
+    // Ended: no worker claims it again.
+    expect(await claimRunnable(db, 'later', 60_000)).toBeUndefined();
+  });
+
   it('a background worker drives queued runs to the end and stops cleanly', async () => {
     const registry = createRegistry([testDefinition('lookup')]);
     const worker = new Worker({

@@ -19,6 +19,7 @@ export function runRecord(overrides: Partial<RunRecord> = {}): RunRecord {
     leaseOwner: null,
     leaseEpoch: 1,
     leaseExpiresAt: null,
+    interruptions: 0,
     committedAt: AT,
     createdAt: AT,
     startedAt: AT,
