@@ -11,7 +11,17 @@ describe('what a server answered, as shown', () => {
       'an HTML page: 502 Bad Gateway',
     );
     expect(serverText('<html><pre>never closed')).toBe('an HTML page');
-    expect(serverText('x'.repeat(500))).toHaveLength(201);
+    expect(serverText('x'.repeat(500))).toBe('(an answer of one long word, not shown)');
+    expect(serverText(`${'word '.repeat(60)}`)).toBe(`${'word '.repeat(39)}word …`);
+  });
+
+  it('never shows part of a word: a token the server echoed is shown whole (for redaction to find) or not at all', () => {
+    const token = 'tok_0123456789abcdefghijklmnopqrstuvwxyz';
+    for (let at = 120; at < 210; at++) {
+      const shown = serverText(`${'a'.repeat(at)} ${token} was refused`);
+      if (shown.includes(token)) continue;
+      expect(shown).not.toContain(token.slice(0, 8));
+    }
   });
 
   it('reads a hostile page in one pass: 200,000 unclosed tags are just an HTML page', () => {

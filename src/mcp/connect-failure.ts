@@ -46,9 +46,15 @@ function between(html: string, tag: 'pre' | 'title'): string | undefined {
   return close ? html.slice(start, close.index) : undefined;
 }
 
+/**
+ * One line of at most 200 characters, cut between words: a word cut in half would show a prefix
+ * of whatever it is (a token the server echoed), which redaction, matching whole values, misses.
+ */
 function oneLine(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+  if (line.length <= 200) return line;
+  const cut = line.lastIndexOf(' ', 200);
+  return cut > 0 ? `${line.slice(0, cut)} …` : '(an answer of one long word, not shown)';
 }
 
 /** A request the server did not answer in time (the SDK's `REQUEST_TIMEOUT`), named; else undefined. */

@@ -7,6 +7,7 @@ import {
   checkSecretKind,
   checkSecretOwner,
   checkSecretValue,
+  defaultSecretFormat,
   MAX_SECRET_VALUE_BYTES,
   type SecretOwner,
 } from './secret-input.ts';
@@ -64,7 +65,7 @@ describe('secret values', () => {
     expect(checkSecretValue('{"state":"🔑"}', 'document')).toBe('{"state":"🔑"}');
   });
 
-  it('accepts a credential that is one line of printable ASCII, or a PEM block', () => {
+  it('accepts a credential that is one line of printable ASCII, or (a package key) a PEM block', () => {
     fc.assert(
       fc.property(fc.stringMatching(/^[!-~](?:[ -~]{0,80}[!-~])?$/), (token) => {
         expect(checkSecretValue(token)).toBe(token);
@@ -72,8 +73,31 @@ describe('secret values', () => {
     );
     const pem =
       '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nq83+/w==\n-----END RSA PRIVATE KEY-----\n';
-    expect(checkSecretValue(pem)).toBe(pem);
-    expect(checkSecretValue(pem.replaceAll('\n', '\r\n').trimEnd())).toBeDefined();
+    expect(checkSecretValue(pem, 'key')).toBe(pem);
+    expect(checkSecretValue(pem.replaceAll('\n', '\r\n').trimEnd(), 'key')).toBeDefined();
+  });
+
+  it('refuses a PEM-shaped model key, MCP token or backend key: a header carries one line', () => {
+    const pem =
+      '-----BEGIN PRIVATE KEY-----\nMIIEcanaryAKCAQEA\nq83+/w==\n-----END PRIVATE KEY-----';
+    for (const field of ['api_key', 'token', 'value']) {
+      const r = refused(() => checkSecretValue(pem, 'line', field));
+      expect(r.code).toBe(SECRET_ERROR_CODES.valueInvalid);
+      expect(r.field).toBe(field);
+      expect(r.message).toBe(
+        `\`${field}\` holds a line break: a key or token sent in a header is one line of printable text`,
+      );
+    }
+    expect(defaultSecretFormat('agent_tool')).toBe('key');
+    for (const owner of [
+      'model_provider',
+      'tool_provider',
+      'agent_tool_provider',
+      'execution_backend',
+      'browser_backend',
+      'agent',
+    ] as const)
+      expect(defaultSecretFormat(owner)).toBe('line');
   });
 
   it('refuses a credential no HTTP request could carry, naming the field and the fault, never the value', () => {
@@ -90,7 +114,7 @@ describe('secret values', () => {
       ['-----BEGIN KEY-----\ncanary\0\n-----END KEY-----', /NUL/],
     ];
     for (const [value, why] of cases) {
-      const r = refused(() => checkSecretValue(value, 'credential', 'api_key'));
+      const r = refused(() => checkSecretValue(value, 'key', 'api_key'));
       expect(r.code).toBe(SECRET_ERROR_CODES.valueInvalid);
       expect(r.field).toBe('api_key');
       expect(r.message).toMatch(/^`api_key` /);

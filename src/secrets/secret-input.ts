@@ -86,12 +86,21 @@ export function checkSecretKind(kind: string): string {
 }
 
 /**
- * What a secret value is read as. A `credential` (every key, token and password an operator
- * captures) is sent in an HTTP header or a vendor SDK's auth field, so it must be one line of
- * printable ASCII, or a PEM block (a GitHub App's private key). A `document` is a structure Mesh
- * itself writes (an MCP OAuth token set, as JSON), held to the storable-text rule only.
+ * What a secret value is read as. A `line` (a model key, an MCP token, a backend's key) is sent in
+ * an HTTP header or a vendor SDK's auth field, so it must be one line of printable ASCII. A `key`
+ * is a package's credential, which may also be a PEM block (a GitHub App's private key, which the
+ * package signs with and never sends). A `document` is a structure Mesh itself writes (an MCP
+ * OAuth token set, as JSON), held to the storable-text rule only.
  */
-export type SecretFormat = 'credential' | 'document';
+export type SecretFormat = 'line' | 'key' | 'document';
+
+/**
+ * The format an owner's secrets are read in when the caller names none: a package's credentials
+ * may be PEM keys; every other owner's secret is a key or token sent in a header.
+ */
+export function defaultSecretFormat(ownerType: SecretOwnerType): SecretFormat {
+  return ownerType === 'agent_tool' ? 'key' : 'line';
+}
 
 /** One line of printable ASCII, without surrounding spaces: what an HTTP header can carry. */
 const CREDENTIAL_LINE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
@@ -104,11 +113,13 @@ function refuseValue(field: string, why: string): never {
 }
 
 /** Why a credential cannot be used as one, or undefined when it can. Never quotes the value. */
-function credentialFault(value: string): string | undefined {
-  if (CREDENTIAL_LINE.test(value) || PEM_BLOCK.test(value)) return undefined;
+function credentialFault(value: string, format: 'line' | 'key'): string | undefined {
+  if (CREDENTIAL_LINE.test(value) || (format === 'key' && PEM_BLOCK.test(value))) return undefined;
   if (value.includes('\0')) return 'holds a NUL character, which no credential can carry';
   if (/[\r\n]/.test(value))
-    return 'holds a line break: a credential is one line (or a PEM block from -----BEGIN to -----END)';
+    return format === 'key'
+      ? 'holds a line break: a credential is one line (or a PEM block from -----BEGIN to -----END)'
+      : 'holds a line break: a key or token sent in a header is one line of printable text';
   if (/\p{Cc}/u.test(value)) return 'holds a control character, which no credential can carry';
   if (/[^\x20-\x7e]/.test(value))
     return 'holds a character outside printable ASCII, which an HTTP header cannot carry';
@@ -119,12 +130,13 @@ function credentialFault(value: string): string | undefined {
  * Checks a secret value: a non-empty, well-formed string of at most 64 KiB in UTF-8. A lone
  * surrogate would not survive the UTF-8 round trip, so it is refused rather than altered. A
  * credential must also be usable as one ({@link SecretFormat}): refused at capture, a key with a
- * line break would otherwise fail every later request that sends it. Refusals name `field` (the
+ * line break would otherwise fail every later request that sends it (and a vendor's error about
+ * the header could quote it). Refusals name `field` (the
  * input the value came from: `api_key`, `token`), never the value.
  */
 export function checkSecretValue(
   value: string,
-  format: SecretFormat = 'credential',
+  format: SecretFormat = 'line',
   field = 'value',
 ): string {
   const ok =
@@ -138,8 +150,8 @@ export function checkSecretValue(
       `must be a non-empty, well-formed string of at most ${MAX_SECRET_VALUE_BYTES} bytes in UTF-8`,
     );
   }
-  if (format === 'credential') {
-    const fault = credentialFault(value);
+  if (format !== 'document') {
+    const fault = credentialFault(value, format);
     if (fault !== undefined) refuseValue(field, fault);
   }
   return value;

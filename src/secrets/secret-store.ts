@@ -13,6 +13,7 @@ import {
   checkSecretKind,
   checkSecretOwner,
   checkSecretValue,
+  defaultSecretFormat,
   type SecretFormat,
   type SecretOwner,
 } from './secret-input.ts';
@@ -25,7 +26,7 @@ export interface SecretAddress extends SecretOwner {
 /** A value to store in a slot. */
 export interface SecretCapture extends SecretAddress {
   readonly value: string;
-  /** What the value is read as; a credential unless Mesh wrote the document itself. */
+  /** What the value is read as; by default what its owner's secrets are ({@link defaultSecretFormat}). */
   readonly format?: SecretFormat;
   /** The input field the value came from, named by a refusal (`value` unless given). */
   readonly field?: string;
@@ -108,7 +109,11 @@ export function createSecretStore(
   return Object.freeze({
     async capture(input: SecretCapture): Promise<SecretMetadata> {
       const slot = slotOf(input, input.kind);
-      const value = checkSecretValue(input.value, input.format, input.field);
+      const value = checkSecretValue(
+        input.value,
+        input.format ?? defaultSecretFormat(slot.ownerType),
+        input.field,
+      );
       hold(value);
       const record = await rows.insertVersion(randomUUID(), slot, (version) =>
         sealSecret(instanceKey, { ...slot, version }, value),

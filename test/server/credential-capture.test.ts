@@ -1,4 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +122,72 @@ describe.each(testDatabases())('credentials refused at capture, on $name', (data
       },
     );
     expect(stored.status, stored.text).toBe(200);
+  });
+
+  it('refuses a PEM-shaped key or token wherever it is sent in a header; a package key may be one', async () => {
+    const pem = `-----BEGIN PRIVATE KEY-----\nMIIEv${CANARY}QIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n`;
+    const why =
+      /^`[a-z_.]*(api_key|value)` holds a line break: a key or token sent in a header is one line of printable text$/;
+    const sends: [string, string, Record<string, unknown>, string][] = [
+      [
+        'POST',
+        '/api/providers',
+        {
+          name: 'router',
+          kind: 'openai_compatible',
+          base_url: 'https://openrouter.example/api/v1',
+          api_key: pem,
+        },
+        'api_key',
+      ],
+      ['POST', '/api/web/providers', { name: 'exa', kind: 'exa', api_key: pem }, 'api_key'],
+      ['POST', '/api/workspaces/backends', { name: 'cloud', kind: 'e2b', api_key: pem }, 'api_key'],
+      ['POST', '/api/browsers/backends', { name: 'steel', kind: 'steel', api_key: pem }, 'api_key'],
+      ['PUT', '/api/agents/ada/mcp/alpha/token', { value: pem }, 'value'],
+    ];
+    for (const [method, path, body, field] of sends) {
+      const res = await server.api(method, path, body);
+      refused(res, field, why);
+      expect((res.json as { error: { message: string } }).error.message, path).toMatch(why);
+    }
+    expect(providerNames(await server.api('GET', '/api/providers'))).not.toContain('router');
+    expect(mcp.received).toEqual([]);
+    // A package's credential may be a PEM key: GitHub's app mode signs with it and never sends it.
+    const stored = await server.api(
+      'PUT',
+      '/api/agents/ada/packages/example.tracker/secrets/api_token',
+      { value: pem },
+    );
+    expect(stored.status, stored.text).toBe(200);
+  });
+
+  it('never shows a token being tried, when the server that refuses it echoes it', async () => {
+    const token = `tok-${CANARY}-0123456789`;
+    const echo = createServer((req, res) => {
+      req.resume();
+      req.on('end', () =>
+        res
+          .writeHead(400, { 'content-type': 'text/plain' })
+          .end(
+            `the workspace refused the token ${req.headers.authorization ?? ''} is not valid here`,
+          ),
+      );
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    try {
+      const added = await server.api('POST', '/api/mcp/providers', {
+        slug: 'echo',
+        url: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/mcp`,
+        allow_loopback_http: true,
+      });
+      expect(added.status, added.text).toBe(201);
+      const tried = await server.api('PUT', '/api/agents/ada/mcp/echo/token', { value: token });
+      expect(tried.status, tried.text).toBeGreaterThanOrEqual(400);
+      expect(tried.text).not.toContain(CANARY);
+      expect(tried.text).not.toContain(token.slice(0, 8));
+    } finally {
+      await new Promise((resolve) => echo.close(resolve));
+    }
   });
 
   it('through the UI: the form comes back with a notice naming the field', async () => {

@@ -95,7 +95,7 @@ export async function addWebProvider(
   const baseUrl = checkBaseUrl(input.baseUrl ?? DEFAULT_BASE_URLS[kind], allowLoopbackHttp);
   const apiKey = input.apiKey.trim();
   if (apiKey === '') throw invalid('the API key is empty');
-  checkSecretValue(apiKey, 'credential', 'api_key');
+  checkSecretValue(apiKey, 'line', 'api_key');
   const settings: Record<string, string> = {};
   if (kind === 'cloudflare') {
     if (input.accountId === undefined)

@@ -41,7 +41,9 @@ export async function connectAgent(
   const value = token.trim();
   if (value === '') throw new MeshError('invalid_token', 'the token is empty');
   // Refused before it is sent anywhere: a line break in a header fails inside the HTTP client.
-  checkSecretValue(value, 'credential');
+  checkSecretValue(value, 'line');
+  // Held before it is tried: a server that echoes it in a refusal must not show it to anyone.
+  mesh.redactor.hold(value);
   // The token is tried before anything is stored: a refused one leaves no binding behind.
   const session = await openMcpSession({
     url: provider.url,
