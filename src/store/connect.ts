@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Db } from './db.ts';
-import { acquireHomeLock } from './home-lock.ts';
+import { acquireHomeLock, ownerOnlyTree } from './home-lock.ts';
 
 /**
  * Where the database is. These are the only bootstrap settings Mesh reads from the environment
@@ -59,11 +59,14 @@ export async function connect(options: ConnectOptions = connectOptionsFromEnv())
         `preparing the embedded database in ${dataDir} (first use of this home; a few seconds)…`,
       );
     const { openPglite } = await import('./pglite.ts');
-    return await openPglite({
-      dataDir: join(home, 'pgdata'),
+    const db = await openPglite({
+      dataDir,
       bufferPool: options.oneShot ? 'small' : 'standard',
       onClose: () => lock.release(),
     });
+    // Its files and WAL hold conversations: no other user of the machine may read them.
+    ownerOnlyTree(dataDir);
+    return db;
   } catch (error) {
     lock.release();
     throw error;

@@ -190,8 +190,20 @@ describe('the local backend holds a workspace to the limits it declares', () => 
     );
     expect(text(tmp.stdout)).toMatch(/No space left on device/);
     expect(Number(text(tmp.stdout).trim().split('\n').pop())).toBeLessThanOrEqual(8 * 1024 * 1024);
+    // /dev/shm is capped like /tmp (it was a tmpfs of half the host's memory), and /dev itself
+    // takes no files.
+    const shm = await run(
+      'dd if=/dev/zero of=/dev/shm/big bs=1M count=64 2>&1; ls -l /dev/shm/big | cut -d" " -f5',
+    );
+    expect(text(shm.stdout)).toMatch(/No space left on device/);
+    expect(Number(text(shm.stdout).trim().split('\n').pop())).toBeLessThanOrEqual(8 * 1024 * 1024);
+    const dev = await run(
+      'dd if=/dev/zero of=/dev/big bs=1M count=1 2>&1; echo > /dev/null && echo null-ok',
+    );
+    expect(text(dev.stdout)).toMatch(/Read-only file system/);
+    expect(text(dev.stdout)).toContain('null-ok');
     // The workspace still works once a command filled its disk.
-    await run('rm -f big /tmp/big');
+    await run('rm -f big /tmp/big /dev/shm/big');
     expect(text((await run('echo ok > f && cat f')).stdout)).toBe('ok\n');
   });
 });

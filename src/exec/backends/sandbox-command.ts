@@ -11,7 +11,7 @@ const AGENT = fileURLToPath(new URL('./sandbox-agent.mjs', import.meta.url));
 export const WORKSPACE_ROOT = '/workspace';
 const PROXY = 'http://127.0.0.1:3128';
 
-/** The bubblewrap command line for one workspace, its root and /tmp size-capped in memory. */
+/** The bubblewrap command line for one workspace, its root, /tmp and /dev/shm size-capped in memory. */
 function bwrapArguments(dir: string, hostname: string, limits: WorkspaceLimits): string[] {
   const args = [
     '--unshare-all',
@@ -51,6 +51,14 @@ function bwrapArguments(dir: string, hostname: string, limits: WorkspaceLimits):
     '--proc',
     '/proc',
     '--dev',
+    '/dev',
+    // bubblewrap's /dev/shm is a tmpfs of half the host's memory: capped like /tmp, and /dev
+    // itself made read-only (its device nodes still read and write) so nothing is stored there.
+    '--size',
+    String(limits.tmpMb * 1024 * 1024),
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
     '/dev',
     '--size',
     String(limits.tmpMb * 1024 * 1024),
