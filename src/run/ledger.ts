@@ -365,10 +365,16 @@ export class RunLedger {
 
   /**
    * Saves the text the model has written so far in this round (a streaming call), redacted like
-   * every text the ledger keeps. Not a record: live views show it until the response is a step.
+   * every text the ledger keeps, less a tail that could still grow into a held secret (a key the
+   * model is halfway through is not whole yet, so redaction cannot see it). Not a record: live
+   * views show it until the response is a step.
    */
   async draft(lease: Lease, draft: RunDraft): Promise<boolean> {
-    return this.store.writeDraft(lease, { ...draft, body: this.redactor.text(draft.body) });
+    const body = this.redactor.text(draft.body);
+    return this.store.writeDraft(lease, {
+      ...draft,
+      body: body.slice(0, this.redactor.unfinished(body)),
+    });
   }
 
   /** Ends the run with a status and a reason. */

@@ -1,4 +1,5 @@
 import type { JsonValue } from '../model/json.ts';
+import { createHoldback, type Holdback } from './redaction-holdback.ts';
 
 /**
  * Secrets removed from text that comes back from the outside world — tool results, provider
@@ -40,6 +41,11 @@ export interface Redactor {
    * matched. Read as Latin-1, byte for byte: credentials are ASCII, so each of their forms is.
    */
   bytes(content: Uint8Array): Uint8Array;
+  /**
+   * Where the tail of a text still being written begins that could grow into a held secret (see
+   * redaction-holdback.ts); `text.length` when none could. A live view shows what is before it.
+   */
+  unfinished(text: string): number;
 }
 
 /** A redactor that removes nothing: for callers that hold no secrets (tests, tooling). */
@@ -48,6 +54,7 @@ export const noRedaction: Redactor = Object.freeze({
   text: (text: string) => text,
   json: <T extends JsonValue>(value: T) => value,
   bytes: (content: Uint8Array) => content,
+  unfinished: (text: string) => text.length,
 });
 
 /** A redactor holding `secrets` (more may be held later). */
@@ -55,6 +62,7 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
   /** Each held secret with its forms' sources, worked out once when it is held. */
   const held = new Map<string, readonly { family: FormFamily; source: string }[]>();
   let passes: readonly Pass[] | undefined;
+  let holdback: Holdback | undefined;
 
   const compiled = (): readonly Pass[] => {
     if (passes !== undefined) return passes;
@@ -120,10 +128,15 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
       held.set(secret, formPatterns(secret));
       if (held.size > MAX_HELD) held.delete(held.keys().next().value as string);
       passes = undefined;
+      holdback = undefined;
     },
     text,
     json,
     bytes,
+    unfinished: (input) =>
+      (holdback ??= createHoldback(
+        [...held.keys()].map((secret) => ({ secret, forms: secretForms(secret) })),
+      )).start(input),
   };
   for (const secret of secrets) redactor.hold(secret);
   return Object.freeze(redactor);
