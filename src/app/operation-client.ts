@@ -62,7 +62,8 @@ async function inProcess(
     onProgress: (line) => process.stderr.write(`mesh: ${line}\n`),
   });
   try {
-    return await invokeOperation(mesh, op, input, { actor: currentOperator() });
+    // The machine's own user, in-process: it may post as the people it names (`mesh chat --as`).
+    return await invokeOperation(mesh, op, input, { actor: currentOperator(), relay: true });
   } catch (error) {
     // A failure's message may carry what a server or provider said: a held secret is removed
     // before any face prints it.

@@ -91,6 +91,8 @@ export function messageJson(m: MessageRecord): Record<string, unknown> {
     conversation_id: m.conversationId,
     direction: m.direction,
     actor: m.actor,
+    // Who posted it for `actor`: a relay token's actor, or null when the actor posted it.
+    relayed_by: m.relayedBy,
     body: m.body,
     created_at: m.createdAt,
   };

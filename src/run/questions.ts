@@ -66,6 +66,8 @@ export interface NewPark {
 export interface NewAnswer {
   readonly runId: string;
   readonly actor: string;
+  /** The credential's actor, when a relay token answered for `actor`. */
+  readonly relayedBy?: string;
   readonly body: string;
   /** The answer's message id (the observation names it). */
   readonly messageId: string;

@@ -249,6 +249,8 @@ export interface MessageRecord {
   readonly conversationId: string;
   readonly direction: 'inbound' | 'outbound';
   readonly actor: string;
+  /** Who posted it for `actor` (a relay token's actor), when that was not `actor` itself. */
+  readonly relayedBy: string | null;
   readonly body: string;
   readonly createdAt: Date;
 }

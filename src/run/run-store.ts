@@ -26,7 +26,13 @@ export type ConversationTarget =
 export interface InboundWrite {
   readonly agentId: string;
   readonly conversation: ConversationTarget;
-  readonly message: { readonly id: string; readonly actor: string; readonly body: string };
+  readonly message: {
+    readonly id: string;
+    readonly actor: string;
+    readonly body: string;
+    /** The credential's actor, when a relay token posted for `actor`. */
+    readonly relayedBy?: string;
+  };
   /** Builds the run once the conversation and message exist (inside the same transaction). */
   run(conversation: ConversationRecord, message: MessageRecord): NewRun;
 }

@@ -25,6 +25,9 @@ function socketPrincipal() {
     operator: {
       id: 'cli-socket',
       label: `cli socket (${actor})`,
+      // The machine's own user, who owns the database: it may post as the people it names
+      // (`mesh chat --as`), and what it posts is recorded as relayed by it.
+      kind: 'relay' as const,
       createdAt: new Date(),
       lastUsedAt: null,
       revokedAt: null,

@@ -3,7 +3,8 @@ import type { ConversationRecord, MessageRecord } from '../run/records.ts';
 import { StoreError, type Queryable } from './db.ts';
 
 const CONVERSATION = `id, agent_id as "agentId", audience, title, created_at as "createdAt"`;
-const MESSAGE = `id, conversation_id as "conversationId", direction, actor, body, created_at as "createdAt"`;
+const MESSAGE = `id, conversation_id as "conversationId", direction, actor, relayed_by as "relayedBy",
+  body, created_at as "createdAt"`;
 
 export async function insertConversation(
   q: Queryable,
@@ -35,13 +36,16 @@ export async function insertMessage(
     direction: 'inbound' | 'outbound';
     actor: string;
     body: string;
+    /** The credential's actor, when it posted for the named `actor` (a relay token). */
+    relayedBy?: string | null;
   },
 ): Promise<MessageRecord> {
   if (m.body.length > 100_000)
     throw new StoreError('message_too_long', 'a message body is at most 100000 characters');
   const { rows } = await q.query<MessageRecord>(
-    `insert into messages (id, conversation_id, direction, actor, body) values ($1, $2, $3, $4, $5) returning ${MESSAGE}`,
-    [m.id, m.conversationId, m.direction, m.actor, m.body],
+    `insert into messages (id, conversation_id, direction, actor, body, relayed_by)
+     values ($1, $2, $3, $4, $5, $6) returning ${MESSAGE}`,
+    [m.id, m.conversationId, m.direction, m.actor, m.body, m.relayedBy ?? null],
   );
   return rows[0] as MessageRecord;
 }

@@ -4,22 +4,27 @@ import type { Queryable } from './db.ts';
 export interface OperatorTokenRecord {
   readonly id: string;
   readonly label: string;
+  /** `operator` acts as its holder; `relay` may also post for a channel's people (by name). */
+  readonly kind: TokenKind;
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
 }
 
-const TOKEN_COLUMNS = `id, label, created_at as "createdAt", last_used_at as "lastUsedAt",
+/** What a token may do: act as its holder, or also relay for a channel's people. */
+export type TokenKind = 'operator' | 'relay';
+
+const TOKEN_COLUMNS = `id, label, kind, created_at as "createdAt", last_used_at as "lastUsedAt",
   revoked_at as "revokedAt"`;
 
 export async function insertOperatorToken(
   q: Queryable,
-  token: { id: string; label: string; sha256: string },
+  token: { id: string; label: string; sha256: string; kind?: TokenKind },
 ): Promise<OperatorTokenRecord> {
   const { rows } = await q.query<OperatorTokenRecord>(
-    `insert into operator_tokens (id, label, token_sha256) values ($1, $2, $3)
+    `insert into operator_tokens (id, label, token_sha256, kind) values ($1, $2, $3, $4)
      returning ${TOKEN_COLUMNS}`,
-    [token.id, token.label, token.sha256],
+    [token.id, token.label, token.sha256, token.kind ?? 'operator'],
   );
   return rows[0] as OperatorTokenRecord;
 }

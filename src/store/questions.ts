@@ -149,6 +149,7 @@ export function answerQuestion(
       direction: 'inbound',
       actor: answer.actor,
       body: answer.body,
+      relayedBy: answer.relayedBy ?? null,
     });
     const seq = await reserveSteps(tx, answer.runId, 1, `status = 'queued', ${PARKED}`, [
       question.callId,

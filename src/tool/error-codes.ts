@@ -167,6 +167,7 @@ export const ERROR_CODES = Object.freeze({
   invalid_tool_provider: 'invalid',
   missing_actor: 'invalid',
   not_a_participant: 'forbidden',
+  relay_not_allowed: 'forbidden',
   browser_session_not_found: 'not_found',
   live_view_unavailable: 'conflict',
   not_handed_over: 'conflict',

@@ -13,6 +13,8 @@ export interface InboundMessage {
   readonly conversationId?: string;
   readonly audience?: Audience;
   readonly actor: string;
+  /** The credential's actor, when a relay token posts for `actor` (recorded beside it). */
+  readonly relayedBy?: string;
   readonly body: string;
   readonly budget?: Partial<Budget>;
   /** Run the turn under the caller's lease instead of queueing it for a worker. */
@@ -36,12 +38,18 @@ export async function receiveMessage(
     conversation: input.conversationId
       ? { kind: 'existing', id: input.conversationId }
       : { kind: 'new', id: randomUUID(), audience: input.audience ?? 'direct' },
-    message: { id: randomUUID(), actor: input.actor, body: input.body },
+    message: {
+      id: randomUUID(),
+      actor: input.actor,
+      body: input.body,
+      ...(input.relayedBy ? { relayedBy: input.relayedBy } : {}),
+    },
     run: (conversation, message) => {
       const provenance: JsonObject = {
         kind: 'inbound_message',
         messageId: message.id,
         actor: input.actor,
+        ...(input.relayedBy ? { relayedBy: input.relayedBy } : {}),
       };
       return {
         id: randomUUID(),

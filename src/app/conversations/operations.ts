@@ -1,4 +1,5 @@
 import { AGENT_FIELD, LIMIT_FIELD } from '../operations/fields.ts';
+import { actingAs } from '../operations/acting.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { isoText } from '../views.ts';
 
@@ -56,7 +57,8 @@ export const sendMessageOperation = defineOperation({
         type: 'string',
         minLength: 1,
         maxLength: 200,
-        description: 'who the message is from, as the channel names them (default: the caller)',
+        description:
+          'who the message is from, as the channel names them (default: the caller); only a relay token may name another, and it is recorded as relayed by that token',
       },
       wait: {
         type: 'integer',
@@ -66,7 +68,7 @@ export const sendMessageOperation = defineOperation({
       },
     },
   },
-  errors: ['agent_not_found', 'conversation_not_found'],
+  errors: ['agent_not_found', 'conversation_not_found', 'relay_not_allowed'],
   http: {
     method: 'POST',
     path: '/api/agents/{agent}/messages',
@@ -91,7 +93,7 @@ export const sendMessageOperation = defineOperation({
       agentId: agent.id,
       ...(input.conversation_id ? { conversationId: input.conversation_id } : {}),
       ...(input.audience ? { audience: input.audience } : {}),
-      actor: input.actor ?? caller.actor,
+      ...actingAs(caller, input.actor, 'actor'),
       body: input.body,
     };
     const links = (runId: string) => ({
@@ -189,6 +191,8 @@ export interface MessageAnswer {
   readonly id: string;
   readonly direction: string;
   readonly actor: string;
+  /** Who posted it for `actor` (a relay token's actor); null when the actor posted it. */
+  readonly relayed_by: string | null;
   readonly body: string;
   readonly created_at: string;
 }
@@ -214,7 +218,7 @@ export const showConversationOperation = defineOperation({
       `conversation ${out.conversation.id}  ${out.conversation.audience}`,
       ...out.messages.map(
         (m) =>
-          `${isoText(m.created_at)}  ${m.direction === 'inbound' ? m.actor : 'agent'}: ${m.body}`,
+          `${isoText(m.created_at)}  ${m.direction === 'inbound' ? m.actor : 'agent'}${m.relayed_by ? ` (relayed by ${m.relayed_by})` : ''}: ${m.body}`,
       ),
     ],
   },

@@ -20,6 +20,12 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Who asks: the acting operator, as messages and audit records name them. */
 export interface Caller {
   readonly actor: string;
+  /**
+   * Whether the credential may post for someone it names (an `actor` field): a relay token (a
+   * chat bridge posting for its users), or the machine's own CLI. Any other caller acts only as
+   * itself.
+   */
+  readonly relay?: boolean;
   /** This Mesh's origin as the caller reached it, when it came over HTTP (not the socket). */
   readonly origin?: string;
 }

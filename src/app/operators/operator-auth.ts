@@ -12,6 +12,7 @@ import {
   useOperatorToken,
   type OperatorSessionRecord,
   type OperatorTokenRecord,
+  type TokenKind,
 } from '../../store/operator-auth.ts';
 
 /** Operator tokens start with this, so a leaked one is recognisable by secret scanners. */
@@ -40,9 +41,18 @@ export interface MintedToken {
 }
 
 /** Creates an operator token; the value is returned once and only its hash is stored. */
-export async function createOperatorToken(db: Db, label: string): Promise<MintedToken> {
+export async function createOperatorToken(
+  db: Db,
+  label: string,
+  kind: TokenKind = 'operator',
+): Promise<MintedToken> {
   const token = newToken();
-  const record = await insertOperatorToken(db, { id: randomUUID(), label, sha256: sha256(token) });
+  const record = await insertOperatorToken(db, {
+    id: randomUUID(),
+    label,
+    sha256: sha256(token),
+    kind,
+  });
   return { token, record };
 }
 

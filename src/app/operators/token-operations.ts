@@ -11,6 +11,8 @@ import { defineOperation } from '../operations/operation.ts';
 export interface TokenAnswer {
   readonly id: string;
   readonly label: string;
+  /** `operator` acts as its holder; `relay` may also post for a channel's people, by name. */
+  readonly kind: 'operator' | 'relay';
   readonly created_at: string;
   readonly last_used_at: string | null;
   readonly revoked_at: string | null;
@@ -25,6 +27,7 @@ const TOKEN_ID = {
 function tokenJson(t: {
   id: string;
   label: string;
+  kind: 'operator' | 'relay';
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
@@ -32,6 +35,7 @@ function tokenJson(t: {
   return {
     id: t.id,
     label: t.label,
+    kind: t.kind,
     created_at: t.createdAt.toISOString(),
     last_used_at: t.lastUsedAt?.toISOString() ?? null,
     revoked_at: t.revokedAt?.toISOString() ?? null,
@@ -61,6 +65,11 @@ export const createTokenOperation = defineOperation({
         maxLength: 100,
         description: 'an older word for name ("cli" when neither is given)',
       },
+      relay: {
+        type: 'boolean',
+        description:
+          'a relay token, for a channel that posts for its people (a chat bridge): it may name who a message or answer is from, and each is recorded as relayed by it (default: an operator token, which acts only as its holder)',
+      },
     },
   },
   errors: [],
@@ -68,8 +77,11 @@ export const createTokenOperation = defineOperation({
   cli: {
     command: ['tokens', 'create'],
     print: (out: TokenAnswer & { token: string }) => [
-      `Operator token: ${out.token}`,
+      `${out.kind === 'relay' ? 'Relay' : 'Operator'} token: ${out.token}`,
       `(id ${out.id}; shown once: only its hash is stored)`,
+      ...(out.kind === 'relay'
+        ? ['It may post as the people it names; each such message is recorded as relayed by it.']
+        : []),
     ],
   },
   async run(mesh, input): Promise<TokenAnswer & { token: string }> {
@@ -80,7 +92,11 @@ export const createTokenOperation = defineOperation({
     const label = (input.name ?? input.label ?? 'cli').trim();
     if (label === '')
       throw new InvalidInputError('`name` is blank', input.name ? 'input.name' : 'input.label');
-    const { token, record } = await createOperatorToken(mesh.db, label);
+    const { token, record } = await createOperatorToken(
+      mesh.db,
+      label,
+      input.relay === true ? 'relay' : 'operator',
+    );
     return { token, ...tokenJson(record) };
   },
 });
@@ -99,7 +115,7 @@ export const listTokensOperation = defineOperation({
         ? ['No operator tokens yet: mesh serve creates one on first start.']
         : out.tokens.map(
             (t) =>
-              `${t.id}  ${t.label}  created ${t.created_at}  ${t.revoked_at ? `revoked ${t.revoked_at}` : 'live'}`,
+              `${t.id}  ${t.label}  ${t.kind}  created ${t.created_at}  ${t.revoked_at ? `revoked ${t.revoked_at}` : 'live'}`,
           ),
   },
   async run(mesh): Promise<{ tokens: TokenAnswer[] }> {

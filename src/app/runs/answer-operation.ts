@@ -1,5 +1,6 @@
 import { MAX_WAIT_S } from '../conversations/operations.ts';
 import { RUN_FIELD } from '../operations/fields.ts';
+import { actingAs } from '../operations/acting.ts';
 import { defineOperation } from '../operations/operation.ts';
 
 /** What answering a run's question answers: the answer's message, and the run as it stands. */
@@ -44,7 +45,8 @@ export const answerRunOperation = defineOperation({
         type: 'string',
         minLength: 1,
         maxLength: 200,
-        description: 'who answers, as the channel names them (default: the caller)',
+        description:
+          'who answers, as the channel names them (default: the caller); only a relay token may name another, and it is recorded as relayed by that token',
       },
       wait: {
         type: 'integer',
@@ -60,6 +62,7 @@ export const answerRunOperation = defineOperation({
     'not_awaiting_input',
     'question_expired',
     'not_a_participant',
+    'relay_not_allowed',
   ],
   http: {
     method: 'POST',
@@ -90,7 +93,7 @@ export const answerRunOperation = defineOperation({
     ]);
     const answered = await answerRun(
       mesh,
-      { run: input.run, body: input.body, actor: input.actor ?? caller.actor },
+      { run: input.run, body: input.body, ...actingAs(caller, input.actor, 'actor') },
       'input.run',
     );
     const links = {

@@ -26,7 +26,13 @@ export interface Answered {
  */
 export async function answerRun(
   mesh: Mesh,
-  input: { readonly run: string; readonly body: string; readonly actor: string },
+  input: {
+    readonly run: string;
+    readonly body: string;
+    readonly actor: string;
+    /** The credential's actor, when a relay token answers for `actor`. */
+    readonly relayedBy?: string;
+  },
   field = 'run',
 ): Promise<Answered> {
   if (input.body.trim() === '')
@@ -37,6 +43,7 @@ export async function answerRun(
   const answered = await mesh.ledger.answer({
     runId: run.id,
     actor: input.actor,
+    ...(input.relayedBy ? { relayedBy: input.relayedBy } : {}),
     body: input.body,
     messageId,
     // What the parking call observes depends on what the run waited for.

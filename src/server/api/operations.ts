@@ -102,6 +102,7 @@ export function operationRoute(op: AnyOperation): Route {
       try {
         output = await invokeOperation(context.mesh, op, input, {
           actor: context.actor,
+          relay: context.operator.kind === 'relay',
           ...(context.origin === undefined ? {} : { origin: context.origin }),
         });
       } catch (error) {

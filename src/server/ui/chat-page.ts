@@ -58,7 +58,10 @@ export function chatPage(
                     const question = m.direction === 'outbound' ? questionFor.get(m.id) : undefined;
                     return html`<li class="message ${m.direction}" data-message="${m.id}">
                       <div class="meta">
-                        ${m.direction === 'inbound' ? m.actor : agent.name} ·
+                        ${m.direction === 'inbound' ? m.actor : agent.name}${
+                          m.relayedBy ? ` (relayed by ${m.relayedBy})` : ''
+                        }
+                        ·
                         ${time(m.createdAt)}${
                           run
                             ? html` ·
