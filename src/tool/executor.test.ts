@@ -170,6 +170,32 @@ describe('execute', () => {
     expect(error.failure.code).toBe('invalid_tool_output');
   });
 
+  it('reports a failure or an unknown outcome as it is: its data is not held to the result schema', async () => {
+    const schema = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
+    const registry = createRegistry([
+      testDefinition('failed', {
+        outputSchema: schema,
+        execute: async () => ({
+          text: 'the call to acme could not be delivered',
+          isError: true,
+          data: { delivery: 'failed', error: 'acme could not be reached' },
+        }),
+      }),
+      testDefinition('unsure', {
+        outputSchema: schema,
+        execute: async () => ({
+          text: 'acme did not answer; the call may have happened',
+          unknownOutcome: true,
+          data: { delivery: 'unknown' },
+        }),
+      }),
+    ]);
+    const failed = await execute(registry, call('failed', '{}'), testRuntime());
+    expect(failed.observation).toMatchObject({ kind: 'tool_error', data: { delivery: 'failed' } });
+    const unsure = await execute(registry, call('unsure', '{}'), testRuntime());
+    expect(unsure.observation).toMatchObject({ kind: 'unknown_outcome' });
+  });
+
   it('only finds tools in the registry it is given (the selected one)', async () => {
     const full = createRegistry([testDefinition('a'), testDefinition('b')]);
     const selected = full.select((d) => d.tool.name === 'a');

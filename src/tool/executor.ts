@@ -224,7 +224,14 @@ async function invokeHandler(
       message: 'the handler returned no text',
     });
   }
-  if (definition.outputSchema !== undefined && output.data !== undefined) {
+  // The output schema describes a result: a failure's data (a delivery that failed or whose
+  // outcome is unknown) is what went wrong, reported as it is, not a result that broke its schema.
+  if (
+    definition.outputSchema !== undefined &&
+    output.data !== undefined &&
+    output.isError !== true &&
+    output.unknownOutcome !== true
+  ) {
     const errors = prepareDecoder(definition.outputSchema).compiled.validate(output.data);
     if (errors.length > 0) {
       throw new FatalToolError(definition.tool.name, {

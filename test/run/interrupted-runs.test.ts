@@ -79,7 +79,9 @@ describe.each(databases)('a run killed mid-call on every resume, on %s', (databa
     const env = {
       ...dbEnv,
       COUNTER_URL: counterUrl,
-      LEASE_MS: '300',
+      // Long enough that a child slowed by a loaded machine keeps its lease (a lapse is an
+      // interruption too); each kill's lease lapses before the next child can claim the run.
+      LEASE_MS: '2000',
       MAX_INTERRUPTIONS: '3',
       KILL_POINT: 'after_execute',
       KILL_NTH: '1',
