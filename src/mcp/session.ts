@@ -76,6 +76,8 @@ export class McpTransportError extends MeshError {
       sessionExpired?: boolean;
       /** The caller gave up on the request (its signal): the session is not at fault. */
       cancelled?: boolean;
+      /** The server accepted the request and did not answer within the provider's timeout. */
+      timedOut?: boolean;
     },
   ) {
     super(
@@ -85,6 +87,7 @@ export class McpTransportError extends MeshError {
         delivery: options?.delivery ?? 'maybe_sent',
         ...(options?.sessionExpired ? { sessionExpired: true } : {}),
         ...(options?.cancelled ? { cancelled: true } : {}),
+        ...(options?.timedOut ? { timedOut: true } : {}),
       },
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
@@ -94,12 +97,15 @@ export class McpTransportError extends MeshError {
 /** What a transport failure says about the request that failed (see {@link Delivery}). */
 export function transportFailure(
   error: unknown,
-): { delivery: Delivery; sessionExpired: boolean; cancelled: boolean } | undefined {
+):
+  | { delivery: Delivery; sessionExpired: boolean; cancelled: boolean; timedOut: boolean }
+  | undefined {
   if (!hasCode(error, McpTransportError.code)) return undefined;
   return {
     delivery: error.data?.['delivery'] === 'not_sent' ? 'not_sent' : 'maybe_sent',
     sessionExpired: error.data?.['sessionExpired'] === true,
     cancelled: error.data?.['cancelled'] === true,
+    timedOut: error.data?.['timedOut'] === true,
   };
 }
 
@@ -197,13 +203,12 @@ function failure(
       delivery: 'not_sent',
       sessionExpired: true,
     });
-  const why =
-    describeTimeout(error, named.timeoutMs) ??
-    describeHttpFailure(error, named.credential) ??
-    describe(error);
+  const timedOut = describeTimeout(error, named.timeoutMs);
+  const why = timedOut ?? describeHttpFailure(error, named.credential) ?? describe(error);
   return new McpTransportError(why, {
     cause: error,
     delivery: neverConnected(error) ? 'not_sent' : 'maybe_sent',
+    ...(timedOut === undefined ? {} : { timedOut: true }),
   });
 }
 
@@ -267,9 +272,13 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
           describe(error),
         );
     // Opening sends no tool call: whatever failed, no call of the caller's reached the server.
+    // One that accepted the opening and then said nothing is hung: waiting again helps no one.
     throw new McpTransportError(`could not connect: ${why}`, {
       cause: error,
       delivery: 'not_sent',
+      ...(!openSignal?.aborted && describeTimeout(error, timeout) !== undefined
+        ? { timedOut: true }
+        : {}),
     });
   } finally {
     openSignal?.removeEventListener('abort', abandon);

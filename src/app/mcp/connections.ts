@@ -49,6 +49,8 @@ export async function connectAgent(
     url: provider.url,
     token: () => Promise.resolve(value),
     fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    // The operator's bound on each request to this server holds while connecting too.
+    timeoutMs: provider.requestTimeoutMs,
   });
   try {
     const listing = await session.listTools();

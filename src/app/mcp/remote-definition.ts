@@ -41,10 +41,13 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
         return { text: `${provider.slug} refused the call: ${error.message}`, isError: true };
       if (hasCode(error, EgressRefusedError.code)) throw error;
       // Nothing was sent, or the request may have reached the server: a query says unavailable.
+      const failed = transportFailure(error);
       throw new ToolUnavailableError(
-        transportFailure(error)?.delivery === 'not_sent'
-          ? `${provider.slug} could not be reached`
-          : `${provider.slug} did not answer`,
+        failed?.timedOut
+          ? hungServer(provider)
+          : failed?.delivery === 'not_sent'
+            ? `${provider.slug} could not be reached`
+            : `${provider.slug} did not answer`,
       );
     }
   };
@@ -69,7 +72,12 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
             );
           if (hasCode(error, EgressRefusedError.code))
             throw new DeliveryError('terminal', error.message);
-          if (transportFailure(error)?.delivery === 'not_sent')
+          const failed = transportFailure(error);
+          // A server that took the session's opening and then said nothing is hung: the call was
+          // not sent, and another attempt would wait as long again.
+          if (failed?.timedOut && failed.delivery === 'not_sent')
+            throw new DeliveryError('terminal', `${hungServer(provider)}; the call was not sent`);
+          if (failed?.delivery === 'not_sent')
             throw new DeliveryError('retryable', `${provider.slug} could not be reached`);
           // The request may have reached the server, and MCP has no way to ask what it did.
           const why = error instanceof Error ? error.message : 'no answer';
@@ -112,6 +120,11 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
     },
     execute,
   };
+}
+
+/** What a hung server is called: it accepted the request and said nothing within its timeout. */
+function hungServer(provider: ToolProviderRecord): string {
+  return `${provider.slug} did not answer within ${provider.requestTimeoutMs / 1000} s (the provider's request timeout)`;
 }
 
 /**
