@@ -118,7 +118,10 @@ export function meshApp(
       : error instanceof Error
         ? `${error.name}: ${error.message}`
         : 'a non-error was thrown';
-    log(`error${requestId ? ` request ${requestId}` : ''} ${what}`);
+    const cause = causeOf(error);
+    log(
+      `error${requestId ? ` request ${requestId}` : ''} ${what}${cause ? `; cause ${cause}` : ''}`,
+    );
   };
   // Hono runs handlers in the order they are added and stops at the first answer: the assets,
   // then the API (which answers every /api path), then the UI.
@@ -138,8 +141,10 @@ export function meshApp(
   if (!options.principal) mountUi(app, mesh, logFailure, failures, streams);
   app.onError((error, c) => {
     const id = c.get('requestId');
-    if (!isExpected(error)) logFailure(error, id);
     const response = errorResponse(error, id);
+    // Every answer the server could not give is logged with the id the caller was told, and why:
+    // an expected refusal is not, but a Mesh error answered 5xx is Mesh's failure all the same.
+    if (!isExpected(error) || response.status >= 500) logFailure(error, id);
     const { status, headers } = response;
     const body = {
       ...response.body,
@@ -153,6 +158,26 @@ export function meshApp(
     return htmlResponse(c, status, errorPage(page?.session, status, body.error.message), headers);
   });
   return app;
+}
+
+/**
+ * What an error's cause was, as a line: a Mesh error's serialized cause (`data.cause`, as a failed
+ * tool's), or the `cause` chain of an Error, at most three deep. Redacted by the log it goes to.
+ */
+function causeOf(error: unknown): string | undefined {
+  const data = isMeshError(error) ? error.data?.['cause'] : undefined;
+  if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
+    const { code, message } = data as { code?: unknown; message?: unknown };
+    if (typeof message === 'string')
+      return `${typeof code === 'string' ? `${code}: ` : ''}${message}`;
+  }
+  const chain: string[] = [];
+  let at = error instanceof Error ? error.cause : undefined;
+  while (at instanceof Error && chain.length < 3) {
+    chain.push(`${at.name}: ${at.message}`);
+    at = at.cause;
+  }
+  return chain.length > 0 ? chain.join(' <- ') : undefined;
 }
 
 /**
