@@ -23,6 +23,8 @@ const spec = () => ({
   runId: randomUUID(),
   agentId: randomUUID(),
   timeoutMs: 60_000,
+  // The test site is on loopback; both drivers' pages go through the session's egress proxy.
+  egress: { allowLoopback: true },
 });
 
 const site = await startTestSite();

@@ -28,7 +28,8 @@ const ALLOWED_FOLDERS: Record<string, readonly string[]> = {
   mcp: ['model', 'tool', 'policy', 'egress'],
   // Query providers: retries use the one policy and backoff in tool/ (retry-policy.ts).
   web: ['model', 'tool', 'egress'],
-  exec: ['model', 'tool'],
+  // A workspace's connections pass the same proxy and address policy as a browser's.
+  exec: ['model', 'tool', 'egress'],
   // A development browser's requests are held to the same address classes as our own fetches.
   browser: ['model', 'tool', 'egress'],
   outbound: ['model', 'tool', 'run'],

@@ -41,6 +41,11 @@ export interface BrowserProvisionSpec {
   /** The vendor may end the session after this long, whatever happens. */
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
+  /**
+   * Where a browser on this machine may connect (the development backend holds it to this, on
+   * every connection); a vendor's browser runs outside our perimeter and ignores it.
+   */
+  readonly egress?: { readonly allowLoopback: boolean };
 }
 
 /** Where to connect to a session over CDP, and with what (the vendor's auth). */

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { classifyAddress, type AddressClass } from '../egress/address-policy.ts';
+import type { Admit } from '../egress/egress-proxy.ts';
 
 /** How long a name's addresses are trusted before they are looked up again. */
 const CACHE_MS = 30_000;
@@ -16,18 +17,22 @@ const WHY: Record<Exclude<AddressClass, 'public'>, string> = {
   invalid: 'not an address',
 };
 
-/**
- * The egress rule of a browser session on this machine (the development backend): a request may
- * go only to public addresses, and to loopback when the grant allows it; private, link-local (the
- * cloud metadata address among them) and every other special range are refused. Names are
- * resolved here and every address they resolve to must pass. Chromium resolves the name again
- * when it connects, so a name that changes its answer in between is not caught: the development
- * backend is not a production perimeter (a vendor's browser runs outside ours).
- */
-export function browserEgressGuard(options: {
+/** How a browser session on this machine may connect: loopback only when its grant allows it. */
+export interface BrowserEgressOptions {
   readonly allowLoopback: boolean;
   readonly resolve?: (host: string) => Promise<readonly string[]>;
-}): (url: URL) => Promise<string | undefined> {
+}
+
+/**
+ * The egress rule of a browser session on this machine (the development backend), as one check of
+ * a host: the addresses it may connect to, or why not. A request may go only to public addresses,
+ * and to loopback when the grant allows it; private, link-local (the cloud metadata address among
+ * them) and every other special range are refused. A name is resolved here, and every address it
+ * resolves to must pass.
+ */
+function hostCheck(
+  options: BrowserEgressOptions,
+): (host: string) => Promise<{ addresses: readonly string[] } | { refused: string }> {
   const resolve =
     options.resolve ??
     (async (host: string) => (await lookup(host, { all: true })).map((a) => a.address));
@@ -42,6 +47,29 @@ export function browserEgressGuard(options: {
     return addresses;
   }
 
+  return async (raw) => {
+    const host = raw.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+    const addresses = await addressesOf(host);
+    if (addresses.length === 0) return { refused: `${host} resolved to no address` };
+    for (const address of addresses) {
+      const kind = classifyAddress(address);
+      if (kind === 'public' || (kind === 'loopback' && options.allowLoopback)) continue;
+      const who = host === address ? host : `${host} (${address})`;
+      return { refused: `${who} is ${WHY[kind]}` };
+    }
+    return { addresses };
+  };
+}
+
+/**
+ * The rule as a check of a URL, for the driver's own requests and navigations: it names what is
+ * refused before the browser tries. The browser's connections themselves pass the egress proxy
+ * ({@link browserEgressAdmission}), which holds every hop.
+ */
+export function browserEgressGuard(
+  options: BrowserEgressOptions,
+): (url: URL) => Promise<string | undefined> {
+  const check = hostCheck(options);
   return async (url) => {
     if (
       url.protocol !== 'http:' &&
@@ -50,15 +78,23 @@ export function browserEgressGuard(options: {
       url.protocol !== 'wss:'
     )
       return `${url.protocol} URLs are not fetched`;
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-    const addresses = await addressesOf(host);
-    if (addresses.length === 0) return `${host} resolved to no address`;
-    for (const address of addresses) {
-      const kind = classifyAddress(address);
-      if (kind === 'public' || (kind === 'loopback' && options.allowLoopback)) continue;
-      const who = host === address ? host : `${host} (${address})`;
-      return `${who} is ${WHY[kind]}`;
-    }
-    return undefined;
+    const verdict = await check(url.hostname);
+    return 'refused' in verdict ? verdict.refused : undefined;
+  };
+}
+
+/**
+ * The rule as the egress proxy's admission: the development Chromium is launched with the proxy
+ * as its only way out (loopback included), so every connection it opens, on every redirect hop,
+ * subresource, window or WebSocket, is checked here after the name is resolved, and made to the
+ * address that was checked.
+ */
+export function browserEgressAdmission(options: BrowserEgressOptions): Admit {
+  const check = hostCheck(options);
+  return async (host) => {
+    const verdict = await check(host);
+    if ('refused' in verdict) return { refused: `egress refused: ${verdict.refused}` };
+    const [address] = verdict.addresses;
+    return address === undefined ? { refused: `${host} resolved to no address` } : { address };
   };
 }

@@ -94,6 +94,8 @@ describe.each(subjects)('the browser backend contract: $name', (subject) => {
       runId,
       agentId: randomUUID(),
       timeoutMs: 120_000,
+      // The test sites are on loopback: the session's grant allows it.
+      egress: { allowLoopback: true },
     });
     expect(rented.cdp.url).toMatch(/^wss?:\/\//);
     expect(typeof rented.liveViewUrl === 'string').toBe(backend.capabilities.liveView);
@@ -179,6 +181,8 @@ describe('the vendors’ auth', () => {
       runId: randomUUID(),
       agentId: randomUUID(),
       timeoutMs: 60_000,
+      // The test sites are on loopback: the session's grant allows it.
+      egress: { allowLoopback: true },
     });
     await expect(driveOverCdp({ url: rented.cdp.url }, { timeoutMs: 5_000 })).rejects.toThrow();
     await backend.release(rented.externalId);
@@ -198,6 +202,8 @@ describe('the Browserbase backend', () => {
         runId: randomUUID(),
         agentId: randomUUID(),
         timeoutMs: 60_000,
+        // The test sites are on loopback: the session's grant allows it.
+        egress: { allowLoopback: true },
       })
       .catch((e: unknown) => e);
     expect(hasCode(refused, 'browser_backend_unavailable')).toBe(true);
@@ -212,6 +218,8 @@ describe('the Browserbase backend', () => {
       runId: randomUUID(),
       agentId: randomUUID(),
       timeoutMs: 60_000,
+      // The test sites are on loopback: the session's grant allows it.
+      egress: { allowLoopback: true },
     });
     const forged = rented.cdp.url.replace(/signingKey=[^&]+/, 'signingKey=forged');
     await expect(driveOverCdp({ url: forged }, { timeoutMs: 5_000 })).rejects.toThrow();

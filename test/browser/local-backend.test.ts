@@ -26,6 +26,8 @@ describe('the local browser backend, driven over CDP', () => {
       runId: randomUUID(),
       agentId: randomUUID(),
       timeoutMs: 60_000,
+      // The test sites are on loopback: the session's grant allows it.
+      egress: { allowLoopback: true },
     });
     externalId = provisioned.externalId;
     expect(provisioned.cdp.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/devtools\/browser\//);
@@ -110,6 +112,8 @@ describe('the local browser backend, driven over CDP', () => {
       runId: randomUUID(),
       agentId: randomUUID(),
       timeoutMs: 60_000,
+      // The test sites are on loopback: the session's grant allows it.
+      egress: { allowLoopback: true },
     });
     const journaled = await driveOverCdp(rented.cdp, {
       guard: browserEgressGuard({ allowLoopback: true }),

@@ -55,6 +55,8 @@ export async function startBrowserVendorFake(
       runId: id,
       agentId: id,
       timeoutMs: 60_000,
+      // The test sites are on loopback: the session's grant allows it.
+      egress: { allowLoopback: true },
     });
     sessions.set(id, {
       released: false,

@@ -82,6 +82,8 @@ export async function startBrowserbaseFake(options: { apiKey: string }): Promise
         runId: id,
         agentId: id,
         timeoutMs: 60_000,
+        // The test sites are on loopback: the session's grant allows it.
+        egress: { allowLoopback: true },
       });
       const session: FakeSession = {
         id,

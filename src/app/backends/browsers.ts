@@ -163,6 +163,7 @@ export function createBrowserRuntime(deps: {
         agentId: ctx.agentId,
         timeoutMs: 60 * 60_000,
         signal: ctx.signal,
+        egress: { allowLoopback: granted.grant.allowLoopback },
       });
       externalId = provisioned.externalId;
       const session = await drive(backend, provisioned.cdp, granted);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -8,6 +8,8 @@ import {
   type BrowserProvisionSpec,
   type ProvisionedSession,
 } from '../backend.ts';
+import { startEgressProxy, type EgressProxy } from '../../egress/egress-proxy.ts';
+import { browserEgressAdmission } from '../egress.ts';
 
 /** Debian's chromium package. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -15,20 +17,33 @@ export const CHROMIUM_PATH = '/usr/bin/chromium';
 const START_TIMEOUT_MS = 20_000;
 const PROFILE_PREFIX = 'mesh-browser-';
 
+/** Where a session's egress proxy listens and what it allows, kept in its profile folder. */
+const EGRESS_FILE = 'mesh-egress.json';
+
 /**
  * The development browser backend: one headless Chromium process per session on this machine,
  * with its DevTools endpoint on a loopback port. No live view, takeover or recording of its own
  * (Mesh adds what it can above the contract). The external id names the process and its profile
  * folder, so any process on this machine can end it.
+ *
+ * Its only way out is Mesh's egress proxy, one per session on a loopback port, loopback itself
+ * included (`<-loopback>`): every connection Chromium opens (a redirect hop, a subresource, a new
+ * window, a WebSocket) is checked where it opens, after DNS, against the session's grant. A
+ * process that attaches to a session whose proxy died with its holder starts it again on the same
+ * port, from what the profile folder records.
  */
 export function localBrowserBackend(
   options: { readonly executablePath?: string } = {},
 ): BrowserBackend {
   const executable = options.executablePath ?? CHROMIUM_PATH;
   const mine = new Map<string, ChildProcess>();
+  const proxies = new Map<string, EgressProxy>();
 
   async function provision(spec: BrowserProvisionSpec): Promise<ProvisionedSession> {
     const profile = mkdtempSync(join(tmpdir(), PROFILE_PREFIX));
+    const allowLoopback = spec.egress?.allowLoopback ?? false;
+    const proxy = await startEgressProxy({ port: 0 }, browserEgressAdmission({ allowLoopback }));
+    writeFileSync(join(profile, EGRESS_FILE), JSON.stringify({ port: proxy.port, allowLoopback }));
     const child = spawn(
       executable,
       [
@@ -45,6 +60,9 @@ export function localBrowserBackend(
         '--no-first-run',
         '--no-default-browser-check',
         '--window-size=1280,900',
+        `--proxy-server=http://127.0.0.1:${String(proxy.port)}`,
+        // Chromium sends loopback past any proxy unless told not to: nothing goes around it.
+        '--proxy-bypass-list=<-loopback>',
         'about:blank',
       ],
       { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
@@ -54,6 +72,7 @@ export function localBrowserBackend(
       url = await devtoolsUrl(child, spec.signal);
     } catch (error) {
       kill(child.pid);
+      await proxy.close();
       rmSync(profile, { recursive: true, force: true });
       const message = error instanceof Error ? error.message : String(error);
       throw new BrowserBackendUnavailableError(`Chromium did not start: ${message}`, {
@@ -62,6 +81,7 @@ export function localBrowserBackend(
     }
     const externalId = `${child.pid}:${profile}`;
     mine.set(externalId, child);
+    proxies.set(externalId, proxy);
     child.once('exit', () => mine.delete(externalId));
     return { externalId, cdp: { url } };
   }
@@ -72,6 +92,8 @@ export function localBrowserBackend(
     const { pid, profile } = parsed;
     const child = mine.get(externalId);
     mine.delete(externalId);
+    await proxies.get(externalId)?.close();
+    proxies.delete(externalId);
     // A pid from another process is ended only while it is still that Chromium (its command
     // line names the profile): a pid reused by something else is left alone.
     if (child || commandLineOf(pid).includes(profile)) {
@@ -110,12 +132,44 @@ export function localBrowserBackend(
       const path = lines[1]?.trim() ?? '';
       if (!Number.isInteger(port) || port <= 0 || !path.startsWith('/devtools/browser/'))
         throw new BrowserBackendUnavailableError('the session’s DevTools endpoint is unreadable');
+      await keepProxy(externalId, parsed.profile);
       return { url: `ws://127.0.0.1:${port}${path}` };
     },
     async close() {
       for (const externalId of [...mine.keys()]) await release(externalId);
+      for (const proxy of proxies.values()) await proxy.close();
+      proxies.clear();
     },
   };
+
+  /**
+   * Makes sure the session's egress proxy is listening: this process's, another live one's on
+   * the same port, or (its holder gone) a new one here on that port with the same rule. A
+   * Chromium whose proxy cannot be had reaches nothing: it fails closed.
+   */
+  async function keepProxy(externalId: string, profile: string): Promise<void> {
+    if (proxies.has(externalId)) return;
+    let kept: { port?: unknown; allowLoopback?: unknown };
+    try {
+      kept = JSON.parse(readFileSync(join(profile, EGRESS_FILE), 'utf8')) as typeof kept;
+    } catch (error) {
+      throw new BrowserBackendUnavailableError('the session’s egress rule is unreadable', {
+        cause: error,
+      });
+    }
+    if (typeof kept.port !== 'number' || typeof kept.allowLoopback !== 'boolean')
+      throw new BrowserBackendUnavailableError('the session’s egress rule is unreadable');
+    try {
+      const proxy = await startEgressProxy(
+        { port: kept.port },
+        browserEgressAdmission({ allowLoopback: kept.allowLoopback }),
+      );
+      proxies.set(externalId, proxy);
+    } catch (error) {
+      // Another process on this machine serves it: it holds the same rule.
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    }
+  }
 }
 
 /** A local session's external id: its Chromium's pid and profile folder. */

@@ -12,7 +12,8 @@ import {
   type Workspace,
   type WorkspaceBackend,
 } from '../backend.ts';
-import { startEgressProxy, type EgressProxy } from '../egress-proxy.ts';
+import { startEgressProxy, type EgressProxy } from '../../egress/egress-proxy.ts';
+import { workspaceAdmission } from '../workspace-egress.ts';
 import { AgentChannel, type AgentMessage } from './agent-channel.ts';
 import { openPidsCgroup, removePidsCgroup, type PidsCgroup } from './pids-cgroup.ts';
 import {
@@ -229,7 +230,10 @@ export function localBackend(options: LocalBackendOptions = {}): WorkspaceBacken
       );
       await writeFile(join(dir, 'etc', 'group'), 'root:x:0:\n');
       await writeFile(join(dir, 'etc', 'hosts'), '127.0.0.1 localhost\n::1 localhost\n');
-      const proxy = await startEgressProxy(join(dir, 'run', 'egress.sock'), spec.egress);
+      const proxy = await startEgressProxy(
+        { path: join(dir, 'run', 'egress.sock') },
+        workspaceAdmission(spec.egress),
+      );
       // The process limit: a pids cgroup when this process may make one (root must: the
       // kernel does not hold root to RLIMIT_NPROC), else the commands' `ulimit -p`.
       const cgroup = await openPidsCgroup(spec.workspaceId, spec.limits.processes + AGENT_TASKS);

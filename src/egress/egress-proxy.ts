@@ -1,50 +1,34 @@
-import { lookup } from 'node:dns/promises';
-import { BlockList, connect, createServer, isIP, type Server, type Socket } from 'node:net';
-import { egressAllowed, formatEgressRule, type EgressRule } from './backend.ts';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
- * The egress proxy Mesh runs for a local workspace: the sandbox has no network of its own, and
- * this is the one way out. It speaks HTTP proxying (`CONNECT host:port` for TLS and anything
- * else, absolute-form requests for plain HTTP), allows exactly the workspace's allowlisted
- * destinations and refuses everything else with a 403 that names the destination, recording it
- * so the command's result can say what was refused.
- *
- * A host allowlisted by name must resolve to a public address: a name that points at loopback,
- * a private network or link-local (the control plane's own neighbourhood) is refused, so DNS
- * cannot turn an allowed name into a way back to Mesh. An IP literal the operator allowlisted is
- * taken as written (that is how a development setup allows a loopback service).
+ * The egress proxy Mesh runs in front of what it does not trust to open its own connections: a
+ * local workspace's sandbox (which has no network but this) and a development browser (launched
+ * with this as its proxy, loopback included). It speaks HTTP proxying (`CONNECT host:port` for TLS,
+ * WebSockets and anything else; absolute-form requests for plain HTTP), asks its admission rule
+ * about every connection where the socket is opened, and connects to the address the rule
+ * resolved and checked (a name is never resolved twice, so DNS cannot change its answer between
+ * the check and the connection). A redirect, a subresource, a new window: each is a new request
+ * here, checked again. A refusal is answered 403 with the rule's reason and recorded.
  */
+
+/** Whether a destination may be reached: the address to connect to, or why not. */
+export type Admission =
+  | { readonly address: string }
+  | {
+      readonly refused: string;
+      /** The name does not resolve: an answer of 502, not a refusal by policy. */
+      readonly unresolved?: boolean;
+    };
+
+/** The rule a proxy holds every connection to: given a host and port, where to connect. */
+export type Admit = (host: string, port: number) => Promise<Admission>;
+
 export interface EgressProxy {
+  /** The loopback port it listens on (a TCP proxy); undefined on a Unix socket. */
+  readonly port: number | undefined;
   /** Destinations refused since the last call, drained. */
   takeRefused(): string[];
   close(): Promise<void>;
-}
-
-const INTERNAL = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const)
-  INTERNAL.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::1', 128],
-  ['::', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-] as const)
-  INTERNAL.addSubnet(net, bits, 'ipv6');
-
-function isInternal(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return INTERNAL.check(mapped[1]!, 'ipv4');
-  return INTERNAL.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** Where a request head asks to go: `CONNECT h:p` or an absolute-form `http://h:p/…` URI. */
@@ -71,13 +55,19 @@ function destinationOf(
     return undefined;
   }
   if (url.protocol !== 'http:') return undefined;
-  const path = `${url.pathname}${url.search}`;
+  // One request per connection: a client reusing it for another host would otherwise be piped to
+  // the first one's server, past the check. The hop-by-hop proxy headers stay here.
+  const headers = head
+    .slice(lineEnd + 2, head.length - 4)
+    .split('\r\n')
+    .filter((line) => !/^(proxy-connection|connection|keep-alive)\s*:/i.test(line));
   return {
     host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase(),
     port: url.port === '' ? 80 : Number(url.port),
     connect: false,
-    // The request goes on in origin form; the headers and body follow unchanged.
-    rest: `${method} ${path} ${version}${head.slice(lineEnd)}`,
+    rest: [`${method} ${url.pathname}${url.search} ${version}`, ...headers, 'connection: close']
+      .join('\r\n')
+      .concat('\r\n\r\n'),
   };
 }
 
@@ -87,10 +77,13 @@ function refuse(socket: Socket, status: string, text: string): void {
   );
 }
 
-/** Starts a proxy for one workspace on a Unix socket path. */
+/**
+ * Starts a proxy that holds every connection to `admit`: on a Unix socket (`path`), or on a
+ * loopback TCP port (`port`, 0 for any free one).
+ */
 export async function startEgressProxy(
-  socketPath: string,
-  rules: readonly EgressRule[],
+  listen: { readonly path: string } | { readonly port: number },
+  admit: Admit,
 ): Promise<EgressProxy> {
   let refused: string[] = [];
   const open = new Set<Socket>();
@@ -119,35 +112,21 @@ export async function startEgressProxy(
       refuse(client, '400 Bad Request', 'the egress proxy takes CONNECT or absolute http URIs\n');
       return;
     }
-    const named = formatEgressRule({ host: dest.host, port: dest.port });
-    if (!egressAllowed(rules, dest.host, dest.port)) {
-      refused.push(named);
-      refuse(
-        client,
-        '403 Forbidden',
-        `egress to ${named} refused: it is not on this workspace's allowlist\n`,
-      );
+    const named = dest.host.includes(':')
+      ? `[${dest.host}]:${dest.port}`
+      : `${dest.host}:${dest.port}`;
+    const admission = await admit(dest.host, dest.port).catch((): Admission => ({
+      refused: `egress to ${named} refused: its check failed`,
+    }));
+    if ('refused' in admission) {
+      if (admission.unresolved) refuse(client, '502 Bad Gateway', `${admission.refused}\n`);
+      else {
+        refused.push(named);
+        refuse(client, '403 Forbidden', `${admission.refused}\n`);
+      }
       return;
     }
-    let address = dest.host;
-    if (isIP(dest.host) === 0) {
-      try {
-        address = (await lookup(dest.host)).address;
-      } catch {
-        refuse(client, '502 Bad Gateway', `${dest.host} does not resolve\n`);
-        return;
-      }
-      if (isInternal(address)) {
-        refused.push(named);
-        refuse(
-          client,
-          '403 Forbidden',
-          `egress to ${named} refused: the name resolves to an internal address\n`,
-        );
-        return;
-      }
-    }
-    const upstream = connect({ host: address, port: dest.port });
+    const upstream = connect({ host: admission.address, port: dest.port });
     open.add(upstream);
     upstream.on('close', () => open.delete(upstream));
     upstream.once('error', () => {
@@ -167,9 +146,12 @@ export async function startEgressProxy(
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(socketPath, () => resolve());
+    if ('path' in listen) server.listen(listen.path, () => resolve());
+    else server.listen(listen.port, '127.0.0.1', () => resolve());
   });
+  const address = server.address();
   return {
+    port: typeof address === 'object' && address !== null ? address.port : undefined,
     takeRefused() {
       const out = refused;
       refused = [];
