@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { ToolAttachment } from '../tool/definition.ts';
 import { excerpt } from '../tool/excerpt.ts';
 import {
@@ -27,15 +28,7 @@ export function attachmentArtifacts(
   const links = (result.artifacts ?? []).flatMap((link) => {
     const a = byId.get(link.artifactId);
     if (!a) return [];
-    let content = a.content;
-    if (isTextual(a.mediaType)) {
-      const text = Buffer.from(content).toString('utf8');
-      const cleaned = redactor.text(text);
-      if (cleaned !== text) content = Buffer.from(cleaned, 'utf8');
-    } else {
-      // Any other media type (an image, a PDF, application/*): byte for byte, length kept.
-      content = redactor.bytes(content);
-    }
+    const content = redactedContent(a.content, a.mediaType, redactor);
     artifacts.push({
       id: a.id,
       mediaType: a.mediaType,
@@ -62,6 +55,45 @@ export function attachmentArtifacts(
       ...(links.length === 0 ? {} : { artifacts: links }),
     }),
   };
+}
+
+/**
+ * How far a gzip artifact is inflated to be scanned: past this, its content is not kept (its
+ * bytes cannot be shown to hold no secret without reading them, and a bomb would cost the
+ * process its memory).
+ */
+export const MAX_INFLATED_BYTES = 32 * 1024 * 1024;
+
+/** What stands in for a gzip artifact too large to scan, gzipped like the original. */
+const UNSCANNED =
+  'This artifact was not kept: it inflates past 32 MiB, more than Mesh scans for secrets.\n';
+
+/**
+ * An artifact's bytes with every held secret removed: a textual one as text; a gzip stream
+ * (whatever its media type says) inflated, up to {@link MAX_INFLATED_BYTES}, scanned and
+ * deflated again when something was removed; anything else byte for byte, its length kept.
+ */
+function redactedContent(content: Uint8Array, mediaType: string, redactor: Redactor): Uint8Array {
+  if (isTextual(mediaType)) {
+    const text = Buffer.from(content).toString('utf8');
+    const cleaned = redactor.text(text);
+    return cleaned === text ? content : Buffer.from(cleaned, 'utf8');
+  }
+  if (content[0] === 0x1f && content[1] === 0x8b) {
+    let inflated: Buffer | undefined;
+    try {
+      inflated = gunzipSync(content, { maxOutputLength: MAX_INFLATED_BYTES });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') return gzipSync(UNSCANNED);
+      // Not a whole gzip stream after all: its bytes are scanned as they are.
+    }
+    if (inflated) {
+      const cleaned = redactor.bytes(inflated);
+      return cleaned === inflated ? content : gzipSync(cleaned);
+    }
+  }
+  // Any other media type (an image, a PDF, application/*): byte for byte, length kept.
+  return redactor.bytes(content);
 }
 
 /** The artifact and the excerpted observation of a result over the limit, else undefined. */

@@ -142,6 +142,26 @@ describe('the encoded forms servers and tools print', () => {
     expect(gone(mixed)).toBe(`before ${REDACTED} after`);
   });
 
+  it('removes HTML character references, decimal, hex and named, alone or mixed', () => {
+    const decimal = Array.from(key, (c) => `&#${c.charCodeAt(0)};`).join('');
+    expect(gone(decimal)).toBe(`before ${REDACTED} after`);
+    const hex = Array.from(key, (c) => `&#X${c.charCodeAt(0).toString(16).toUpperCase()};`).join(
+      '',
+    );
+    expect(gone(hex)).toBe(`before ${REDACTED} after`);
+    const padded = Array.from(key, (c, i) => (i % 2 === 0 ? `&#00${c.charCodeAt(0)};` : c)).join(
+      '',
+    );
+    expect(gone(padded)).toBe(`before ${REDACTED} after`);
+    const amp = createRedactor(['tok&lt_<amp>9']);
+    expect(amp.text('x tok&amp;lt_&lt;amp&gt;9 y')).toBe(`x ${REDACTED} y`);
+  });
+
+  it('removes a copy whose case was changed', () => {
+    expect(gone(key.toLowerCase())).toBe(`before ${REDACTED} after`);
+    expect(gone(key.toUpperCase())).toBe(`before ${REDACTED} after`);
+  });
+
   it('redacts a JSON value nested 10,000 deep without overflowing the stack', () => {
     let deep: JsonValue = key;
     for (let i = 0; i < 10_000; i++) deep = i % 2 ? { k: deep } : [deep];

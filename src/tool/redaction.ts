@@ -201,7 +201,7 @@ const FAMILIES: readonly { family: FormFamily; trigger: RegExp | undefined }[] =
   // A quoted secret with its whitespace folded: only secrets that hold whitespace have one.
   { family: 'folded', trigger: undefined },
   { family: 'masked', trigger: /[*•]{3}/ },
-  { family: 'escaped', trigger: /%[0-9a-f]{2}|\\u[0-9a-f]{4}/i },
+  { family: 'escaped', trigger: /%[0-9a-f]{2}|\\u[0-9a-f]{4}|&#x?[0-9a-f]+;|&[a-z]+;/i },
   { family: 'hex', trigger: /[0-9a-f]{2}[ :][0-9a-f]{2}[ :]?[0-9a-f]{2}|[0-9a-f]{4} [0-9a-f]{4}/i },
   { family: 'wrapped', trigger: /[A-Za-z0-9+/_-]{16}\r?\n[A-Za-z0-9+/_-]/ },
 ];
@@ -253,7 +253,20 @@ function hexDigits(hex: string): string {
   ).join('');
 }
 
-/** One character of a secret: itself, `%XX` per UTF-8 byte, or `\uXXXX` per UTF-16 unit. */
+/** The named HTML entities of the characters a credential may hold. */
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+};
+
+/**
+ * One character of a secret: itself, `%XX` per UTF-8 byte, `\uXXXX` per UTF-16 unit, or an HTML
+ * character reference (`&#67;`, `&#x43;`, leading zeros and either case allowed; `&amp;`…), as a
+ * page or an HTML-escaping serializer writes it.
+ */
 function charPattern(char: string): string {
   const percent = Array.from(Buffer.from(char, 'utf8'), (b) =>
     hexDigits(b.toString(16).padStart(2, '0')),
@@ -265,13 +278,22 @@ function charPattern(char: string): string {
   )
     .map((h) => `\\\\u${h}`)
     .join('');
-  const alternatives = [escapeRegExp(char), percent, escaped];
+  const code = char.codePointAt(0) ?? 0;
+  const alternatives = [
+    escapeRegExp(char),
+    percent,
+    escaped,
+    `&#0*${code};`,
+    `&#[xX]0*${hexDigits(code.toString(16))};`,
+  ];
+  const named = NAMED_ENTITIES[char];
+  if (named) alternatives.push(escapeRegExp(named));
   if (char === ' ') alternatives.push('\\+');
   return `(?:${alternatives.join('|')})`;
 }
 
 /**
- * The literal forms of `secret`: verbatim, JSON-escaped, URL-encoded (both percent and form
+ * The literal forms of `secret`: verbatim (and lower- and upper-cased), JSON-escaped, URL-encoded (both percent and form
  * encoding, either hex case), hex of its UTF-8 bytes (either case), and base64 and base64url at
  * each of the three byte alignments it can sit at inside a longer encoded value.
  */
@@ -280,6 +302,9 @@ export function secretForms(secret: string): string[] {
   const percent = encodeURIComponent(secret);
   const forms = [
     secret,
+    // A copy whose case was changed (a header or a log that lower-cases what it prints).
+    secret.toLowerCase(),
+    secret.toUpperCase(),
     JSON.stringify(secret).slice(1, -1),
     percent,
     percent.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
