@@ -106,6 +106,37 @@ describe('the local browser backend, driven over CDP', () => {
     expect(await guard(new URL('https://93.184.216.34/'))).toBeUndefined();
   });
 
+  it('masks the credentials a GET form put in the URL, in results, reads and the recording', async () => {
+    const rented = await backend.provision({
+      sessionId: randomUUID(),
+      runId: randomUUID(),
+      agentId: randomUUID(),
+      timeoutMs: 60_000,
+      egress: { allowLoopback: true },
+    });
+    const journaled = await driveOverCdp(rented.cdp, {
+      guard: browserEgressGuard({ allowLoopback: true }),
+      journal: true,
+    });
+    await journaled.navigate(`${site.url}legacy-signin`);
+    const form = await journaled.read('snapshot');
+    const button = /\[(e\d+)\] button "Sign in"/.exec(form.markdown)?.[1] ?? 'missing';
+    const clicked = await journaled.act({ kind: 'click', ref: button });
+    const read = await journaled.read('text');
+    const direct = await journaled.navigate(`${site.url}legacy-account?user=grace&pw=p4ss-word-77`);
+    const recording = Buffer.from(journaled.journal()?.content ?? []).toString('utf8');
+    await journaled.disconnect();
+    await backend.release(rented.externalId);
+    // The form really sent them in the URL: the site saw the request.
+    expect(site.paths).toContain('/legacy-account');
+    expect(read.url).toBe(`${site.url}legacy-account?user=grace&password=****&token=****`);
+    expect(direct.url).toBe(`${site.url}legacy-account?user=grace&pw=****`);
+    const shown = JSON.stringify([clicked, read, direct]) + recording;
+    for (const secret of ['correct-horse-42', 'csrf-tok-9f8e7d6c', 'p4ss-word-77'])
+      expect(shown).not.toContain(secret);
+    expect(recording).toContain('password=****');
+  });
+
   it('keeps its own recording when asked: each action with a screenshot, typed text by its length only', async () => {
     const rented = await backend.provision({
       sessionId: randomUUID(),

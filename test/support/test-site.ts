@@ -65,6 +65,22 @@ export async function startTestSite(): Promise<TestSite> {
       }
     }
     switch (url.pathname) {
+      // A sign-in form that sends its fields in the URL (method get), as careless sites do.
+      case '/legacy-signin':
+        return {
+          status: 200,
+          html: page(
+            'Legacy sign-in',
+            `<form method="get" action="/legacy-account">
+               <label>User <input name="user" value="grace"></label>
+               <label>Password <input type="password" name="password" value="correct-horse-42"></label>
+               <input type="hidden" name="token" value="csrf-tok-9f8e7d6c">
+               <button type="submit">Sign in</button>
+             </form>`,
+          ),
+        };
+      case '/legacy-account':
+        return { status: 200, html: page('Legacy account', '<p>Signed in.</p>') };
       case '/':
         return {
           status: 200,

@@ -7,6 +7,7 @@ import {
   type Request,
 } from 'playwright-core';
 import { BrowserActionError, type BrowserAction } from '../../tool/browser.ts';
+import { maskedUrl } from '../masked-url.ts';
 import type { CdpEndpoint, DrivenSession } from '../backend.ts';
 import { readPageExpression } from '../page-reader.ts';
 
@@ -76,14 +77,16 @@ export async function driveOverCdp(
     });
   }
 
-  const state = async () => ({ url: page.url(), title: await page.title().catch(() => '') });
+  // A GET form's credentials ride in the URL: every URL Mesh shows or keeps is masked first.
+  const pageUrl = () => maskedUrl(page.url());
+  const state = async () => ({ url: pageUrl(), title: await page.title().catch(() => '') });
 
   const journal: JournalEntry[] | undefined = options.journal ? [] : undefined;
   const started = Date.now();
   if (journal)
     page.on('framenavigated', (frame) => {
       if (frame === page.mainFrame())
-        journal.push({ at_ms: Date.now() - started, kind: 'page', url: frame.url() });
+        journal.push({ at_ms: Date.now() - started, kind: 'page', url: maskedUrl(frame.url()) });
     });
   /** Notes an action in the journal, with the page it left and what the page looked like. */
   async function note(kind: string, detail: Record<string, unknown>): Promise<void> {
@@ -96,7 +99,7 @@ export async function driveOverCdp(
       at_ms: Date.now() - started,
       kind,
       ...detail,
-      url: page.url(),
+      url: pageUrl(),
       title: await page.title().catch(() => ''),
       ...(shot ? { screenshot: shot } : {}),
     });
@@ -198,7 +201,7 @@ export async function driveOverCdp(
       refused = undefined;
       return acting('navigation', async () => {
         const response = await page.goto(url.href, { waitUntil: 'domcontentloaded' });
-        await note('navigate', { to: url.href, status: response?.status() ?? null });
+        await note('navigate', { to: maskedUrl(url.href), status: response?.status() ?? null });
         return { ...(await state()), status: response?.status() ?? null };
       });
     },
@@ -209,7 +212,7 @@ export async function driveOverCdp(
           readPageExpression(mode),
         );
         return {
-          url: page.url(),
+          url: pageUrl(),
           title: read.title,
           mode,
           markdown: read.markdown,
