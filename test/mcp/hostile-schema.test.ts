@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { meshWorker } from '../../src/app/conversations/turns.ts';
 import { catalogView } from '../../src/app/mcp/catalog.ts';
+import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import { agentRegistry } from '../../src/app/packages/policy.ts';
 import { getAgent } from '../../src/store/agents.ts';
 import { doublingSchema } from '../support/hostile-schemas.ts';
@@ -176,6 +178,41 @@ describe.each(testDatabases())(
       expect(events.indexOf('first probe answered')).toBeLessThan(events.indexOf(refused));
       expect(plain.observation?.text).toBe('plain got {"word":"hi"}');
       expect(remote.server.received.filter((r) => r.rpc === 'tools/call')).toHaveLength(1);
+    });
+
+    it('resumes a run whose process was killed mid-call without freezing again, after a restart', async () => {
+      // What a process killed while checking the hostile call left: the run, leased to a holder
+      // that is gone, its call not yet answered.
+      const run = await remote.mesh.ledger.createRun({
+        agentId: remote.agentId,
+        kind: 'script',
+        provenance: { kind: 'operator', operator: 'test' },
+        budget: { maxToolCalls: 1, maxRounds: 1 },
+        checkpoint: scriptCheckpoint([
+          { id: 'op_hostile', name: 'nested__nest', arguments: '{"x":{"a":1}}' },
+        ]),
+        lease: { owner: 'killed-process', leaseMs: 60_000 },
+      });
+      await remote.db.query(
+        `update runs set lease_expires_at = now() - interval '1 second' where id = $1`,
+        [run.id],
+      );
+      // The restarted server: a new Mesh over the same database, its worker resuming the run.
+      const mesh = await remote.restart();
+      const events: string[] = [];
+      const worker = meshWorker(mesh, () => undefined);
+      const resumed = worker.runOnce().then(() => events.push('run resumed and settled'));
+      events.push(`probe ${await fetch(probeUrl).then((r) => r.text())}`);
+      await resumed;
+      // Both came back: the resumed run did not stop the process from answering, nor freeze it.
+      expect(events.sort()).toEqual(['probe ok', 'run resumed and settled']);
+      const ended = await mesh.ledger.run(run.id);
+      expect(ended?.interruptions).toBe(1);
+      expect(['succeeded', 'failed']).toContain(ended?.status);
+      const steps = await mesh.ledger.steps(run.id);
+      const observed = steps.find((s) => s.kind === 'observation');
+      expect(JSON.stringify(observed?.observation ?? ended?.reason)).toMatch(/nested__nest/);
+      expect(remote.server.received.filter((r) => r.tool === 'nest')).toHaveLength(0);
     });
   },
 );
