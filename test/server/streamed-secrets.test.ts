@@ -124,6 +124,8 @@ describe.each(testDatabases())(
             if (delta) shown.push(`delta: ${String(delta['text'])}`);
           }
           await server.mesh.ledger.finish(lease, 'succeeded', null);
+          // And every line the server logged meanwhile.
+          shown.push(...server.logs.map((l) => `log: ${l}`));
           for (const s of secrets)
             for (const form of [s, encodeURIComponent(s), JSON.stringify(s).slice(1, -1)])
               for (const line of shown)
