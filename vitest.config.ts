@@ -11,6 +11,7 @@ const LONGEST = [
   '/test/cli/github-flow.test.ts',
   '/test/server/hostile-input.test.ts',
   '/test/crash/',
+  '/test/run/interrupted-runs.test.ts',
   '/test/interop/',
   '/test/browser/',
   '/test/cli/failover.test.ts',
@@ -42,6 +43,7 @@ class LongestFirst extends BaseSequencer {
 const SPAWNING = [
   'test/cli/**/*.test.ts',
   'test/crash/**/*.test.ts',
+  'test/run/interrupted-runs.test.ts',
   'test/lifecycle/lifecycle-crash.test.ts',
   'test/interop/**/*.test.ts',
   'test/browser/**/*.test.ts',
