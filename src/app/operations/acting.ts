@@ -18,7 +18,7 @@ export function actingAs(caller: Caller, named: string | undefined, field: strin
   if (!caller.relay)
     throw new MeshError(
       'relay_not_allowed',
-      `\`${field}\` names who acts, which only a relay token may do (mesh tokens create --relay): ` +
+      `\`${field}\` names who acts, which only a relay token may do (mesh tokens create --relay on): ` +
         'this token acts as its holder; leave the field out',
       { field },
     );
