@@ -60,7 +60,12 @@ function oneLine(text: string): string {
 /** A request the server did not answer in time (the SDK's `REQUEST_TIMEOUT`), named; else undefined. */
 export function describeTimeout(error: unknown, timeoutMs: number): string | undefined {
   if ((error as { code?: unknown } | null)?.code !== 'REQUEST_TIMEOUT') return undefined;
-  return `the server did not answer within ${timeoutMs / 1000} s (the provider's request timeout)`;
+  return `the server ${unansweredWithin(timeoutMs)}`;
+}
+
+/** What a server that accepted a request and said nothing within its timeout did not do. */
+export function unansweredWithin(timeoutMs: number): string {
+  return `did not answer within ${timeoutMs / 1000} s (the provider's request timeout)`;
 }
 
 /** The failure of a request (or of connecting) with an HTTP status, named; undefined otherwise. */

@@ -1,3 +1,4 @@
+import { resolveJsonPointer } from './json-pointer.ts';
 import type { JsonSchema } from '../model/json.ts';
 
 /** The JSON kinds a model can send, as named in refusal messages. */
@@ -69,18 +70,6 @@ function openShape(): ArgumentShape {
   };
 }
 
-function resolvePointer(root: JsonSchema, ref: string): unknown {
-  if (ref === '#') return root;
-  if (!ref.startsWith('#/')) return undefined;
-  let node: unknown = root;
-  for (const raw of ref.slice(2).split('/')) {
-    const key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
-    if (!isObject(node) || !Object.hasOwn(node, key)) return undefined;
-    node = node[key];
-  }
-  return node;
-}
-
 export interface ShapeOptions {
   /**
    * Whether declaring properties closes an object to others even without
@@ -116,7 +105,7 @@ export function compileShape(root: JsonSchema, options: ShapeOptions = {}): Argu
     if (seen.has(node)) return;
     seen.add(node);
     if (typeof node['$ref'] === 'string') {
-      const target = resolvePointer(root, node['$ref']);
+      const target = resolveJsonPointer(root, node['$ref']);
       if (isObject(target)) fill(shape, target, asBranch, seen);
       else shape.explicitlyOpen = true;
     }

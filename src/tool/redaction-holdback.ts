@@ -6,12 +6,7 @@
  * escaped character by character, is held back until the text goes on (decision 0043).
  */
 
-/** A form shorter than this is never matched by the redactor, so it is never waited for. */
-const MIN_FORM_LENGTH = 6;
-
-interface TrieNode {
-  readonly next: Map<string, TrieNode>;
-}
+import { buildTrie, type TrieNode } from './trie.ts';
 
 /** Finds the start of a text's tail that could still grow into a held secret. */
 export interface Holdback {
@@ -20,19 +15,20 @@ export interface Holdback {
 }
 
 /**
- * The holdback for `secrets`, each with its literal `forms` (verbatim, JSON-escaped, URL-encoded,
- * hex, base64 fragments). Literal forms are walked as one trie from each position of the last
+ * The holdback for `secrets`, each with the literal `forms` the redactor matches (verbatim,
+ * JSON-escaped, URL-encoded, hex, base64 fragments). Literal forms are walked as one trie from each position of the last
  * (longest form) characters; the percent- and `\u`-escaped spellings, mixed character by
  * character, are tried only when the tail holds an escape.
  */
 export function createHoldback(
   secrets: readonly { readonly secret: string; readonly forms: readonly string[] }[],
 ): Holdback {
-  const forms = trie(secrets.flatMap((s) => s.forms.filter((f) => f.length >= MIN_FORM_LENGTH)));
-  const verbatim = trie(secrets.map((s) => s.secret));
-  const longest = Math.max(0, ...secrets.flatMap((s) => s.forms.map((f) => f.length)));
+  const forms = buildTrie(secrets.flatMap((s) => s.forms));
+  const verbatim = buildTrie(secrets.map((s) => s.secret));
+  // Thousands of forms: a fold, not a spread into Math.max's arguments.
+  const longest = secrets.reduce((m, s) => s.forms.reduce((n, f) => Math.max(n, f.length), m), 0);
   // An escaped character is at most 6 long (`\u00e9`; `%c3%a9` is 6 too).
-  const escapedLongest = 6 * Math.max(0, ...secrets.map((s) => s.secret.length));
+  const escapedLongest = 6 * secrets.reduce((m, s) => Math.max(m, s.secret.length), 0);
 
   function literalStart(text: string): number {
     for (let i = Math.max(0, text.length - longest + 1); i < text.length; i++) {
@@ -56,19 +52,6 @@ export function createHoldback(
       return Math.min(literalStart(text), escapedStart(text));
     },
   };
-}
-
-function trie(words: readonly string[]): TrieNode {
-  const root: TrieNode = { next: new Map() };
-  for (const word of words) {
-    let node = root;
-    for (const char of word) {
-      let child = node.next.get(char);
-      if (!child) node.next.set(char, (child = { next: new Map() }));
-      node = child;
-    }
-  }
-  return root;
 }
 
 const HEX = /^[0-9a-fA-F]*$/;

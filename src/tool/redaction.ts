@@ -1,5 +1,6 @@
 import type { JsonValue } from '../model/json.ts';
 import { createHoldback, type Holdback } from './redaction-holdback.ts';
+import { buildTrie, type TrieNode } from './trie.ts';
 
 /**
  * Secrets removed from text that comes back from the outside world — tool results, provider
@@ -135,7 +136,10 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
     bytes,
     unfinished: (input) =>
       (holdback ??= createHoldback(
-        [...held.keys()].map((secret) => ({ secret, forms: secretForms(secret) })),
+        [...held.keys()].map((secret) => ({
+          secret,
+          forms: secretForms(secret).filter((f) => f.length >= MIN_FORM_LENGTH),
+        })),
       )).start(input),
   };
   for (const secret of secrets) redactor.hold(secret);
@@ -347,31 +351,18 @@ function base64Fragments(bytes: Buffer): string[] {
  * word wins where both match).
  */
 export function trieSource(words: readonly string[]): string {
-  interface Node {
-    end: boolean;
-    readonly next: Map<string, Node>;
-  }
-  const root: Node = { end: false, next: new Map() };
-  for (const word of words) {
-    let node = root;
-    for (const char of word) {
-      let child = node.next.get(char);
-      if (!child) node.next.set(char, (child = { end: false, next: new Map() }));
-      node = child;
-    }
-    node.end = true;
-  }
+  const root = buildTrie(words);
   // Iterative, children before parents: a long form nests as deep as it is long.
-  const order: Node[] = [];
-  const stack: Node[] = [root];
+  const order: TrieNode[] = [];
+  const stack: TrieNode[] = [root];
   while (stack.length > 0) {
-    const node = stack.pop() as Node;
+    const node = stack.pop() as TrieNode;
     order.push(node);
     for (const child of node.next.values()) stack.push(child);
   }
-  const tail = new Map<Node, string>();
+  const tail = new Map<TrieNode, string>();
   for (let i = order.length - 1; i >= 0; i--) {
-    const node = order[i] as Node;
+    const node = order[i] as TrieNode;
     const branches = [...node.next].map(
       ([char, child]) => escapeRegExp(char) + (tail.get(child) ?? ''),
     );

@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../model/json.ts';
+import { resolveJsonPointer } from './json-pointer.ts';
 
 /**
  * What an untrusted schema may cost before Mesh compiles it. A remote server writes its tools'
@@ -233,29 +234,13 @@ class Expansion {
   }
 
   private resolve(ref: string): unknown {
-    const target = ref.startsWith('#/') || ref === '#' ? this.pointer(ref) : this.anchor(ref);
+    const target =
+      ref.startsWith('#/') || ref === '#' ? resolveJsonPointer(this.root, ref) : this.anchor(ref);
     if (target === undefined)
       throw new Refusal(
         `has a $ref (${JSON.stringify(ref.slice(0, 80))}) that does not point inside the schema`,
       );
     return target;
-  }
-
-  private pointer(ref: string): unknown {
-    let node: unknown = this.root;
-    if (ref === '#') return node;
-    for (const raw of ref.slice(2).split('/')) {
-      let key: string;
-      try {
-        key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
-      } catch {
-        return undefined;
-      }
-      if (Array.isArray(node) && /^(0|[1-9][0-9]*)$/.test(key)) node = node[Number(key)];
-      else if (isObject(node) && Object.hasOwn(node, key)) node = node[key];
-      else return undefined;
-    }
-    return node;
   }
 
   private anchor(ref: string): unknown {

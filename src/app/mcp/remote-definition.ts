@@ -1,4 +1,5 @@
 import { EgressRefusedError } from '../../egress/guarded-fetch.ts';
+import { unansweredWithin } from '../../mcp/connect-failure.ts';
 import { McpProtocolError, transportFailure } from '../../mcp/session.ts';
 import type { JsonSchema } from '../../model/json.ts';
 import { isLegacyQuery, remoteToolName } from '../../policy/remote-offer.ts';
@@ -124,7 +125,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
 
 /** What a hung server is called: it accepted the request and said nothing within its timeout. */
 function hungServer(provider: ToolProviderRecord): string {
-  return `${provider.slug} did not answer within ${provider.requestTimeoutMs / 1000} s (the provider's request timeout)`;
+  return `${provider.slug} ${unansweredWithin(provider.requestTimeoutMs)}`;
 }
 
 /**
