@@ -5,11 +5,11 @@
  * driving the same Chromium directly with playwright-core, both measured in this run on one
  * loopback page, interleaved so load falls on both alike.
  */
-import { randomUUID } from 'node:crypto';
 import { chromium } from 'playwright-core';
 import { localBrowserBackend } from '../src/browser/backends/local.ts';
 import { driveOverCdp } from '../src/browser/backends/cdp-driver.ts';
 import { browserEgressGuard } from '../src/browser/egress.ts';
+import { loopbackSession } from '../test/support/browser-session.ts';
 import { startTestSite } from '../test/support/test-site.ts';
 import { median, percentile } from './stats.ts';
 
@@ -18,14 +18,8 @@ const ACTIONS = Number(process.env['BENCH_ACTIONS'] ?? 60);
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const f = (n: number) => n.toFixed(1);
-const spec = () => ({
-  sessionId: randomUUID(),
-  runId: randomUUID(),
-  agentId: randomUUID(),
-  timeoutMs: 60_000,
-  // The test site is on loopback; both drivers' pages go through the session's egress proxy.
-  egress: { allowLoopback: true },
-});
+// The test site is on loopback; both drivers' pages go through the session's egress proxy.
+const spec = () => loopbackSession();
 
 const site = await startTestSite();
 const backend = localBrowserBackend();

@@ -12,6 +12,7 @@ import { steelBackend } from '../../src/browser/backends/steel.ts';
 import { cloudflareBrowserBackend } from '../../src/browser/backends/cloudflare.ts';
 import { processAlive } from '../support/process.ts';
 import { startTestSite, type TestSite } from '../support/test-site.ts';
+import { loopbackSession } from '../support/browser-session.ts';
 
 const BB_KEY = `bb_live_${randomUUID()}`;
 const STEEL_KEY = `ste-${randomUUID()}`;
@@ -89,14 +90,7 @@ describe.each(subjects)('the browser backend contract: $name', (subject) => {
   it('provisions a session that the driver can use, and releases it by its id', async () => {
     const backend = subject.backend();
     const runId = randomUUID();
-    const rented = await backend.provision({
-      sessionId: randomUUID(),
-      runId,
-      agentId: randomUUID(),
-      timeoutMs: 120_000,
-      // The test sites are on loopback: the session's grant allows it.
-      egress: { allowLoopback: true },
-    });
+    const rented = await backend.provision({ ...loopbackSession({ timeoutMs: 120_000 }), runId });
     expect(rented.cdp.url).toMatch(/^wss?:\/\//);
     expect(typeof rented.liveViewUrl === 'string').toBe(backend.capabilities.liveView);
     const session = await driveOverCdp(rented.cdp);
@@ -176,14 +170,7 @@ describe('the vendors’ auth', () => {
 
   it('refuses a Cloudflare CDP connection without the bearer token', async () => {
     const backend = subjects[3]!.backend();
-    const rented = await backend.provision({
-      sessionId: randomUUID(),
-      runId: randomUUID(),
-      agentId: randomUUID(),
-      timeoutMs: 60_000,
-      // The test sites are on loopback: the session's grant allows it.
-      egress: { allowLoopback: true },
-    });
+    const rented = await backend.provision(loopbackSession());
     await expect(driveOverCdp({ url: rented.cdp.url }, { timeoutMs: 5_000 })).rejects.toThrow();
     await backend.release(rented.externalId);
   });
@@ -196,16 +183,7 @@ describe('the Browserbase backend', () => {
       baseUrl: bb.baseUrl,
       fetch: createGuardedFetch({ allowLoopbackHttp: true }) as typeof fetch,
     });
-    const refused = await backend
-      .provision({
-        sessionId: randomUUID(),
-        runId: randomUUID(),
-        agentId: randomUUID(),
-        timeoutMs: 60_000,
-        // The test sites are on loopback: the session's grant allows it.
-        egress: { allowLoopback: true },
-      })
-      .catch((e: unknown) => e);
+    const refused = await backend.provision(loopbackSession()).catch((e: unknown) => e);
     expect(hasCode(refused, 'browser_backend_unavailable')).toBe(true);
     expect((refused as Error).message).toBe('Browserbase session creation failed: HTTP 401');
     expect(JSON.stringify(refused)).not.toContain('bb_live_wrong');
@@ -213,14 +191,7 @@ describe('the Browserbase backend', () => {
 
   it('is refused a CDP connection without the session’s signing key', async () => {
     const backend = subjects[1]!.backend();
-    const rented = await backend.provision({
-      sessionId: randomUUID(),
-      runId: randomUUID(),
-      agentId: randomUUID(),
-      timeoutMs: 60_000,
-      // The test sites are on loopback: the session's grant allows it.
-      egress: { allowLoopback: true },
-    });
+    const rented = await backend.provision(loopbackSession());
     const forged = rented.cdp.url.replace(/signingKey=[^&]+/, 'signingKey=forged');
     await expect(driveOverCdp({ url: forged }, { timeoutMs: 5_000 })).rejects.toThrow();
     await backend.release(rented.externalId);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -7,6 +6,7 @@ import type { DrivenSession } from '../../src/browser/backend.ts';
 import { driveOverCdp } from '../../src/browser/backends/cdp-driver.ts';
 import { localBrowserBackend } from '../../src/browser/backends/local.ts';
 import { browserEgressGuard } from '../../src/browser/egress.ts';
+import { loopbackSession } from '../support/browser-session.ts';
 
 /** An IPv4 address of this machine that is not loopback: a target its browser must not reach. */
 function ownAddress(): string | undefined {
@@ -63,13 +63,7 @@ describe.skipIf(own === undefined)('every hop of a local browser passes the egre
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     // A development grant that allows loopback, as the browser tests' sites need.
-    const rented = await backend.provision({
-      sessionId: randomUUID(),
-      runId: randomUUID(),
-      agentId: randomUUID(),
-      timeoutMs: 60_000,
-      egress: { allowLoopback: true },
-    });
+    const rented = await backend.provision(loopbackSession());
     session = await driveOverCdp(rented.cdp, {
       guard: browserEgressGuard({ allowLoopback: true }),
     });

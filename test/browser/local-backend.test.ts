@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBrowserBackend } from '../../src/browser/backends/local.ts';
 import { driveOverCdp } from '../../src/browser/backends/cdp-driver.ts';
@@ -8,6 +7,7 @@ import type { DrivenSession } from '../../src/browser/backend.ts';
 import { hasCode } from '../../src/tool/errors.ts';
 import { processAlive } from '../support/process.ts';
 import { startTestSite, type TestSite } from '../support/test-site.ts';
+import { loopbackSession } from '../support/browser-session.ts';
 
 /*
  * The local (development) browser backend and the CDP driver every backend's sessions use: a
@@ -21,14 +21,7 @@ describe('the local browser backend, driven over CDP', () => {
 
   beforeAll(async () => {
     site = await startTestSite();
-    const provisioned = await backend.provision({
-      sessionId: randomUUID(),
-      runId: randomUUID(),
-      agentId: randomUUID(),
-      timeoutMs: 60_000,
-      // The test sites are on loopback: the session's grant allows it.
-      egress: { allowLoopback: true },
-    });
+    const provisioned = await backend.provision(loopbackSession());
     externalId = provisioned.externalId;
     expect(provisioned.cdp.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/devtools\/browser\//);
     session = await driveOverCdp(provisioned.cdp, {
@@ -107,13 +100,7 @@ describe('the local browser backend, driven over CDP', () => {
   });
 
   it('masks the credentials a GET form put in the URL, in results, reads and the recording', async () => {
-    const rented = await backend.provision({
-      sessionId: randomUUID(),
-      runId: randomUUID(),
-      agentId: randomUUID(),
-      timeoutMs: 60_000,
-      egress: { allowLoopback: true },
-    });
+    const rented = await backend.provision(loopbackSession());
     const journaled = await driveOverCdp(rented.cdp, {
       guard: browserEgressGuard({ allowLoopback: true }),
       journal: true,
@@ -138,14 +125,7 @@ describe('the local browser backend, driven over CDP', () => {
   });
 
   it('keeps its own recording when asked: each action with a screenshot, typed text by its length only', async () => {
-    const rented = await backend.provision({
-      sessionId: randomUUID(),
-      runId: randomUUID(),
-      agentId: randomUUID(),
-      timeoutMs: 60_000,
-      // The test sites are on loopback: the session's grant allows it.
-      egress: { allowLoopback: true },
-    });
+    const rented = await backend.provision(loopbackSession());
     const journaled = await driveOverCdp(rented.cdp, {
       guard: browserEgressGuard({ allowLoopback: true }),
       journal: true,

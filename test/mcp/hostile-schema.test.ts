@@ -11,6 +11,21 @@ import { testDatabases } from '../support/db.ts';
 import { textTool } from '../support/mcp-server.ts';
 import { openRemoteAgent, type RemoteAgent } from '../support/remote-agent.ts';
 
+/** Another request this process serves: answered at once, unless the event loop is frozen. */
+interface Probe {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function startProbe(): Promise<Probe> {
+  const server: Server = createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 /**
  * A remote server's tool schema is input Mesh does not control. A pattern that backtracks
  * catastrophically on V8's engine (`^(a+)+$`) froze every request for seconds on a 28-character
@@ -20,8 +35,7 @@ describe.each(testDatabases())(
   'a remote schema with a catastrophic pattern, on $name',
   (database) => {
     let remote: RemoteAgent;
-    let probe: Server;
-    let probeUrl: string;
+    let probe: Probe;
 
     beforeAll(async () => {
       remote = await openRemoteAgent(database, {
@@ -44,14 +58,11 @@ describe.each(testDatabases())(
           ],
         },
       });
-      // Another request this process serves: answered at once, unless the event loop is frozen.
-      probe = createServer((_req, res) => res.end('ok'));
-      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-      probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/`;
+      probe = await startProbe();
     }, 60_000);
 
     afterAll(async () => {
-      await new Promise((resolve) => probe?.close(resolve));
+      await probe?.close();
       await remote?.close();
     });
 
@@ -74,7 +85,7 @@ describe.each(testDatabases())(
       let running = true;
       const probes = (async () => {
         while (running) {
-          const answer = await fetch(probeUrl).then((r) => r.text());
+          const answer = await fetch(probe.url).then((r) => r.text());
           events.push(`probe ${answer}`);
         }
       })();
@@ -116,8 +127,7 @@ describe.each(testDatabases())(
   'a remote schema whose refs double per level, on $name',
   (database) => {
     let remote: RemoteAgent;
-    let probe: Server;
-    let probeUrl: string;
+    let probe: Probe;
 
     beforeAll(async () => {
       remote = await openRemoteAgent(database, {
@@ -133,13 +143,11 @@ describe.each(testDatabases())(
           ],
         },
       });
-      probe = createServer((_req, res) => res.end('ok'));
-      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-      probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/`;
+      probe = await startProbe();
     }, 60_000);
 
     afterAll(async () => {
-      await new Promise((resolve) => probe?.close(resolve));
+      await probe?.close();
       await remote?.close();
     });
 
@@ -159,7 +167,7 @@ describe.each(testDatabases())(
       let running = true;
       const probes = (async () => {
         while (running) {
-          events.push(`probe ${await fetch(probeUrl).then((r) => r.text())}`);
+          events.push(`probe ${await fetch(probe.url).then((r) => r.text())}`);
           if (events.length === 1) events.push('first probe answered');
         }
       })();
@@ -202,7 +210,7 @@ describe.each(testDatabases())(
       const events: string[] = [];
       const worker = meshWorker(mesh, () => undefined);
       const resumed = worker.runOnce().then(() => events.push('run resumed and settled'));
-      events.push(`probe ${await fetch(probeUrl).then((r) => r.text())}`);
+      events.push(`probe ${await fetch(probe.url).then((r) => r.text())}`);
       await resumed;
       // Both came back: the resumed run did not stop the process from answering, nor freeze it.
       expect(events.sort()).toEqual(['probe ok', 'run resumed and settled']);

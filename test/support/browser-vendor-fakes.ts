@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { localBrowserBackend } from '../../src/browser/backends/local.ts';
 import { proxyToDevtools, refuseUpgrade } from './cdp-proxy.ts';
+import { loopbackSession } from './browser-session.ts';
 
 /**
  * Steel's and Cloudflare Browser Run's session APIs on loopback, as their documentation gives
@@ -50,14 +51,7 @@ export async function startBrowserVendorFake(
 
   async function create(): Promise<{ id: string; devtoolsUrl: string }> {
     const id = randomUUID();
-    const rented = await chromium.provision({
-      sessionId: id,
-      runId: id,
-      agentId: id,
-      timeoutMs: 60_000,
-      // The test sites are on loopback: the session's grant allows it.
-      egress: { allowLoopback: true },
-    });
+    const rented = await chromium.provision(loopbackSession({ id }));
     sessions.set(id, {
       released: false,
       externalId: rented.externalId,

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { localBrowserBackend } from '../../src/browser/backends/local.ts';
 import { proxyToDevtools, refuseUpgrade } from './cdp-proxy.ts';
+import { loopbackSession } from './browser-session.ts';
 
 /**
  * Browserbase's session API on loopback, as its documentation and SDK describe it: `POST
@@ -77,14 +78,7 @@ export async function startBrowserbaseFake(options: { apiKey: string }): Promise
     if (req.method === 'POST' && path === '/v1/sessions') {
       const input = await body(req);
       const id = randomUUID();
-      const rented = await chromium.provision({
-        sessionId: id,
-        runId: id,
-        agentId: id,
-        timeoutMs: 60_000,
-        // The test sites are on loopback: the session's grant allows it.
-        egress: { allowLoopback: true },
-      });
+      const rented = await chromium.provision(loopbackSession({ id }));
       const session: FakeSession = {
         id,
         signingKey: randomUUID(),
