@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Db } from './db.ts';
-import { acquireHomeLock, ownerOnlyTree } from './home-lock.ts';
+import { ownerOnlyTree } from './home-dir.ts';
+import { acquireHomeLock } from './home-lock.ts';
 
 /**
  * Where the database is. These are the only bootstrap settings Mesh reads from the environment
