@@ -21,10 +21,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startFakeChatCompletions, type FakeReply } from '../test/support/fake-chat-completions.ts';
 import { startFakeMcpServer, textTool } from '../test/support/mcp-server.ts';
 import { freshPostgresUrl } from '../test/support/postgres.ts';
 import { percentile } from './stats.ts';
@@ -41,32 +40,25 @@ if (!process.env['DATABASE_URL']) {
   process.exit(1);
 }
 
-interface ChatMessage {
-  readonly role: string;
-  readonly tool_call_id?: string;
-}
 interface ChatRequest {
-  readonly model: string;
-  readonly messages: readonly ChatMessage[];
+  readonly messages: readonly { readonly role: string; readonly tool_call_id?: string }[];
   readonly tools?: readonly { function: { name: string } }[];
 }
 
-/** The Chat Completions fake: a tool call first, the reply once the tool's result is back. */
-async function startModel(): Promise<{ url: string; overheads: number[]; close(): void }> {
+/**
+ * The model: the shared Chat Completions fake, which streams as the real API does when asked
+ * (Mesh asks, since replies stream to the chat). A tool call first, the reply once the tool's
+ * result is back, each after DELAY_MS.
+ */
+async function startModel(): Promise<{ url: string; overheads: number[]; close(): Promise<void> }> {
   const sentAt = new Map<string, number>();
   const overheads: number[] = [];
   let calls = 0;
-  const read = (req: IncomingMessage) =>
-    new Promise<string>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      req.on('error', reject);
-    });
-  const server = createServer((req, res) => {
-    void read(req).then((text) => {
+  const usage = { promptTokens: 100, completionTokens: 10, totalTokens: 110 };
+  const fake = await startFakeChatCompletions({
+    respond: (json): FakeReply => {
       const arrived = performance.now();
-      const body = JSON.parse(text) as ChatRequest;
+      const body = json as ChatRequest;
       // The turn's last message that is not Mesh's own system context (the ledger follows the
       // tool results): a tool result means the round's call came back.
       const last = body.messages.filter((m) => m.role !== 'system').at(-1);
@@ -77,45 +69,25 @@ async function startModel(): Promise<{ url: string; overheads: number[]; close()
         sentAt.delete(pending);
       }
       const tool = body.tools?.map((t) => t.function.name).find((n) => n.endsWith('__find'));
-      setTimeout(() => {
-        const id = `call_${++calls}`;
-        const message =
-          pending === undefined && tool !== undefined
-            ? {
-                role: 'assistant',
-                content: null,
-                tool_calls: [
-                  {
-                    id,
-                    type: 'function',
-                    function: { name: tool, arguments: JSON.stringify({ q: 'deploy' }) },
-                  },
-                ],
-              }
-            : { role: 'assistant', content: 'Found it.' };
-        const payload = JSON.stringify({
-          id: `chatcmpl-${calls}`,
-          object: 'chat.completion',
-          created: Math.floor(Date.now() / 1000),
-          model: body.model,
-          choices: [
-            {
-              index: 0,
-              message,
-              finish_reason: 'tool_calls' in message ? 'tool_calls' : 'stop',
-            },
-          ],
-          usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
-        });
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(payload);
-        if ('tool_calls' in message) sentAt.set(id, performance.now());
-      }, DELAY_MS);
-    });
+      const id = `call_${++calls}`;
+      const callsTool = pending === undefined && tool !== undefined;
+      const delay = new Promise<void>((resolve) => setTimeout(resolve, DELAY_MS));
+      return {
+        kind: 'after',
+        // The answer leaves right after the gate: that is when the round's overhead starts.
+        gate: callsTool ? delay.then(() => void sentAt.set(id, performance.now())) : delay,
+        reply: callsTool
+          ? {
+              kind: 'completion',
+              content: null,
+              toolCalls: [{ id, name: tool, arguments: JSON.stringify({ q: 'deploy' }) }],
+              usage,
+            }
+          : { kind: 'completion', content: 'Found it.', usage },
+      };
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/v1`, overheads, close: () => server.close() };
+  return { url: fake.baseUrl, overheads, close: () => fake.close() };
 }
 
 function peakRssMb(pid: number): number {
@@ -292,7 +264,7 @@ try {
       await new Promise((resolve) => r.child.once('exit', resolve));
     }),
   );
-  model.close();
+  await model.close();
   await mcp.close();
   await fresh.drop();
   rmSync(dir, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import {
   OpenAI,
   OpenAIError,
 } from 'openai';
+import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { CompleteOptions, ModelClient, ModelFailure } from '../model/client.ts';
 import type { ModelRequest, ModelResponse } from '../model/wire.ts';
@@ -128,10 +129,19 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
       // Streamed: the SDK assembles the chunks into the same chat.completion a plain call
       // returns (usage comes in the last chunk when asked for), so parsing is one path.
       onText('', attempt);
-      const stream = sdk.chat.completions.stream(
-        { ...body, stream: true, stream_options: { include_usage: true } },
-        request,
-      );
+      const { data, response } = await sdk.chat.completions
+        .create({ ...body, stream: true, stream_options: { include_usage: true } }, request)
+        .withResponse();
+      const type = mediaType(response.headers.get('content-type'));
+      // Several self-hosted servers and proxies ignore `stream` and answer with the whole
+      // completion: that is an answer, read as a plain call's. Anything else is not a stream.
+      if (type === 'application/json') return { kind: 'body', json: await response.json() };
+      if (type !== '' && type !== 'text/event-stream') {
+        await response.body?.cancel();
+        const message = `the provider answered a streamed request with content-type ${oneToken(type)}`;
+        return failed({ code: 'invalid_response', message, retryable: false });
+      }
+      const stream = ChatCompletionStream.fromReadableStream(data.toReadableStream());
       stream.on('content', (_delta, snapshot) => onText(snapshot, attempt));
       return { kind: 'body', json: await stream.finalChatCompletion() };
     } catch (error) {
@@ -302,6 +312,18 @@ function causeChain(error: Error): string {
     cause = cause.cause;
   }
   return parts.length > 0 ? parts.join(': ') : error.message;
+}
+
+/** `text/event-stream; charset=utf-8` → `text/event-stream`; '' when the header is absent. */
+function mediaType(header: string | null): string {
+  return (header ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/** A header value quoted in a message: one short token, never the provider's free text. */
+function oneToken(value: string): string {
+  return /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(value) && value.length <= 80
+    ? value
+    : '(not a media type)';
 }
 
 function onlySentHeaders(given: RequestInit['headers']): Headers {

@@ -614,6 +614,72 @@ describe('a streamed completion (onText given)', () => {
     expect(error.failure).toMatchObject({ code: 'invalid_response' });
   });
 
+  it('reads a streamed request answered with plain JSON as the whole completion', async () => {
+    // Several self-hosted servers and proxies ignore `stream: true` and answer application/json.
+    const completion = {
+      id: 'chatcmpl-plain',
+      object: 'chat.completion',
+      created: 0,
+      model: 'fake-model',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                id: 'call_p',
+                type: 'function',
+                function: { name: 'get_weather', arguments: '{"city":"Oslo"}' },
+              },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 },
+    };
+    server.enqueue({
+      kind: 'raw',
+      contentType: 'application/json; charset=utf-8',
+      body: JSON.stringify(completion),
+    });
+    const { client, attempts } = clientFor();
+    const response = await client.complete(ask('weather?', [weather]), streamed().options);
+    expect(server.requests[0]?.json).toMatchObject({ stream: true });
+    expect(response.message.toolCalls).toEqual([
+      { id: 'call_p', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+    ]);
+    expect(response.usage).toEqual({ inputTokens: 9, outputTokens: 4, totalTokens: 13 });
+    expect(attempts).toHaveLength(1);
+  });
+
+  it('fails a streamed request answered with neither a stream nor JSON as invalid_response', async () => {
+    server.enqueue({
+      kind: 'raw',
+      contentType: 'text/html',
+      body: '<html>sk-leaked-looking-page</html>',
+    });
+    const { client, attempts } = clientFor();
+    const error = await rejection(client.complete(ask(), streamed().options));
+    expect(error.failure).toMatchObject({
+      code: 'invalid_response',
+      retryable: false,
+      message: 'the provider answered a streamed request with content-type text/html',
+    });
+    expect(error.message).not.toContain('leaked');
+    expect(attempts).toHaveLength(1);
+  });
+
+  it('fails a streamed request answered with JSON that is not a completion as invalid_response', async () => {
+    server.enqueue({ kind: 'raw', contentType: 'application/json', body: '{"hello":"world"}' });
+    const { client } = clientFor();
+    const error = await rejection(client.complete(ask(), streamed().options));
+    expect(error.failure).toMatchObject({ code: 'invalid_response', retryable: false });
+    expect(error.message).not.toContain('world');
+  });
+
   it('retries a 429 refused before any stream began, as a plain call does', async () => {
     server.enqueue(
       { kind: 'error', status: 429, message: 'slow down', retryAfter: '0' },
