@@ -6,8 +6,10 @@
  *
  * Two Mesh figures, since they differ in kind:
  *  - the executor path: the remote definition run by `execute` (decode and validate the
- *    arguments, the call on the binding's pooled session as the agent's account, type the result);
- *  - the operator call: `callToolAsOperator`, what `mesh tools call` runs — the offer is
+ *    arguments, the call on the binding's pooled session as the agent's account, type the result),
+ *    for an agent whose operator marked `echo` a query (an effect needs a run's recorded step);
+ *  - the operator call: `callToolAsOperator`, what `mesh tools call` runs, with effect semantics
+ *    (an outbound event recorded before it is sent, its delivery stored) — the offer is
  *    computed, and the call is a durable run (run, commit stamp, observation, settle) on the
  *    embedded PGlite in a data directory, as `mesh` keeps it. The offer comes from the recorded
  *    catalog (a stale one is re-read in the background, never on the call's path).
@@ -21,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createAgent } from '../src/app/agents/agents.ts';
+import { markLegacyQuery } from '../src/app/mcp/catalog.ts';
 import { connectAgent } from '../src/app/mcp/connections.ts';
 import { addToolProvider } from '../src/app/mcp/providers.ts';
 import { assembleMesh } from '../src/app/mesh.ts';
@@ -57,16 +60,24 @@ try {
   // server-everything takes no credential; Mesh sends the agent's token and it is ignored.
   await connectAgent(mesh, agent, 'ev', 'unused-by-this-server');
 
+  // The executor path is measured on a tool with query semantics: an effect is an outbound
+  // event, which needs the call's recorded step in a durable run (the operator call below).
+  // An operator marks a read-only remote tool so while its reviewed definition is unchanged.
+  const reader = await createAgent(mesh, { name: 'bench-reader' });
+  await connectAgent(mesh, reader, 'ev', 'unused-by-this-server');
+  await markLegacyQuery(mesh, reader, 'ev', 'echo', true);
+
   const args = JSON.stringify({ message: MESSAGE });
-  const { registry } = await agentRegistry(mesh, agent.id);
-  if (!registry.get('ev__echo')) throw new Error('ev__echo is not offered to the bench agent');
+  const { registry } = await agentRegistry(mesh, reader.id);
+  const echo = registry.get('ev__echo');
+  if (echo?.class !== 'query') throw new Error('ev__echo is not offered as a query to the reader');
   const runtime: ToolRuntime = {
-    agentId: agent.id,
+    agentId: reader.id,
     runId: randomUUID(),
     provenance: { kind: 'operator', operator: 'bench' },
     signal: new AbortController().signal,
     services: mesh.services,
-    configFor: await agentConfig(mesh, agent.id),
+    configFor: await agentConfig(mesh, reader.id),
   };
 
   await direct.connect(new StreamableHTTPClientTransport(new URL(server.url)));
