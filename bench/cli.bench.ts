@@ -4,7 +4,8 @@
  *  (b) `mesh agents list` beside a running `mesh serve` (the work goes over its Unix socket);
  *  (c) `mesh agents list` on an existing embedded home with no server (opens PGlite itself);
  * each through the compiled dist/ (what `npm ci` builds) and, for comparison, through tsx on the
- * TypeScript sources (how the binary ran before). Medians of several runs; no target is enforced.
+ * TypeScript sources (how the binary ran before). Medians of BENCH_RUNS (5) runs; no target is
+ * enforced.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 const root = join(import.meta.dirname, '..');
-const RUNS = 5;
+const RUNS = Number(process.env['BENCH_RUNS'] ?? '5');
 
 execFileSync(process.execPath, [join(root, 'bin', 'build.js')], { stdio: 'inherit' });
 

@@ -10,7 +10,8 @@
  * Two schema varieties are measured: `distinct` (every package words its schemas for its own
  * vendor, so 2,500 distinct schema documents) and `shared` (all packages use the same five).
  * Each is run cold once (a fresh process compiles everything, as a real start-up does) and then
- * warm; the figures printed are the cold run and the median of the warm runs.
+ * warm; the figures printed are the cold run and the median of the warm runs. BENCH_PACKAGES (500)
+ * and BENCH_WARM_RUNS (9) size it.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -35,8 +36,8 @@ import {
   type SchemaVariety,
 } from './synthetic-packages.ts';
 
-const PACKAGES = 500;
-const WARM_RUNS = 9;
+const PACKAGES = Number(process.env['BENCH_PACKAGES'] ?? '500');
+const WARM_RUNS = Number(process.env['BENCH_WARM_RUNS'] ?? '9');
 const TARGET_MS = 1500;
 const TARGET_RATIO = 3;
 

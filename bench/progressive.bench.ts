@@ -7,7 +7,8 @@
  * of `mesh tools search` (its use case, `tools.search`) on the intent set it was tuned on and on a
  * held-out set it never was; and the p50 of the search itself at 97 tools and at 5,000
  * (synthetic copies of the catalog under other slugs), beside what the whole use case costs.
- * Figures are printed, never asserted.
+ * Figures are printed, never asserted. BENCH_PASSES (20) searches of each intent and BENCH_LARGE
+ * (5,000) tools in the large index size it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -34,8 +35,8 @@ import { HOLDOUT } from './progressive-holdout.ts';
 import { INTENTS, type Intent } from './progressive-intents.ts';
 import { percentile } from './stats.ts';
 
-const PASSES = 20;
-const LARGE = 5000;
+const PASSES = Number(process.env['BENCH_PASSES'] ?? '20');
+const LARGE = Number(process.env['BENCH_LARGE'] ?? '5000');
 
 const raw = JSON.parse(
   readFileSync(new URL('../test/fixtures/mcp-catalog.json', import.meta.url), 'utf8'),
