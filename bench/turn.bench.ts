@@ -113,8 +113,12 @@ async function longRuns(
 
 /** The Db with every statement timed (the time from sending it to its answer). */
 function timedDb(db: Db, log: StatementLog): Db {
-  const kindOf = (sql: string) =>
-    sql.replace(/\s+/g, ' ').trim().split(' ').slice(0, 4).join(' ').slice(0, 48);
+  // A statement's kind: its first words, and the table it writes or reads first.
+  const kindOf = (sql: string) => {
+    const flat = sql.replace(/\s+/g, ' ').trim();
+    const table = /\b(?:into|update|from)\s+([a-z_]+)/i.exec(flat)?.[1] ?? '';
+    return `${flat.split(' ').slice(0, 2).join(' ')} … ${table}`.slice(0, 48);
+  };
   const time = <T>(sql: string, run: () => Promise<T>, params?: unknown): Promise<T> => {
     if (!log.on) return run();
     const t0 = performance.now();
@@ -225,7 +229,7 @@ async function measure(label: string, raw: Db): Promise<void> {
   console.log(
     `${''.padEnd(10)} per turn (2 tool rounds, 3 model requests): ${(count / TURNS).toFixed(1)} statements, ${(ms / TURNS).toFixed(2)} ms waiting on the database`,
   );
-  for (const [kind, e] of all.slice(0, 6))
+  for (const [kind, e] of all)
     console.log(
       `${''.padEnd(12)}${(e.count / TURNS).toFixed(1).padStart(4)} × ${kind.padEnd(48)} ${(e.ms / e.count).toFixed(3)} ms each, ${(e.bytes / e.count / 1024).toFixed(1)} KB of parameters`,
     );

@@ -13,8 +13,7 @@ export function announcingWrites(store: RunStore, changed: (runId: string) => vo
   return {
     ...store,
     appendStep: after(store.appendStep.bind(store)),
-    appendStepPair: after(store.appendStepPair.bind(store)),
-    appendObservation: after(store.appendObservation.bind(store)),
+    appendSteps: after(store.appendSteps.bind(store)),
     updateProgress: after(store.updateProgress.bind(store)),
     recordReply: after(store.recordReply.bind(store)),
     finishRun: after(store.finishRun.bind(store)),

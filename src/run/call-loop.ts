@@ -1,11 +1,21 @@
 import type { JsonObject } from '../model/json.ts';
 import type { ToolCall } from '../model/wire.ts';
-import type { Definition, ToolUsage } from '../tool/definition.ts';
+import type { Definition, ToolAttachment, ToolUsage } from '../tool/definition.ts';
+import { recordsAfterRun, toolEffect } from '../tool/effect.ts';
+import { settlesThroughOutbox } from '../tool/outbound.ts';
 import { resolveCall } from '../tool/executor.ts';
+import type { Observation } from '../tool/observation.ts';
 import type { Clock } from '../tool/clock.ts';
 import { addToolUsage, exhaustion, type Budget, type Exhaustion, type RunUsage } from './budget.ts';
+import type { LedgerWrite } from './ledger.ts';
 import type { StepRecord, ToolCallStep } from './records.ts';
-import { performToolCall, resumeToolCall, type ToolStepContext } from './tool-step.ts';
+import {
+  notRun,
+  resumeToolCall,
+  runFreshCall,
+  type FreshOutcome,
+  type ToolStepContext,
+} from './tool-step.ts';
 
 /** What settling a list of calls came to. */
 export type CallsSettled =
@@ -17,7 +27,12 @@ export type CallsSettled =
       /** `name (id)` of every call whose outcome is unknown (observed so, or resumed so). */
       readonly unknown: readonly string[];
     }
-  | { readonly kind: 'budget_exhausted'; readonly exhaustion: Exhaustion }
+  | {
+      readonly kind: 'budget_exhausted';
+      readonly exhaustion: Exhaustion;
+      /** The run's steps after the calls that ran before the budget ran out. */
+      readonly steps: readonly StepRecord[];
+    }
   | {
       /** A call of a parking tool (request_input) is next: the run waits for a person. */
       readonly kind: 'parked';
@@ -27,28 +42,9 @@ export type CallsSettled =
       readonly args: JsonObject;
       /** The run's usage with the parking call counted. */
       readonly usage: RunUsage;
+      readonly steps: readonly StepRecord[];
     }
   | { readonly kind: 'interrupted' };
-
-/** A meter a call found spent: a provider's per-run ceiling, or the run's browser session time. */
-function spent(metered: ToolUsage & { readonly exhausted: string }): CallsSettled {
-  const budget = metered.exhaustedMeter ?? 'providerCalls';
-  return { kind: 'budget_exhausted', exhaustion: { budget, reason: metered.exhausted } };
-}
-
-/**
- * The call and its arguments when it is a valid call of a parking tool; undefined otherwise (a
- * refused call of one is recorded as any refusal is, by performing it).
- */
-function parkingCall(
-  ctx: ToolStepContext,
-  proposed: ToolCall,
-): { call: ToolCall; definition: Definition; args: JsonObject } | undefined {
-  const call = ctx.ledger.cleanCall(proposed);
-  const resolved = resolveCall(ctx.registry, call);
-  if (resolved.kind !== 'ready' || resolved.definition.parks !== true) return undefined;
-  return { call, definition: resolved.definition, args: resolved.args };
-}
 
 /** The calls to settle and what the run has recorded and spent so far. */
 export interface CallsInput {
@@ -61,15 +57,47 @@ export interface CallsInput {
   readonly startedAt: Date;
   readonly clock: Clock;
   readonly signal: AbortSignal;
+  /**
+   * Steps not yet written that must be on record before any of the calls runs (the round's model
+   * request and response): written in the same commit as the calls' write-ahead records, with
+   * `leadUsage` (the run's usage after the response).
+   */
+  readonly lead?: readonly LedgerWrite[];
+  readonly leadUsage?: JsonObject;
+}
+
+/** A call as the round plans it, in the model's order. */
+type Planned =
+  | { readonly kind: 'resume'; readonly call: ToolCall; readonly step: ToolCallStep }
+  | {
+      readonly kind: 'refuse';
+      readonly call: ToolCall;
+      readonly definition: Definition | undefined;
+      readonly refusal: Observation;
+    }
+  | {
+      /** Recorded ahead (`stamped`: the write-ahead record is in the round's first commit). */
+      readonly kind: 'ahead' | 'after';
+      readonly call: ToolCall;
+      readonly definition: Definition;
+      readonly args: JsonObject;
+    };
+
+/** A meter a call found spent: a provider's per-run ceiling, or the run's browser session time. */
+function spentBy(metered: ToolUsage & { readonly exhausted: string }): Exhaustion {
+  return { budget: metered.exhaustedMeter ?? 'providerCalls', reason: metered.exhausted };
 }
 
 /**
- * The one resume-or-perform loop, shared by every driver that runs tool calls. In order, each
- * call that was observed is skipped; one that was recorded but never observed is resumed by the
- * commit-boundary rule (never re-executed once it crossed it); one never recorded is performed
- * after the budget is checked, and counted in the run's usage before the next. A call of a parking
- * tool stops the loop unrecorded: the driver parks the run on it (its later calls wait for the
- * answer).
+ * The one resume-or-perform loop, shared by every driver that runs tool calls. A round of fresh
+ * calls is two commits: the write-ahead record of every call that needs one (an effect's commit
+ * stamp), with the round's response, before any call runs; then, once they ran in order, every
+ * call's end with the run's usage. Two things write an end sooner: a later call is about to start
+ * after a call a resumed run could not run again (its outcome must not become unknown), or a
+ * metered call spent some of a meter later calls read. A call that was observed is skipped; one that
+ * was recorded but never observed is resumed by the commit-boundary rule (never re-executed once
+ * it crossed it) and its observation written at once. The budget is checked before each call; a
+ * call of a parking tool ends the round unrecorded, and the driver parks the run on it.
  */
 export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
   const { ctx, budget } = input;
@@ -83,7 +111,6 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     }
   }
   const unknown: string[] = [];
-  let usage = input.usage;
   const steps = [...input.steps];
   const keep = (written: readonly StepRecord[]) => {
     for (const step of written) {
@@ -92,40 +119,215 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
       else steps.push(step);
     }
   };
-  for (const call of input.calls) {
-    if (input.signal.aborted) return { kind: 'interrupted' };
-    const seen = observed.get(call.id);
+
+  // Plan: which calls run, which are refused, and where the round stops before its end.
+  const plan: Planned[] = [];
+  let usage = input.usage;
+  let stop: Exclude<CallsSettled, { kind: 'settled' | 'interrupted' }> | undefined;
+  for (const proposed of input.calls) {
+    const seen = observed.get(proposed.id);
     if (seen !== undefined) {
-      if (seen === 'unknown_outcome') unknown.push(`${call.name} (${call.id})`);
+      if (seen === 'unknown_outcome') unknown.push(`${proposed.name} (${proposed.id})`);
       continue;
     }
-    const started = recorded.get(call.id);
+    const started = recorded.get(proposed.id);
     if (started) {
-      const outcome = await resumeToolCall(ctx, started);
-      keep(outcome.steps);
-      if (outcome.kind === 'unknown_outcome') unknown.push(`${call.name} (${call.id})`);
-      if (Object.keys(outcome.usage).length > 0) {
-        usage = addToolUsage(usage, outcome.usage);
-        await ctx.ledger.progress(ctx.lease, { usage: { ...usage } });
-      }
-      if (outcome.usage.exhausted !== undefined)
-        return spent({ ...outcome.usage, exhausted: outcome.usage.exhausted });
+      plan.push({ kind: 'resume', call: proposed, step: started });
       continue;
     }
     const next = { ...usage, toolCalls: usage.toolCalls + 1 };
     const out = exhaustion(budget, next, input.startedAt, input.clock.now());
-    if (out) return { kind: 'budget_exhausted', exhaustion: out };
-    const parking = parkingCall(ctx, call);
-    if (parking) return { kind: 'parked', ...parking, usage: next };
-    // The usage is saved in the write that records the call's end.
-    const outcome = await performToolCall(ctx, call, (metered) => ({
-      ...addToolUsage(next, metered),
-    }));
-    keep(outcome.steps);
-    usage = addToolUsage(next, outcome.usage);
-    // A meter the call found spent ends the run once the call's observation is on record.
-    if (outcome.usage.exhausted !== undefined)
-      return spent({ ...outcome.usage, exhausted: outcome.usage.exhausted });
+    if (out) {
+      stop = { kind: 'budget_exhausted', exhaustion: out, steps };
+      break;
+    }
+    // A held secret in the model's arguments never reaches a tool: the call runs as recorded.
+    const call = ctx.ledger.cleanCall(proposed);
+    const resolved = resolveCall(ctx.registry, call);
+    if (resolved.kind === 'ready' && resolved.definition.parks === true) {
+      stop = {
+        kind: 'parked',
+        call,
+        definition: resolved.definition,
+        args: resolved.args,
+        usage: next,
+        steps,
+      };
+      break;
+    }
+    usage = next;
+    if (resolved.kind !== 'ready') {
+      const definition = resolved.kind === 'invalid_input' ? resolved.definition : undefined;
+      plan.push({ kind: 'refuse', call, definition, refusal: resolved.observation });
+    } else {
+      const kind = recordsAfterRun(resolved.definition) ? 'after' : 'ahead';
+      plan.push({ kind, call, definition: resolved.definition, args: resolved.args });
+    }
   }
-  return { kind: 'settled', usage, unknown, steps };
+
+  // The first commit: the lead and every write-ahead record, before anything runs.
+  const fresh = plan.filter(
+    (p): p is Extract<Planned, { kind: 'ahead' | 'after' }> =>
+      p.kind === 'ahead' || p.kind === 'after',
+  );
+  for (const p of fresh) await ctx.hooks?.at('before_record', p.call);
+  const ahead = fresh.filter((p) => p.kind === 'ahead');
+  const stamps = new Map<string, ToolCallStep>();
+  const lead = input.lead ?? [];
+  if (lead.length > 0 || ahead.length > 0) {
+    const written = await ctx.ledger.recordSteps(
+      ctx.lease,
+      [
+        ...lead,
+        ...ahead.map((p): LedgerWrite => ({
+          kind: 'call',
+          call: p.call,
+          definition: p.definition,
+          committed: toolEffect(p.definition).crossesCommitBoundary,
+        })),
+      ],
+      input.leadUsage,
+    );
+    for (const w of written) keep(w.steps);
+    for (const [i, p] of ahead.entries()) {
+      const step = written[lead.length + i]?.steps[0];
+      if (step?.kind === 'tool_call') stamps.set(p.call.id, step);
+    }
+  }
+
+  // Then each call in order; their ends are the round's second commit.
+  const ends: LedgerWrite[] = [];
+  let running = input.usage;
+  let mustKeep = false;
+  const flush = async () => {
+    mustKeep = false;
+    if (ends.length === 0) return;
+    const writing = ends.splice(0);
+    const written = await ctx.ledger.recordSteps(ctx.lease, writing, usageJson(running));
+    for (const [i, w] of written.entries()) {
+      const entry = writing[i];
+      const stamp = entry?.kind === 'observed' ? stamps.get(entry.callStep.callId) : undefined;
+      // The write also ended the call's step: keep it as a read would now return it.
+      if (entry?.kind === 'observed' && stamp && w.steps[0])
+        keep([{ ...stamp, status: entry.status, finishedAt: w.steps[0].startedAt }]);
+      keep(w.steps);
+    }
+  };
+  const skipRest = (from: number, why: string) => {
+    for (const p of plan.slice(from)) {
+      const stamp = stamps.get(p.call.id);
+      if (stamp)
+        ends.push({ kind: 'observed', callStep: stamp, result: notRun(why), status: 'refused' });
+    }
+  };
+  for (const [i, p] of plan.entries()) {
+    if (input.signal.aborted) {
+      await flush().catch(() => undefined);
+      return { kind: 'interrupted' };
+    }
+    if (p.kind === 'resume') {
+      await flush();
+      const outcome = await resumeToolCall(ctx, p.step);
+      keep(outcome.steps);
+      if (outcome.kind === 'unknown_outcome') unknown.push(`${p.call.name} (${p.call.id})`);
+      if (Object.keys(outcome.usage).length > 0) {
+        running = addToolUsage(running, outcome.usage);
+        await ctx.ledger.progress(ctx.lease, { usage: usageJson(running) });
+      }
+      if (outcome.usage.exhausted !== undefined) {
+        skipRest(i + 1, outcome.usage.exhausted);
+        await flush();
+        return {
+          kind: 'budget_exhausted',
+          exhaustion: spentBy({ ...outcome.usage, exhausted: outcome.usage.exhausted }),
+          steps,
+        };
+      }
+      continue;
+    }
+    running = { ...running, toolCalls: running.toolCalls + 1 };
+    if (p.kind === 'refuse') {
+      ends.push({ kind: 'refused', call: p.call, definition: p.definition, refusal: p.refusal });
+      continue;
+    }
+    // The wall clock, and meters an earlier call of the round spent, are read again here.
+    const out = exhaustion(budget, running, input.startedAt, input.clock.now());
+    if (out) {
+      skipRest(i, out.reason);
+      await flush();
+      return { kind: 'budget_exhausted', exhaustion: out, steps };
+    }
+    // An end whose loss a resumed run could only report as unknown is made durable before the
+    // next call starts: a crash in a later call never costs an earlier call its outcome.
+    if (mustKeep) await flush();
+    await ctx.hooks?.at('after_record', p.call);
+    const stamp = stamps.get(p.call.id);
+    const outcome: FreshOutcome = await runFreshCall(ctx, p.call, p.definition, p.args, stamp?.seq);
+    if (outcome.kind === 'fatal' || outcome.kind === 'interrupted') {
+      if (outcome.kind === 'fatal') ends.push(endOf(p, stamp, outcome.result, 'failed', outcome));
+      // What the round's earlier calls came to is kept; the stop is the run's to settle.
+      await flush().catch((error: unknown) => {
+        if (outcome.kind === 'fatal') throw error;
+      });
+      throw outcome.error;
+    }
+    await ctx.hooks?.at('after_execute', p.call);
+    running = addToolUsage(running, outcome.usage);
+    ends.push(endOf(p, stamp, outcome.result, outcome.status, outcome));
+    mustKeep = !rerunsOnResume(p.definition);
+    // A metered call's usage is on record before the next call reads what is left of its meter.
+    if (Object.keys(outcome.usage).length > 0) await flush();
+    if (outcome.usage.exhausted !== undefined) {
+      skipRest(i + 1, outcome.usage.exhausted);
+      await flush();
+      return {
+        kind: 'budget_exhausted',
+        exhaustion: spentBy({ ...outcome.usage, exhausted: outcome.usage.exhausted }),
+        steps,
+      };
+    }
+  }
+  await flush();
+  for (const p of fresh) await ctx.hooks?.at('after_observation', p.call);
+  // A parking call counts with what the calls before it metered.
+  if (stop?.kind === 'parked')
+    return { ...stop, usage: { ...running, toolCalls: running.toolCalls + 1 }, steps };
+  if (stop) return { ...stop, steps };
+  return { kind: 'settled', usage: running, unknown, steps };
+}
+
+/**
+ * Whether a call whose end was lost is run again on resume (a replayable or internal call, or an
+ * effect settled through the outbound machinery, which finds what it sent by its key), rather
+ * than reported as unknown.
+ */
+function rerunsOnResume(definition: Definition): boolean {
+  return toolEffect(definition).onResume === 'reexecute' || settlesThroughOutbox(definition);
+}
+
+/** A call's end as the round's second commit writes it. */
+function endOf(
+  p: Extract<Planned, { kind: 'ahead' | 'after' }>,
+  stamp: ToolCallStep | undefined,
+  result: Observation,
+  status: 'completed' | 'unknown' | 'failed',
+  outcome: { readonly attachments?: readonly ToolAttachment[]; readonly startedMsAgo: number },
+): LedgerWrite {
+  const attachments = outcome.attachments ? { attachments: outcome.attachments } : {};
+  return stamp
+    ? { kind: 'observed', callStep: stamp, result, status, ...attachments }
+    : {
+        kind: 'ran',
+        call: p.call,
+        definition: p.definition,
+        result,
+        status,
+        startedMsAgo: outcome.startedMsAgo,
+        ...attachments,
+      };
+}
+
+/** The run's usage as it is saved. */
+function usageJson(usage: RunUsage): JsonObject {
+  return { ...usage };
 }

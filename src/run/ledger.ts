@@ -11,7 +11,6 @@ import type {
   ConversationRecord,
   Lease,
   MessageRecord,
-  NewArtifact,
   NewRun,
   NewStep,
   ReplyEnd,
@@ -23,10 +22,11 @@ import type {
 } from './records.ts';
 import type { InboundWrite, RunStore } from './run-store.ts';
 import { announcingWrites } from './announcing-store.ts';
-import { callStep, pinOf, type CallDefinition } from './call-steps.ts';
-import { observationJson, redactedObservation } from './observation-json.ts';
+
+export type { LedgerWrite, RecordedWrite } from './ledger-writes.ts';
+import { callStep, type CallDefinition } from './call-steps.ts';
+import { stepBatch, type LedgerWrite, type RecordedWrite } from './ledger-writes.ts';
 import type { NewAnswer, NewExpiry, QuestionKind } from './questions.ts';
-import { attachmentArtifacts, largeObservation } from './observation-artifacts.ts';
 
 export interface LedgerOptions {
   /** Observations larger than this many bytes are stored as artifacts and excerpted. */
@@ -146,31 +146,42 @@ export class RunLedger {
   }
 
   /**
+   * Writes `entries` in order in one commit (see {@link RunStore.appendSteps}): a round's response
+   * with the write-ahead records of its calls, or the round's ends. Each entry's written steps
+   * and, for an observation, what was stored (cleaned, excerpted when large) come back in the
+   * entry's place.
+   */
+  async recordSteps(
+    lease: Lease,
+    entries: readonly LedgerWrite[],
+    usage?: JsonObject,
+  ): Promise<RecordedWrite[]> {
+    const { batch, recorded } = stepBatch(
+      {
+        redactor: this.redactor,
+        observationLimitBytes: this.observationLimitBytes,
+        cleanCall: (call) => this.cleanCall(call),
+      },
+      entries,
+    );
+    return recorded(await this.store.appendSteps(lease, usage ? { ...batch, usage } : batch));
+  }
+
+  /**
    * Records a tool call before it runs. For a call that crosses the commit boundary this is the
-   * write-ahead stamp: the step and the run's `committed_at` are written in one statement (one
-   * transaction), and the call may run only after it commits.
+   * write-ahead stamp: the step and the run's `committed_at` are written in one statement, and
+   * the call may run only after it commits.
    */
   async recordToolCall(
     lease: Lease,
     call: ToolCall,
     definition: CallDefinition,
   ): Promise<ToolCallStep> {
-    return toolEffect(definition).crossesCommitBoundary
-      ? this.recordCommit(lease, call, definition)
-      : asCall(
-          await this.store.appendStep(lease, callStep(this.cleanCall(call), definition, false)),
-        );
-  }
-
-  /** The write-ahead commit stamp of an effectful call (see {@link recordToolCall}). */
-  async recordCommit(
-    lease: Lease,
-    call: ToolCall,
-    definition: CallDefinition,
-  ): Promise<ToolCallStep> {
-    return asCall(
-      await this.store.appendStep(lease, callStep(this.cleanCall(call), definition, true)),
-    );
+    const committed = toolEffect(definition).crossesCommitBoundary;
+    const [written] = await this.recordSteps(lease, [
+      { kind: 'call', call, definition, committed },
+    ]);
+    return asCall(written?.steps[0]);
   }
 
   /**
@@ -184,34 +195,19 @@ export class RunLedger {
     refusal: Observation,
     usage?: JsonObject,
   ): Promise<{ call: ToolCallStep; observation: StepRecord }> {
-    const [first, second] = await this.store.appendStepPair(
+    const [written] = await this.recordSteps(
       lease,
-      {
-        kind: 'tool_call',
-        status: 'refused',
-        toolName: call.name,
-        callId: call.id,
-        effect: definition ? { class: definition.class, replay: definition.replay } : null,
-        ...pinOf(definition),
-        arguments: this.cleanCall(call).arguments,
-        committed: false,
-      },
-      {
-        kind: 'observation',
-        toolName: call.name,
-        callId: call.id,
-        observation: observationJson(redactedObservation(this.redactor, refusal)),
-      },
-      usage ? { usage } : {},
+      [{ kind: 'refused', call, definition, refusal }],
+      usage,
     );
-    return { call: asCall(first), observation: second };
+    const [first, second] = written?.steps ?? [];
+    return { call: asCall(first), observation: second as StepRecord };
   }
 
   /**
    * Records a call that ran without a write-ahead record (a replayable query, see
    * `recordsAfterRun`) and its observation, in one write: the call step ends with `callStatus`
-   * and keeps its start (`startedMsAgo`). Large observations and attachments are stored as in
-   * {@link recordObservation}; `usage` is saved in the same write.
+   * and keeps its start (`startedMsAgo`).
    */
   async recordCallAfterRun(
     lease: Lease,
@@ -225,31 +221,34 @@ export class RunLedger {
       readonly usage?: JsonObject;
     },
   ): Promise<{ call: ToolCallStep; step: StepRecord; observation: Observation }> {
-    const clean = this.cleanCall(call);
-    const prepared = this.prepareObservation(result, done.attachments ?? []);
-    const [first, second] = await this.store.appendStepPair(
+    const [written] = await this.recordSteps(
       lease,
-      callStep(clean, definition, false, done.callStatus),
-      {
-        kind: 'observation',
-        toolName: clean.name,
-        callId: clean.id,
-        observation: observationJson(prepared.stored),
-      },
-      {
-        firstStartedMsAgo: done.startedMsAgo,
-        ...(done.usage ? { usage: done.usage } : {}),
-        ...(prepared.artifacts.length > 0 ? { artifacts: prepared.artifacts } : {}),
-      },
+      [
+        {
+          kind: 'ran',
+          call,
+          definition,
+          result,
+          status: done.callStatus,
+          startedMsAgo: done.startedMsAgo,
+          ...(done.attachments ? { attachments: done.attachments } : {}),
+        },
+      ],
+      done.usage,
     );
-    return { call: asCall(first), step: second, observation: prepared.stored };
+    const [first, second] = written?.steps ?? [];
+    return {
+      call: asCall(first),
+      step: second as StepRecord,
+      observation: written?.observation as Observation,
+    };
   }
 
   /**
-   * Records a call's observation and completes its call step, together. An observation larger
-   * than the limit is stored whole as an artifact; the step keeps its head and tail and the
-   * artifact id. The bytes a call returned (`attachments`, which the observation links) are
-   * stored as artifacts of the same step, in the same transaction.
+   * Records a call's observation and ends its call step, together. An observation larger than
+   * the limit is stored whole as an artifact; the step keeps its head and tail and the artifact
+   * id. The bytes a call returned (`attachments`) are stored as artifacts of the same step, in
+   * the same transaction.
    */
   async recordObservation(
     lease: Lease,
@@ -259,34 +258,14 @@ export class RunLedger {
     attachments: readonly ToolAttachment[] = [],
     usage?: JsonObject,
   ): Promise<{ step: StepRecord; observation: Observation }> {
-    const { stored, artifacts } = this.prepareObservation(result, attachments);
-    const recorded = await this.store.appendObservation(
+    const [written] = await this.recordSteps(
       lease,
-      callStep.seq,
-      callStatus,
-      {
-        kind: 'observation',
-        toolName: callStep.toolName,
-        callId: callStep.callId,
-        observation: observationJson(stored),
-      },
-      artifacts,
+      [{ kind: 'observed', callStep, result, status: callStatus, attachments }],
       usage,
     );
-    return { step: recorded, observation: stored };
-  }
-
-  /** A result as stored (linked, cleaned, excerpted when large) and the artifacts it needs. */
-  private prepareObservation(
-    result: Observation,
-    attachments: readonly ToolAttachment[],
-  ): { stored: Observation; artifacts: NewArtifact[] } {
-    const linked = attachmentArtifacts(result, attachments, this.redactor);
-    const clean = redactedObservation(this.redactor, linked.observation);
-    const large = largeObservation(clean, this.observationLimitBytes);
     return {
-      stored: large?.observation ?? clean,
-      artifacts: [...linked.artifacts, ...(large ? [large.artifact] : [])],
+      step: written?.steps[0] as StepRecord,
+      observation: written?.observation as Observation,
     };
   }
 
@@ -385,7 +364,8 @@ export class RunLedger {
 }
 
 /** The call step the store returned for a call write (the store answers with the kind written). */
-function asCall(step: StepRecord): ToolCallStep {
-  if (step.kind !== 'tool_call') throw new TypeError(`expected a tool_call step, got ${step.kind}`);
+function asCall(step: StepRecord | undefined): ToolCallStep {
+  if (step?.kind !== 'tool_call')
+    throw new TypeError(`expected a tool_call step, got ${step?.kind ?? 'nothing'}`);
   return step;
 }

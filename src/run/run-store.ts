@@ -37,6 +37,24 @@ export interface InboundWrite {
   run(conversation: ConversationRecord, message: MessageRecord): NewRun;
 }
 
+/** One step of a batched write (see {@link RunStore.appendSteps}). */
+export interface StepWrite {
+  readonly step: NewStep;
+  /** How long ago the step began, in ms, when that was before the write (a call that ran). */
+  readonly startedMsAgo?: number;
+  /** Artifacts of this step (a large observation whole, the bytes a call returned). */
+  readonly artifacts?: readonly NewArtifact[];
+}
+
+/** Steps written together, in order, with what the same write finishes and saves. */
+export interface StepBatch {
+  readonly steps: readonly StepWrite[];
+  /** Call steps written earlier that this write ends (their observations are among `steps`). */
+  readonly finish?: readonly { readonly seq: number; readonly status: CallStatus | 'refused' }[];
+  /** The run's usage counters after the batch. */
+  readonly usage?: JsonObject;
+}
+
 /**
  * What the run layer needs from storage. Declared here, implemented by src/store (`runStore`), so
  * the ledger, the worker and the turn engine never see SQL or a driver. Every write that takes a
@@ -58,34 +76,10 @@ export interface RunStore {
    */
   appendStep(lease: Lease, step: NewStep, usage?: JsonObject): Promise<StepRecord>;
   /**
-   * Appends two steps in order in one write: a refused call and its observation, or a call
-   * recorded after it ran and its observation (whose `artifacts` are stored in the same
-   * transaction). `usage`, when given, is saved in the same write.
+   * Appends steps in order in one write (one commit): a round's response with the stamps of its
+   * calls, or the round's observations. A committed `tool_call` stamps the run's `committed_at`.
    */
-  appendStepPair(
-    lease: Lease,
-    first: NewStep,
-    second: NewStep,
-    extras?: {
-      readonly usage?: JsonObject;
-      /** How long ago the first step began, in ms (a call recorded after it ran). */
-      readonly firstStartedMsAgo?: number;
-      readonly artifacts?: readonly NewArtifact[];
-    },
-  ): Promise<[StepRecord, StepRecord]>;
-  /**
-   * Appends a call's observation and finishes the call step with `callStatus`, in one write. The
-   * `artifacts` (a large observation whole, the bytes a call returned) are stored as artifacts of
-   * the step in the same transaction, fenced by the same lease; `usage` is saved with them.
-   */
-  appendObservation(
-    lease: Lease,
-    callSeq: number,
-    callStatus: CallStatus,
-    step: Extract<NewStep, { kind: 'observation' }>,
-    artifacts?: readonly NewArtifact[],
-    usage?: JsonObject,
-  ): Promise<StepRecord>;
+  appendSteps(lease: Lease, batch: StepBatch): Promise<StepRecord[]>;
   /** A stored artifact of a run, or undefined when the run holds none with that id. */
   getArtifact(runId: string, id: string): Promise<ArtifactRecord | undefined>;
   updateProgress(

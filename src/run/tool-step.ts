@@ -1,7 +1,7 @@
 import type { ToolCall } from '../model/wire.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import type { JsonObject } from '../model/json.ts';
-import { recordsAfterRun, toolEffect } from '../tool/effect.ts';
+import { toolEffect } from '../tool/effect.ts';
 import { settlesThroughOutbox } from '../tool/outbound.ts';
 import { hasCode, MeshError, serializeError } from '../tool/errors.ts';
 import { FatalToolError, invoke, resolveCall, type ExecuteResult } from '../tool/executor.ts';
@@ -57,88 +57,87 @@ export interface ToolCallOutcome {
   readonly steps: readonly StepRecord[];
 }
 
-/**
- * The run's usage counters once a call that metered `usage` is counted: saved in the same write
- * as the call's observation, so progress costs no statement of its own.
- */
-export type UsageAfter = (usage: ToolUsage) => JsonObject;
+/** What running a call of a new round came to; nothing of it is written yet. */
+export type FreshOutcome =
+  | {
+      readonly kind: 'done';
+      readonly result: Observation;
+      readonly status: 'completed' | 'unknown';
+      readonly usage: ToolUsage;
+      readonly attachments?: readonly ToolAttachment[];
+      /** How long ago the handler was called. */
+      readonly startedMsAgo: number;
+    }
+  | {
+      /** The handler failed in a way that fails the run: `result` is the call's record of it. */
+      readonly kind: 'fatal';
+      readonly result: Observation;
+      readonly error: unknown;
+      readonly startedMsAgo: number;
+      readonly attachments?: undefined;
+    }
+  | { readonly kind: 'interrupted'; readonly error: RunInterruptedError };
 
-/** Writes a call's end: its observation, and (recorded after it ran) the call step itself. */
-type RecordEnd = (
-  result: Observation,
-  status: CallStatus,
-  attachments: readonly ToolAttachment[] | undefined,
-  usage: JsonObject | undefined,
-) => Promise<{ callStep: ToolCallStep; step: StepRecord; observation: Observation }>;
-
 /**
- * Runs one call on the commit-boundary-aware path: decode → record the call (for an effect, the
- * write-ahead commit stamp) → invoke → record the observation. A replayable query is not recorded
- * ahead: it runs, then the call and its observation are written together (a crash before that
- * leaves nothing, and the resumed run runs it again). A refused call is recorded with its
- * observation and never reaches the handler. A fatal handler error marks the call failed and is
- * rethrown to fail the run. `usageAfter` gives the run's usage to save with the call's end.
+ * Runs one decoded call of a round (its write-ahead record, when it needs one, is already
+ * committed as step `seq`) and types what it came to. A fatal handler error and a stop of the
+ * run's work come back as values, so the round can keep what its earlier calls came to.
  */
-export async function performToolCall(
+export async function runFreshCall(
   ctx: ToolStepContext,
-  proposed: ToolCall,
-  usageAfter?: UsageAfter,
-): Promise<ToolCallOutcome> {
-  // A held secret in the model's arguments never reaches a tool: the call runs as recorded.
-  const call = ctx.ledger.cleanCall(proposed);
-  const resolved = resolveCall(ctx.registry, call);
-  if (resolved.kind !== 'ready') {
-    const definition = resolved.kind === 'invalid_input' ? resolved.definition : undefined;
-    const steps = await ctx.ledger.recordRefusal(
-      ctx.lease,
-      call,
-      definition,
-      resolved.observation,
-      usageAfter?.({}),
-    );
+  call: ToolCall,
+  definition: Definition,
+  args: JsonObject,
+  seq: number | undefined,
+): Promise<FreshOutcome> {
+  const began = performance.now();
+  const interrupted = () => ({
+    kind: 'interrupted' as const,
+    error: new RunInterruptedError(ctx.lease.runId, call.id),
+  });
+  let result: Exclude<ExecuteResult, { kind: 'unknown_tool' }>;
+  try {
+    result = await invoke(definition, args, call, ctx.runtime, seq);
+  } catch (error) {
+    if (ctx.runtime.signal.aborted) return interrupted();
+    if (!hasCode(error, FatalToolError.code)) throw error;
     return {
-      kind: resolved.kind,
-      observation: resolved.observation,
-      callStep: steps.call,
-      usage: {},
-      steps: [steps.call, steps.observation],
+      kind: 'fatal',
+      error,
+      startedMsAgo: performance.now() - began,
+      result: observation({
+        kind: 'result',
+        text: `the call failed: ${error.message}`,
+        data: { error: { ...error.toJSON() } },
+      }),
     };
   }
-  const definition = resolved.definition;
-  await ctx.hooks?.at('before_record', call);
-  if (recordsAfterRun(definition)) {
-    await ctx.hooks?.at('after_record', call);
-    const began = performance.now();
-    return complete(
-      ctx,
-      call,
-      () => invoke(definition, resolved.args, call, ctx.runtime),
-      afterRun(ctx, call, definition, began),
-      usageAfter,
-    );
-  }
-  const callStep = await ctx.ledger.recordToolCall(ctx.lease, call, definition);
-  await ctx.hooks?.at('after_record', call);
-  return complete(
-    ctx,
-    call,
-    () => invoke(definition, resolved.args, call, ctx.runtime, callStep.seq),
-    afterRecord(ctx, callStep),
-    usageAfter,
-  );
+  // An outcome reached after the stop is not the call's own (an aborted fetch, a cut stream).
+  if (ctx.runtime.signal.aborted) return interrupted();
+  return {
+    kind: 'done',
+    result: result.observation,
+    status: result.observation.kind === 'unknown_outcome' ? 'unknown' : 'completed',
+    usage: result.kind === 'observation' ? (result.usage ?? {}) : {},
+    ...(result.kind === 'observation' && result.attachments
+      ? { attachments: result.attachments }
+      : {}),
+    startedMsAgo: performance.now() - began,
+  };
+}
+
+/** The observation of a call recorded with its round that never ran, and why. */
+export function notRun(why: string): Observation {
+  return observation({ kind: 'not_run', text: `Not run: ${why}. Nothing was done.` });
 }
 
 /** The end of a call recorded ahead of it: its observation, which also finishes the call step. */
-function afterRecord(ctx: ToolStepContext, callStep: ToolCallStep): RecordEnd {
-  return async (result, status, attachments, usage) => {
-    const recorded = await ctx.ledger.recordObservation(
-      ctx.lease,
-      callStep,
-      result,
-      status,
-      attachments,
-      usage,
-    );
+function afterRecord(ctx: ToolStepContext, callStep: ToolCallStep) {
+  return async (
+    result: Observation,
+    status: CallStatus,
+  ): Promise<{ callStep: ToolCallStep; step: StepRecord; observation: Observation }> => {
+    const recorded = await ctx.ledger.recordObservation(ctx.lease, callStep, result, status);
     return {
       callStep: { ...callStep, status, finishedAt: recorded.step.startedAt },
       step: recorded.step,
@@ -147,68 +146,29 @@ function afterRecord(ctx: ToolStepContext, callStep: ToolCallStep): RecordEnd {
   };
 }
 
-/** The end of a call not recorded ahead of it: the call and its observation, in one write. */
-function afterRun(
-  ctx: ToolStepContext,
-  call: ToolCall,
-  definition: Pick<Definition, 'class' | 'replay'>,
-  began: number,
-): RecordEnd {
-  return async (result, status, attachments, usage) => {
-    const recorded = await ctx.ledger.recordCallAfterRun(ctx.lease, call, definition, result, {
-      callStatus: status,
-      startedMsAgo: performance.now() - began,
-      ...(attachments ? { attachments } : {}),
-      ...(usage ? { usage } : {}),
-    });
-    return { callStep: recorded.call, step: recorded.step, observation: recorded.observation };
-  };
-}
-
+/** Runs a resumed call again and writes its end at once (resumption is rare: one commit a call). */
 async function complete(
   ctx: ToolStepContext,
   call: ToolCall,
-  run: () => Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>>,
-  record: RecordEnd,
-  usageAfter: UsageAfter | undefined,
+  definition: Definition,
+  args: JsonObject,
+  callStep: ToolCallStep,
 ): Promise<ToolCallOutcome> {
-  let result: Exclude<ExecuteResult, { kind: 'unknown_tool' }>;
-  const interrupted = () => new RunInterruptedError(ctx.lease.runId, call.id);
-  try {
-    result = await run();
-  } catch (error) {
-    if (ctx.runtime.signal.aborted) throw interrupted();
-    if (hasCode(error, FatalToolError.code)) {
-      const failure = error.toJSON();
-      await record(
-        observation({
-          kind: 'result',
-          text: `the call failed: ${error.message}`,
-          data: { error: { ...failure } },
-        }),
-        'failed',
-        undefined,
-        undefined,
-      );
-    }
-    throw error;
+  const record = afterRecord(ctx, callStep);
+  const outcome = await runFreshCall(ctx, call, definition, args, callStep.seq);
+  if (outcome.kind === 'interrupted') throw outcome.error;
+  if (outcome.kind === 'fatal') {
+    await record(outcome.result, 'failed');
+    throw outcome.error;
   }
-  // An outcome reached after the stop is not the call's own (an aborted fetch, a cut stream).
-  if (ctx.runtime.signal.aborted) throw interrupted();
   await ctx.hooks?.at('after_execute', call);
-  const usage = result.kind === 'observation' ? (result.usage ?? {}) : {};
-  const recorded = await record(
-    result.observation,
-    result.observation.kind === 'unknown_outcome' ? 'unknown' : 'completed',
-    result.kind === 'observation' ? result.attachments : undefined,
-    usageAfter?.(usage),
-  );
+  const recorded = await record(outcome.result, outcome.status);
   await ctx.hooks?.at('after_observation', call);
   return {
-    kind: result.kind,
+    kind: outcome.result.kind === 'unknown_outcome' ? 'unknown_outcome' : 'observation',
     observation: recorded.observation,
     callStep: recorded.callStep,
-    usage,
+    usage: outcome.usage,
     steps: [recorded.callStep, recorded.step],
   };
 }
@@ -273,13 +233,7 @@ export async function resumeToolCall(
       steps: [{ ...callStep, status: 'completed', finishedAt: stored.step.startedAt }, stored.step],
     };
   }
-  return complete(
-    ctx,
-    call,
-    () => invoke(resolved.definition, resolved.args, call, ctx.runtime, callStep.seq),
-    afterRecord(ctx, callStep),
-    undefined,
-  );
+  return complete(ctx, call, resolved.definition, resolved.args, callStep);
 }
 
 /** Serializes an error for a run's reason without leaking its stack. */

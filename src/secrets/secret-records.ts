@@ -65,8 +65,8 @@ export interface SecretRows {
     slot: SecretSlot,
     seal: (version: number) => SealedSecretColumns,
   ): Promise<SecretVersionRecord>;
-  /** The owner's live versions, newest of each kind, ordered by kind. */
-  listLive(owner: { ownerType: SecretOwnerType; ownerId: string }): Promise<SecretVersionRecord[]>;
+  /** The matching owners' live versions, newest of each kind, ordered by owner then kind. */
+  listLive(owners: OwnerMatch): Promise<SecretVersionRecord[]>;
   findLive(slot: SecretSlot): Promise<SecretVersionRecord | undefined>;
   findLiveSealed(slot: SecretSlot): Promise<SealedSecretRecord | undefined>;
   /** Retires every version of the slot and erases its sealed material; how many were live. */

@@ -54,6 +54,11 @@ export interface SecretStore {
   capture(input: SecretCapture): Promise<SecretMetadata>;
   /** The owner's live secrets, newest version of each kind, ordered by kind. */
   describe(owner: SecretOwner): Promise<SecretMetadata[]>;
+  /**
+   * The live secrets of every matching owner (an agent's installations: `<agent id>:`), newest
+   * version of each kind, ordered by owner then kind: one read, however many owners match.
+   */
+  describeMatching(owners: OwnerMatch): Promise<SecretMetadata[]>;
   /** One live secret's metadata, or undefined when the slot is empty or retired. */
   describeOne(owner: SecretOwner, kind: string): Promise<SecretMetadata | undefined>;
   /**
@@ -123,6 +128,11 @@ export function createSecretStore(
 
     async describe(owner: SecretOwner): Promise<SecretMetadata[]> {
       const records = await rows.listLive(checkSecretOwner(owner));
+      return records.map(metadataOf);
+    },
+
+    async describeMatching(owners: OwnerMatch): Promise<SecretMetadata[]> {
+      const records = await rows.listLive(owners);
       return records.map(metadataOf);
     },
 

@@ -3,11 +3,8 @@ import type { ConversationRecord } from '../run/records.ts';
 import { getConversation, insertConversation, insertMessage } from './conversations.ts';
 import type { Db } from './db.ts';
 import {
-  appendCallWithArtifacts,
-  appendObservation,
-  appendObservationWithArtifacts,
   appendStep,
-  appendStepPair,
+  appendSteps,
   claimRunnable,
   announceRunEnded,
   finishRun,
@@ -33,18 +30,10 @@ export function runStore(db: Db): RunStore {
     renewLease: (lease, leaseMs) => renewLease(db.leases ?? db, lease, leaseMs),
     releaseLease: (lease) => releaseLease(db.leases ?? db, lease),
     appendStep: (lease, step, usage) => appendStep(db, lease, step, usage),
-    appendStepPair: (lease, first, second, extras = {}) => {
-      const { artifacts, ...rest } = extras;
-      return artifacts && artifacts.length > 0
-        ? db.transaction((tx) => appendCallWithArtifacts(tx, lease, first, second, artifacts, rest))
-        : appendStepPair(db, lease, first, second, rest);
-    },
-    appendObservation: (lease, callSeq, callStatus, step, artifacts, usage) =>
-      artifacts && artifacts.length > 0
-        ? db.transaction((tx) =>
-            appendObservationWithArtifacts(tx, lease, callSeq, callStatus, step, artifacts, usage),
-          )
-        : appendObservation(db, lease, callSeq, callStatus, step, usage),
+    appendSteps: (lease, batch) =>
+      batch.steps.some((w) => (w.artifacts ?? []).length > 0)
+        ? db.transaction((tx) => appendSteps(tx, lease, batch))
+        : appendSteps(db, lease, batch),
     getArtifact: async (runId, id) => {
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
         return undefined;

@@ -1,15 +1,5 @@
 import type { JsonObject } from '../model/json.ts';
-import type {
-  CallStatus,
-  Lease,
-  NewArtifact,
-  NewRun,
-  NewStep,
-  RunRecord,
-  RunStatus,
-  StepRecord,
-  StepStatus,
-} from '../run/records.ts';
+import type { Lease, NewRun, NewStep, RunRecord, RunStatus, StepRecord } from '../run/records.ts';
 import { insertArtifact } from './artifacts.ts';
 import {
   STEP_COLUMNS,
@@ -21,6 +11,7 @@ import {
   type StepRow,
 } from './step-rows.ts';
 import { StoreError, type Queryable } from './db.ts';
+import type { StepBatch } from '../run/run-store.ts';
 
 /** The lease was lost (expired and taken by another worker): the holder must stop writing. */
 export class LeaseLostError extends StoreError {
@@ -116,65 +107,9 @@ export async function releaseLease(q: Queryable, lease: Lease): Promise<void> {
   );
 }
 
-/**
- * Reserves `count` step numbers for a lease holder, in the caller's transaction. This is also the
- * fence: a worker whose lease expired (and was taken over) gets {@link LeaseLostError} here, before
- * it can write a step or cross a commit boundary.
- */
-export async function reserveSeq(
-  q: Queryable,
-  lease: Lease,
-  count = 1,
-  usage?: JsonObject,
-): Promise<number> {
-  const { rows } = await q.query<{ seq: number }>(
-    `update runs set next_seq = next_seq + $4, updated_at = now(), usage = coalesce($5::jsonb, usage)
-     where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
-     returning next_seq - $4 as seq`,
-    [lease.runId, lease.owner, lease.epoch, count, usageParam(usage)],
-  );
-  const row = rows[0];
-  if (!row) throw new LeaseLostError(lease);
-  return row.seq;
-}
-
-/**
- * The fenced reservation of step numbers, as a CTE over $1..$5 (run, owner, epoch, count, usage):
- * the same update saves the run's usage counters when $5 is not null, so progress costs no
- * statement of its own.
- */
-const RESERVE = `reserved as (
-  update runs set next_seq = next_seq + $4, updated_at = now(), usage = coalesce($5::jsonb, usage)
-  where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
-  returning next_seq - $4 as seq)`;
-
 /** The usage parameter of a fenced write: JSON, or null to leave the run's usage as it is. */
 function usageParam(usage: JsonObject | undefined): string | null {
   return usage ? JSON.stringify(usage) : null;
-}
-
-/** What a two-step write saves beside its steps. */
-export interface PairExtras {
-  /** The run's usage counters after the pair (folded into the same statement). */
-  readonly usage?: JsonObject;
-  /**
-   * How long ago (ms) the first step began: a call recorded after it ran keeps its real start,
-   * on the database's clock.
-   */
-  readonly firstStartedMsAgo?: number;
-}
-
-export async function insertStep(
-  q: Queryable,
-  runId: string,
-  seq: number,
-  step: NewStep,
-): Promise<StepRecord> {
-  const { rows } = await q.query<StepRow>(
-    `insert into run_steps ${STEP_INSERT_COLUMNS} values ($1, $2, ${stepValues(3)}) returning ${STEP_COLUMNS}`,
-    [runId, seq, ...stepParams(step)],
-  );
-  return stepFrom(rows[0] as StepRow);
 }
 
 /**
@@ -209,140 +144,71 @@ export async function appendStep(
 }
 
 /**
- * Appends two steps in order in one statement (one round trip, one commit): a refused call and its
- * observation, or a replayable query call recorded with its observation after it ran.
+ * Appends `batch.steps` in order, finishes the earlier call steps `batch.finish` names and saves
+ * the run's usage, in one statement: one round trip and one commit, however many steps a round
+ * wrote. A committed `tool_call` among them stamps the run's `committed_at`. The reservation fences
+ * it all, so a worker that lost the run writes nothing. Steps with artifacts take a transaction
+ * (the artifacts' bytes are inserted beside the steps, numbered with them).
  */
-export async function appendStepPair(
+export async function appendSteps(
   q: Queryable,
   lease: Lease,
-  first: NewStep,
-  second: NewStep,
-  extras: PairExtras = {},
-): Promise<[StepRecord, StepRecord]> {
-  const { rows } = await q.query<StepRow>(
-    `with ${RESERVE}
-     insert into run_steps ${STEP_INSERT_COLUMNS_STARTED}
-     select $1, reserved.seq, ${stepValues(7)},
-       now() - make_interval(secs => $6::double precision / 1000) from reserved
-     union all
-     select $1, reserved.seq + 1, ${stepValues(18)}, now() from reserved
-     returning ${STEP_COLUMNS}`,
-    [
-      lease.runId,
-      lease.owner,
-      lease.epoch,
-      2,
-      usageParam(extras.usage),
-      Math.max(0, extras.firstStartedMsAgo ?? 0),
-      ...stepParams(first),
-      ...stepParams(second),
-    ],
-  );
-  const sorted = rows.sort((a, b) => a.seq - b.seq);
-  if (sorted.length !== 2) throw new LeaseLostError(lease);
-  return [stepFrom(sorted[0] as StepRow), stepFrom(sorted[1] as StepRow)];
-}
-
-/**
- * Appends a call's observation and finishes the call step with `callStatus`, in one statement.
- */
-export async function appendObservation(
-  q: Queryable,
-  lease: Lease,
-  callSeq: number,
-  callStatus: StepStatus,
-  step: NewStep,
-  usage?: JsonObject,
-): Promise<StepRecord> {
-  const { rows } = await q.query<StepRow>(
-    `with ${RESERVE},
+  batch: StepBatch,
+): Promise<StepRecord[]> {
+  const { steps } = batch;
+  if (steps.length === 0) throw new TypeError('appendSteps needs at least one step');
+  const commit = steps.some((w) => w.step.kind === 'tool_call' && w.step.committed);
+  const params: unknown[] = [
+    lease.runId,
+    lease.owner,
+    lease.epoch,
+    steps.length,
+    commit,
+    usageParam(batch.usage),
+  ];
+  const finish = batch.finish ?? [];
+  const finishRows = finish.map((f) => {
+    params.push(f.seq, f.status);
+    return `($${params.length - 1}::integer, $${params.length}::text)`;
+  });
+  const rows = steps.map((w, i) => {
+    params.push(Math.max(0, w.startedMsAgo ?? 0));
+    const started = params.length;
+    const first = params.length + 1;
+    params.push(...stepParams(w.step));
+    return `select $1::uuid, reserved.seq + ${i}, ${stepValues(first)},
+       now() - make_interval(secs => $${started}::double precision / 1000) from reserved`;
+  });
+  const { rows: written } = await q.query<StepRow>(
+    `with reserved as (
+       update runs set next_seq = next_seq + $4, updated_at = now(),
+         committed_at = case when $5::boolean then coalesce(committed_at, now()) else committed_at end,
+         usage = coalesce($6::jsonb, usage)
+       where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
+       returning next_seq - $4 as seq)${
+         finishRows.length === 0
+           ? ''
+           : `,
      finished as (
-       update run_steps set status = $7, finished_at = now()
-       where run_id = $1 and seq = $6 and exists (select 1 from reserved))
-     insert into run_steps ${STEP_INSERT_COLUMNS}
-     select $1, reserved.seq, ${stepValues(8)} from reserved
+       update run_steps set status = f.status, finished_at = now()
+       from (values ${finishRows.join(', ')}) as f (seq, status)
+       where run_steps.run_id = $1 and run_steps.seq = f.seq and exists (select 1 from reserved))`
+       }
+     insert into run_steps ${STEP_INSERT_COLUMNS_STARTED}
+     ${rows.join('\n     union all\n     ')}
      returning ${STEP_COLUMNS}`,
-    [
-      lease.runId,
-      lease.owner,
-      lease.epoch,
-      1,
-      usageParam(usage),
-      callSeq,
-      callStatus,
-      ...stepParams(step),
-    ],
+    params,
   );
-  const row = rows[0];
-  if (!row) throw new LeaseLostError(lease);
-  return stepFrom(row);
-}
-
-/** Marks a step finished with a status. */
-export async function finishStep(
-  q: Queryable,
-  runId: string,
-  seq: number,
-  status: StepStatus,
-): Promise<void> {
-  await q.query(
-    `update run_steps set status = $3, finished_at = now() where run_id = $1 and seq = $2`,
-    [runId, seq, status],
-  );
-}
-
-/** Stamps the run as committed (once: the first stamp's time is kept). */
-export async function markCommitted(q: Queryable, runId: string): Promise<void> {
-  await q.query(`update runs set committed_at = coalesce(committed_at, now()) where id = $1`, [
-    runId,
-  ]);
-}
-
-/**
- * Appends an observation with its artifacts (the whole of an observation too large for its step,
- * the bytes a call returned), numbered with the step, and finishes the call step, in one
- * transaction. The reservation comes first, so a lost lease writes nothing.
- */
-export async function appendObservationWithArtifacts(
-  tx: Queryable,
-  lease: Lease,
-  callSeq: number,
-  callStatus: CallStatus,
-  step: NewStep,
-  artifacts: readonly NewArtifact[],
-  usage?: JsonObject,
-): Promise<StepRecord> {
-  const seq = await reserveSeq(tx, lease, 1, usage);
-  for (const artifact of artifacts)
-    await insertArtifact(tx, { ...artifact, runId: lease.runId, stepSeq: seq });
-  const recorded = await insertStep(tx, lease.runId, seq, step);
-  await finishStep(tx, lease.runId, callSeq, callStatus);
-  return recorded;
-}
-
-/**
- * Appends a call recorded after it ran and its observation with the observation's artifacts, in
- * one transaction: what {@link appendStepPair} does when artifacts come along.
- */
-export async function appendCallWithArtifacts(
-  tx: Queryable,
-  lease: Lease,
-  call: NewStep,
-  observation: NewStep,
-  artifacts: readonly NewArtifact[],
-  extras: PairExtras = {},
-): Promise<[StepRecord, StepRecord]> {
-  const seq = await reserveSeq(tx, lease, 2, extras.usage);
-  const { rows } = await tx.query<StepRow>(
-    `insert into run_steps ${STEP_INSERT_COLUMNS_STARTED}
-     values ($1, $2, ${stepValues(4)}, now() - make_interval(secs => $3::double precision / 1000))
-     returning ${STEP_COLUMNS}`,
-    [lease.runId, seq, Math.max(0, extras.firstStartedMsAgo ?? 0), ...stepParams(call)],
-  );
-  for (const artifact of artifacts)
-    await insertArtifact(tx, { ...artifact, runId: lease.runId, stepSeq: seq + 1 });
-  const second = await insertStep(tx, lease.runId, seq + 1, observation);
-  return [stepFrom(rows[0] as StepRow), second];
+  if (written.length !== steps.length) throw new LeaseLostError(lease);
+  const sorted = written.sort((a, b) => a.seq - b.seq).map(stepFrom);
+  for (const [i, w] of steps.entries())
+    for (const artifact of w.artifacts ?? [])
+      await insertArtifact(q, {
+        ...artifact,
+        runId: lease.runId,
+        stepSeq: (sorted[i] as StepRecord).seq,
+      });
+  return sorted;
 }
 
 /** Replaces the run's usage counters (the ledger computes them) and, optionally, its checkpoint. */

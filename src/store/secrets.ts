@@ -2,7 +2,6 @@ import type {
   OwnerMatch,
   SealedSecretColumns,
   SealedSecretRecord,
-  SecretOwnerType,
   SecretRows,
   SecretSlot,
   SecretVersionRecord,
@@ -60,18 +59,31 @@ export async function insertSecretVersion(
   });
 }
 
-/** The newest live version of each kind an owner holds, without sealed material. */
+/**
+ * The newest live version of each kind the matching owners hold, without sealed material, by
+ * owner then kind: one owner, or every installation of an agent in one read.
+ */
 export async function listLiveSecrets(
   q: Queryable,
-  owner: { ownerType: SecretOwnerType; ownerId: string },
+  owners: OwnerMatch,
 ): Promise<SecretVersionRecord[]> {
+  const [test, id] = ownerTest(owners);
   const { rows } = await q.query<SecretVersionRecord>(
-    `select distinct on (kind) ${METADATA} from secrets
-      where owner_type = $1 and owner_id = $2 and retired_at is null
-      order by kind, version desc`,
-    [owner.ownerType, owner.ownerId],
+    `select distinct on (owner_id, kind) ${METADATA} from secrets
+      where owner_type = $1 and ${test} and retired_at is null
+      order by owner_id, kind, version desc`,
+    [owners.ownerType, id],
   );
   return rows;
+}
+
+/** The test of `owner_id` against $2 that picks the matching owners, and $2. */
+function ownerTest(owners: OwnerMatch): [string, string] {
+  return 'ownerId' in owners
+    ? ['owner_id = $2', owners.ownerId]
+    : 'ownerIdPrefix' in owners
+      ? ['left(owner_id, length($2)) = $2', owners.ownerIdPrefix]
+      : ['right(owner_id, length($2)) = $2', owners.ownerIdSuffix];
 }
 
 /** The newest live version of a slot, without sealed material. */
@@ -118,12 +130,7 @@ export async function retireSecretVersions(q: Queryable, slot: SecretSlot): Prom
 
 /** Retires every live secret of the matching owners (see {@link OwnerMatch}). */
 export async function retireOwnerSecrets(q: Queryable, owners: OwnerMatch): Promise<number> {
-  const [test, id] =
-    'ownerId' in owners
-      ? ['owner_id = $2', owners.ownerId]
-      : 'ownerIdPrefix' in owners
-        ? ['left(owner_id, length($2)) = $2', owners.ownerIdPrefix]
-        : ['right(owner_id, length($2)) = $2', owners.ownerIdSuffix];
+  const [test, id] = ownerTest(owners);
   const { rowCount } = await q.query(
     `update secrets set retired_at = now(), wrapped_key = null, key_nonce = null, nonce = null,
        ciphertext = null

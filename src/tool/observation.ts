@@ -29,7 +29,9 @@ export type ObservationKind =
   /** The model named a tool it was not offered. */
   | 'unknown_tool'
   /** An effect crossed the commit boundary but the run stopped before its outcome was recorded. */
-  | 'unknown_outcome';
+  | 'unknown_outcome'
+  /** The call was recorded with its round and never ran: the run stopped first (a budget ran out). */
+  | 'not_run';
 
 /** Marks an observation whose text is an excerpt of a stored artifact. */
 export interface Truncation {

@@ -13,6 +13,7 @@ import type {
   RunRecord,
 } from '../run/records.ts';
 import type { CallHooks, ToolStepContext } from '../run/tool-step.ts';
+import type { LedgerWrite } from '../run/ledger.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import { hasCode, serializeError } from '../tool/errors.ts';
@@ -147,6 +148,8 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   const clock = env.clock ?? systemClock;
   // Read once: while this turn holds the lease, only it writes the run's steps, so it keeps them.
   let steps = await ledger.steps(run.id);
+  // A round whose calls were settled with its response: the next pass starts the next round.
+  let settledRound = false;
   const replied = steps.find((s) => s.kind === 'reply');
   if (replied) return replied.data.end ?? { status: 'succeeded', reason: null };
   const ends = turnEndings({
@@ -163,6 +166,57 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     toolCalls: Math.max(stored.toolCalls, steps.filter((s) => s.kind === 'tool_call').length),
   };
 
+  /**
+   * Settles a response's calls (with `lead`, the round's request and response not yet written:
+   * they go in the same commit as the calls' write-ahead records). Undefined when the turn goes on
+   * to its next round; otherwise how it ends.
+   */
+  const settle = async (
+    pending: ModelResponse['message']['toolCalls'],
+    lead?: { readonly writes: readonly LedgerWrite[]; readonly usage: RunUsage },
+  ): Promise<RunEnd | undefined> => {
+    const settled = await settleCalls({
+      ctx: stepCtx,
+      calls: pending,
+      steps,
+      usage: lead?.usage ?? usage,
+      budget,
+      startedAt,
+      clock,
+      signal,
+      ...(lead ? { lead: lead.writes, leadUsage: usageJson(lead.usage) } : {}),
+    });
+    if (settled.kind === 'interrupted')
+      return { status: 'interrupted', reason: 'the worker stopped' };
+    steps = [...settled.steps];
+    if (settled.kind === 'budget_exhausted') return ends.stop(settled.exhaustion, steps);
+    if (settled.kind === 'parked') {
+      const handoff =
+        settled.definition.tool.name === BROWSER_HANDOFF
+          ? await readyHandoff(stepCtx.runtime)
+          : undefined;
+      if (handoff && 'refused' in handoff) {
+        // No one could take the browser over: the model is told why, and goes on.
+        const refusal = handoffRefused(handoff.refused);
+        await ledger.recordRefusal(
+          lease,
+          settled.call,
+          settled.definition,
+          refusal,
+          usageJson(settled.usage),
+        );
+        usage = settled.usage;
+        steps = await ledger.steps(run.id);
+        return settle(pending);
+      }
+      await loading.used(pending);
+      return ends.park(settled, handoff?.link);
+    }
+    await loading.used(pending);
+    usage = settled.usage;
+    return undefined;
+  };
+
   for (;;) {
     if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
     // Finish the calls of the last response first (a resumed run may have left some).
@@ -172,48 +226,9 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       const pending = responseFrom(last).toolCalls;
       // A response without calls is the answer (a run that stopped before replying resumes here).
       if (pending.length === 0) return ends.answer(last, steps);
-      if (pending.length > 0 && responses.length <= maxRounds) {
-        const settled = await settleCalls({
-          ctx: stepCtx,
-          calls: pending,
-          steps,
-          usage,
-          budget,
-          startedAt,
-          clock,
-          signal,
-        });
-        if (settled.kind === 'interrupted')
-          return { status: 'interrupted', reason: 'the worker stopped' };
-        if (settled.kind === 'budget_exhausted') {
-          return ends.stop(settled.exhaustion, await ledger.steps(run.id));
-        }
-        if (settled.kind === 'parked') {
-          const handoff =
-            settled.definition.tool.name === BROWSER_HANDOFF
-              ? await readyHandoff(stepCtx.runtime)
-              : undefined;
-          if (handoff && 'refused' in handoff) {
-            // No one could take the browser over: the model is told why, and goes on.
-            const refusal = handoffRefused(handoff.refused);
-            await ledger.recordRefusal(
-              lease,
-              settled.call,
-              settled.definition,
-              refusal,
-              usageJson(settled.usage),
-            );
-            usage = settled.usage;
-            steps = await ledger.steps(run.id);
-            continue;
-          }
-          await loading.used(pending);
-          return ends.park(settled, handoff?.link);
-        }
-        await loading.used(pending);
-        usage = settled.usage;
-        // The lease fences every write of this run: no one else can have added a step.
-        steps = [...settled.steps];
+      if (responses.length <= maxRounds && !settledRound) {
+        const end = await settle(pending);
+        if (end) return end;
       }
     }
 
@@ -257,6 +272,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       },
       model.budget,
     );
+    // On record before it is sent: a live view shows the round asking, a crash leaves what it asked.
     const request = await ledger.appendStep(lease, {
       kind: 'model_request',
       data: {
@@ -340,26 +356,34 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       outputTokens: usage.outputTokens + response.usage.outputTokens,
     };
     const calls = offered.length === 0 ? [] : response.message.toolCalls;
-    // The response and the run's usage after it, in one write.
-    const answered = await ledger.appendStep(
-      lease,
+    // The response, with the run's usage after it: one write with the calls' write-ahead
+    // records, before any of them runs.
+    const lead: LedgerWrite[] = [
       {
-        kind: 'model_response',
-        data: {
-          round,
-          content: response.message.content,
-          toolCalls: callsJson(calls),
-          finishReason: response.finishReason,
-          usage: { ...response.usage },
-          ...(calls.length < response.message.toolCalls.length
-            ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
-            : {}),
+        kind: 'step',
+        step: {
+          kind: 'model_response',
+          data: {
+            round,
+            content: response.message.content,
+            toolCalls: callsJson(calls),
+            finishReason: response.finishReason,
+            usage: { ...response.usage },
+            ...(calls.length < response.message.toolCalls.length
+              ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
+              : {}),
+          },
         },
       },
-      usageJson(usage),
-    );
-    steps.push(answered);
-
-    if (calls.length === 0) return ends.answer(answered as ModelResponseStep, steps);
+    ];
+    if (calls.length === 0) {
+      const written = await ledger.recordSteps(lease, lead, usageJson(usage));
+      const answered = written.flatMap((w) => w.steps);
+      steps.push(...answered);
+      return ends.answer(answered.at(-1) as ModelResponseStep, steps);
+    }
+    const end = await settle(calls, { writes: lead, usage });
+    if (end) return end;
+    settledRound = true;
   }
 }

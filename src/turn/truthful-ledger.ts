@@ -44,12 +44,16 @@ export function ledgerEntries(steps: readonly StepRecord[]): LedgerEntry[] {
     const base = { callId: step.callId, tool };
     if (call?.status === 'failed') {
       entries.push({ ...base, outcome: 'failed', detail: 'the call failed' });
-    } else if (kind === 'invalid_input' || kind === 'unknown_tool') {
+    } else if (kind === 'invalid_input' || kind === 'unknown_tool' || kind === 'not_run') {
       entries.push({
         ...base,
         outcome: 'refused',
         detail:
-          kind === 'unknown_tool' ? 'no such tool; nothing ran' : 'arguments refused; nothing ran',
+          kind === 'unknown_tool'
+            ? 'no such tool; nothing ran'
+            : kind === 'not_run'
+              ? 'not run: the run stopped before it; nothing ran'
+              : 'arguments refused; nothing ran',
       });
     } else if (kind === 'tool_error') {
       entries.push({

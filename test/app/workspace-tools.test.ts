@@ -272,7 +272,12 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
     // The command was cut at the budget's edge, not at its own 30 s timeout.
     const first = steps.find((s) => s.kind === 'observation');
     expect(textOf(first?.kind === 'observation' ? first.observation : undefined)).toMatch(/killed/);
-    expect(steps.filter((s) => s.kind === 'tool_call')).toHaveLength(1);
+    // The second call was stamped with its round and never ran: it says so, and nothing ran.
+    expect(
+      steps.filter((s) => s.kind === 'tool_call').map((s) => `${s.callId}:${s.status}`),
+    ).toEqual(['c1:completed', 'c2:refused']);
+    const second = steps.find((s) => s.kind === 'observation' && s.callId === 'c2');
+    expect(second?.kind === 'observation' && second.observation['kind']).toBe('not_run');
     expect(await workspaceStates(run.id)).toEqual([{ state: 'released' }]);
   });
 

@@ -8,7 +8,7 @@ import type { CallPoint } from '../../src/run/tool-step.ts';
 import { Worker } from '../../src/run/worker.ts';
 import type { Db } from '../../src/store/db.ts';
 import { runStore } from '../../src/store/run-store.ts';
-import { systemClock } from '../../src/tool/clock.ts';
+import { manualClock, systemClock } from '../../src/tool/clock.ts';
 import { createRegistry } from '../../src/tool/registry.ts';
 import { testDatabases } from '../support/db.ts';
 import { callIdOf, makeAgent, runtimeFor } from '../support/run.ts';
@@ -109,6 +109,139 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     expect(usageFrom((await ledger.run(run.id))?.usage ?? {}).toolCalls).toBe(2);
   });
 
+  /** Settles `calls` as one round after a lead note; what each call saw on record when it ran. */
+  async function round(calls: ReturnType<typeof call>[]) {
+    const ledger = countingLedger();
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: {},
+      lease: { owner: 'rounds', leaseMs: 60_000 },
+    });
+    const lease: Lease = { runId: run.id, owner: 'rounds', epoch: run.leaseEpoch };
+    const before: Record<string, string[]> = {};
+    const look = async (id: string) => {
+      // Read through another ledger: the counting one counts the round's own statements only.
+      const steps = await new RunLedger(runStore(db)).steps(run.id);
+      before[id] = steps.map((s) => `${s.kind}:${callIdOf(s) || '-'}:${s.status}`);
+    };
+    statements = 0;
+    const settled = await settleCalls({
+      ctx: {
+        ledger,
+        lease,
+        registry,
+        runtime: runtimeFor(run, new AbortController().signal),
+        hooks: { at: (point, c) => (point === 'after_record' ? look(c.id) : undefined) },
+      },
+      calls,
+      steps: [],
+      usage: usageFrom({}),
+      budget: budgetFrom({}),
+      startedAt: new Date(),
+      clock: systemClock,
+      signal: new AbortController().signal,
+      lead: [{ kind: 'step', step: { kind: 'note', data: { round: 1 } } }],
+      leadUsage: { rounds: 1 },
+    });
+    const written = statements;
+    const steps = await ledger.steps(run.id);
+    if (settled.kind !== 'settled') throw new Error(settled.kind);
+    expect(settled.steps).toEqual(steps);
+    expect(usageFrom((await ledger.run(run.id))?.usage ?? {}).toolCalls).toBe(calls.length);
+    const listed = steps.map((s) => `${s.seq}:${s.kind}:${callIdOf(s) || '-'}:${s.status}`);
+    return { statements: written, before, listed, steps };
+  }
+
+  it('writes a round of three calls in two statements: the lead and the stamp before any call runs, then every end', async () => {
+    const r = await round([call('q1', 'lookup'), call('q2', 'lookup'), call('e1', 'post')]);
+    expect(r.statements).toBe(2);
+    // The commit boundary holds for the whole round: the effect is stamped before anything runs.
+    const first = ['note:-:completed', 'tool_call:e1:started'];
+    expect(r.before).toEqual({ q1: first, q2: first, e1: first });
+    expect(r.listed).toEqual([
+      '1:note:-:completed',
+      '2:tool_call:e1:completed',
+      '3:tool_call:q1:completed',
+      '4:observation:q1:completed',
+      '5:tool_call:q2:completed',
+      '6:observation:q2:completed',
+      '7:observation:e1:completed',
+    ]);
+    expect(r.steps.filter((s) => s.kind === 'tool_call' && s.committedAt !== null)).toHaveLength(1);
+  });
+
+  it("writes an effect's end before the round's next call starts, so a crash there cannot make it unknown", async () => {
+    const r = await round([call('e1', 'post'), call('e2', 'post')]);
+    expect(r.statements).toBe(3);
+    expect(r.before['e1']).toEqual([
+      'note:-:completed',
+      'tool_call:e1:started',
+      'tool_call:e2:started',
+    ]);
+    expect(r.before['e2']).toEqual([
+      'note:-:completed',
+      'tool_call:e1:completed',
+      'tool_call:e2:started',
+      'observation:e1:completed',
+    ]);
+  });
+
+  it('records a stamped call the round never ran as not run when the wall clock ran out first', async () => {
+    const clock = manualClock(new Date());
+    const slow = createRegistry([
+      testDefinition('slow_post', {
+        class: 'effect',
+        replay: 'effectful',
+        execute: async () => {
+          clock.advance(2_000);
+          return { text: 'posted' };
+        },
+      }),
+    ]);
+    const ledger = new RunLedger(runStore(db));
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget: { wallClockMs: 1_000 },
+      lease: { owner: 'clocked', leaseMs: 60_000 },
+    });
+    const lease: Lease = { runId: run.id, owner: 'clocked', epoch: run.leaseEpoch };
+    const settled = await settleCalls({
+      ctx: {
+        ledger,
+        lease,
+        registry: slow,
+        runtime: runtimeFor(run, new AbortController().signal),
+      },
+      calls: [call('p1', 'slow_post'), call('p2', 'slow_post')],
+      steps: [],
+      usage: usageFrom({}),
+      budget: budgetFrom({ wallClockMs: 1_000 }),
+      startedAt: clock.now(),
+      clock,
+      signal: new AbortController().signal,
+    });
+    expect(settled).toMatchObject({
+      kind: 'budget_exhausted',
+      exhaustion: { budget: 'wallClockMs' },
+    });
+    const steps = await ledger.steps(run.id);
+    expect(steps.map((s) => `${s.kind}:${callIdOf(s)}:${s.status}`)).toEqual([
+      'tool_call:p1:completed',
+      'tool_call:p2:refused',
+      'observation:p1:completed',
+      'observation:p2:completed',
+    ]);
+    const notRun = steps.at(-1);
+    expect(notRun?.kind === 'observation' && notRun.observation['kind']).toBe('not_run');
+    expect(notRun?.kind === 'observation' && notRun.observation['text']).toMatch(
+      /^Not run: budget exhausted: wall clock/,
+    );
+  });
+
   it('records nothing ahead of a replayable query, and stamps an effect before it runs', async () => {
     const ledger = new RunLedger(runStore(db));
     const run = await scriptRun(ledger, [call('a1', 'lookup'), call('a2', 'post')]);
@@ -158,21 +291,27 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
       }),
     ).rejects.toThrow('SIGKILL');
     expect(executed).toEqual(['lookup:k1']);
-    expect(await ledger.steps(run.id)).toEqual([]);
+    // The round's first commit stamped the effect; nothing about the query was written.
+    expect((await ledger.steps(run.id)).map((s) => [s.seq, s.kind, callIdOf(s), s.status])).toEqual(
+      [[1, 'tool_call', 'k2', 'started']],
+    );
     await db.query(`update runs set lease_expires_at = now() - interval '1 second' where id = $1`, [
       run.id,
     ]);
 
     const driver = scriptDriver({ registryFor: () => registry, runtimeFor });
     await new Worker({ ledger, drivers: [driver], owner: 'resumer' }).runOnce();
-    expect(executed).toEqual(['lookup:k1', 'lookup:k1', 'post:k2']);
+    // The query runs again; the stamped effect is never run by the resumer: it is reported.
+    expect(executed).toEqual(['lookup:k1', 'lookup:k1']);
     const steps = await ledger.steps(run.id);
     expect(steps.map((s) => [s.seq, s.kind, callIdOf(s), s.status])).toEqual([
-      [1, 'tool_call', 'k1', 'completed'],
-      [2, 'observation', 'k1', 'completed'],
-      [3, 'tool_call', 'k2', 'completed'],
+      [1, 'tool_call', 'k2', 'unknown'],
+      [2, 'tool_call', 'k1', 'completed'],
+      [3, 'observation', 'k1', 'completed'],
       [4, 'observation', 'k2', 'completed'],
     ]);
-    expect((await ledger.run(run.id))?.reason).toBeNull();
+    expect((await ledger.run(run.id))?.reason).toBe(
+      'resumed after an interruption; outcome unknown for post (k2)',
+    );
   });
 });

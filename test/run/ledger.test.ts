@@ -258,7 +258,7 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
     ).rejects.toThrow(/budget cannot change/);
   });
 
-  it('runs a script to the end and records every call and observation in order', async () => {
+  it('runs a script to the end: the effect stamped before any call runs, then every end in order', async () => {
     const run = await ledger.createRun({
       agentId,
       kind: 'script',
@@ -276,9 +276,11 @@ describe.each(testDatabases())('the run ledger on $name', (database) => {
       expect(await worker.runOnce()).toBe(true);
     const steps = await ledger.steps(run.id);
     expect(steps.map((s) => `${s.seq}:${s.kind}:${callIdOf(s)}:${s.status}`)).toEqual([
-      '1:tool_call:s1:completed',
-      '2:observation:s1:completed',
-      '3:tool_call:s2:completed',
+      // The round's first commit: the write-ahead stamp of its one effect.
+      '1:tool_call:s2:completed',
+      // Its second: the query recorded after it ran, each observation, the refusals.
+      '2:tool_call:s1:completed',
+      '3:observation:s1:completed',
       '4:observation:s2:completed',
       '5:tool_call:s3:refused',
       '6:observation:s3:completed',

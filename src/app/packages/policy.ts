@@ -78,7 +78,7 @@ export type AgentOfferFacts = Omit<OfferFacts, 'audience'>;
  * verb).
  */
 export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<AgentOfferFacts> {
-  const [disabled, audiences, workspaceGrant, browserGrant, unservedWeb, installs] =
+  const [disabled, audiences, workspaceGrant, browserGrant, unservedWeb, installs, held] =
     await Promise.all([
       listDisabledTools(mesh.db, agentId),
       listPackageAudiences(mesh.db, agentId),
@@ -86,16 +86,18 @@ export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<Agen
       browserGrantOf(mesh.db, agentId),
       unservedWebVerbs(mesh.db, agentId),
       lifecycleStore(mesh.db).listInstalls(agentId),
+      // Every installation's captured kinds in one read, not one per package.
+      mesh.secrets.describeMatching({
+        ownerType: 'agent_tool',
+        ownerIdPrefix: agentToolOwnerId(agentId, ''),
+      }),
     ]);
   const secretKinds = new Map<string, Set<string>>();
   for (const pkg of mesh.catalog.packages) {
     if (!pkg.manifest.config.some((f) => f.disposition === 'secret')) continue;
-    const id = pkg.manifest.package.id;
-    const held = await mesh.secrets.describe({
-      ownerType: 'agent_tool',
-      ownerId: agentToolOwnerId(agentId, id),
-    });
-    secretKinds.set(id, new Set(held.map((m) => m.kind)));
+    const owner = agentToolOwnerId(agentId, pkg.manifest.package.id);
+    const kinds = held.filter((m) => m.ownerId === owner).map((m) => m.kind);
+    secretKinds.set(pkg.manifest.package.id, new Set(kinds));
   }
   return {
     disabledTools: new Set(disabled),
