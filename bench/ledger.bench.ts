@@ -96,12 +96,11 @@ try {
     const queries = await during(SECONDS, concurrency, async (w) => {
       const lease = leases[w] as Lease;
       const id = `q${n++}`;
-      await ledger.recordCallAfterRun(
+      const call = { id, name: 'recall', arguments: '{"query":"bench"}' };
+      await ledger.recordSteps(
         lease,
-        { id, name: 'recall', arguments: '{"query":"bench"}' },
-        query,
-        result,
-        { callStatus: 'completed', startedMsAgo: 0, usage: { toolCalls: n } },
+        [{ kind: 'ran', call, definition: query, result, status: 'completed', startedMsAgo: 0 }],
+        { toolCalls: n },
       );
     });
     const line = (label: string, steps: number) =>

@@ -7,7 +7,8 @@ import { resolveCall } from '../tool/executor.ts';
 import type { Observation } from '../tool/observation.ts';
 import type { Clock } from '../tool/clock.ts';
 import { addToolUsage, exhaustion, type Budget, type Exhaustion, type RunUsage } from './budget.ts';
-import type { LedgerWrite } from './ledger.ts';
+import { provisionalSteps } from './ledger-writes.ts';
+import type { LedgerWrite, PreparedSteps, RecordedWrite } from './ledger.ts';
 import type { StepRecord, ToolCallStep } from './records.ts';
 import {
   notRun,
@@ -26,6 +27,11 @@ export type CallsSettled =
       readonly steps: readonly StepRecord[];
       /** `name (id)` of every call whose outcome is unknown (observed so, or resumed so). */
       readonly unknown: readonly string[];
+      /**
+       * With `deferEnds`: the round's last ends, prepared and not yet written, to go in the same
+       * commit as what the driver writes next; `steps` holds them as they will be written.
+       */
+      readonly pending?: PendingEnds;
     }
   | {
       readonly kind: 'budget_exhausted';
@@ -64,6 +70,18 @@ export interface CallsInput {
    */
   readonly lead?: readonly LedgerWrite[];
   readonly leadUsage?: JsonObject;
+  /**
+   * The round's last ends are not written but returned as `pending` (a turn writes them with its
+   * next model request). Ends written sooner for the record's sake are written as ever.
+   */
+  readonly deferEnds?: boolean;
+}
+
+/** A round's ends held back to be written with the driver's next write. */
+export interface PendingEnds {
+  readonly prepared: PreparedSteps;
+  /** The run's usage after the round, saved with them. */
+  readonly usage: JsonObject;
 }
 
 /** A call as the round plans it, in the model's order. */
@@ -203,15 +221,31 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     mustKeep = false;
     if (ends.length === 0) return;
     const writing = ends.splice(0);
-    const written = await ctx.ledger.recordSteps(ctx.lease, writing, usageJson(running));
+    keepWritten(writing, await ctx.ledger.recordSteps(ctx.lease, writing, usageJson(running)));
+  };
+  /** Keeps what `writing` wrote, and the call steps it ended as a read would now return them. */
+  const keepWritten = (writing: readonly LedgerWrite[], written: readonly RecordedWrite[]) => {
     for (const [i, w] of written.entries()) {
       const entry = writing[i];
       const stamp = entry?.kind === 'observed' ? stamps.get(entry.callStep.callId) : undefined;
-      // The write also ended the call's step: keep it as a read would now return it.
       if (entry?.kind === 'observed' && stamp && w.steps[0])
         keep([{ ...stamp, status: entry.status, finishedAt: w.steps[0].startedAt }]);
       keep(w.steps);
     }
+  };
+  // The ends prepared and kept as they will be written, for the driver's next write to carry.
+  const hold = (): PendingEnds | undefined => {
+    if (ends.length === 0) return undefined;
+    const writing = ends.splice(0);
+    const prepared = ctx.ledger.prepareSteps(writing);
+    // Artifacts are read back by their id (a request's images): those are written now.
+    if (prepared.batch.steps.some((w) => (w.artifacts ?? []).length > 0)) {
+      ends.push(...writing);
+      return undefined;
+    }
+    const next = steps.reduce((n, s) => Math.max(n, s.seq), 0) + 1;
+    keepWritten(writing, prepared.recorded(provisionalSteps(ctx.lease.runId, next, prepared)));
+    return { prepared, usage: usageJson(running) };
   };
   const skipRest = (from: number, why: string) => {
     for (const p of plan.slice(from)) {
@@ -287,13 +321,14 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
       };
     }
   }
+  const pending = input.deferEnds && !stop ? hold() : undefined;
   await flush();
   for (const p of fresh) await ctx.hooks?.at('after_observation', p.call);
   // A parking call counts with what the calls before it metered.
   if (stop?.kind === 'parked')
     return { ...stop, usage: { ...running, toolCalls: running.toolCalls + 1 }, steps };
   if (stop) return { ...stop, steps };
-  return { kind: 'settled', usage: running, unknown, steps };
+  return { kind: 'settled', usage: running, unknown, steps, ...(pending ? { pending } : {}) };
 }
 
 /**

@@ -66,14 +66,60 @@ export interface WriteRules {
   cleanCall(call: ToolCall): ToolCall;
 }
 
+/** Entries made into the store's rows (cleaned, excerpted), not yet written. */
+export interface PreparedSteps {
+  readonly batch: Omit<StepBatch, 'usage'>;
+  /** Hands each entry back the steps it wrote, given the batch's written steps in order. */
+  readonly recorded: (written: readonly StepRecord[]) => RecordedWrite[];
+}
+
+/**
+ * The steps `prepared` will be once written from step `firstSeq` on, as a read would return them
+ * (times are this process's): what a run's holder, the only writer of its steps, works from while
+ * the write waits to go with the next one.
+ */
+export function provisionalSteps(
+  runId: string,
+  firstSeq: number,
+  prepared: PreparedSteps,
+): StepRecord[] {
+  const now = new Date();
+  return prepared.batch.steps.map(({ step, startedMsAgo }, i): StepRecord => {
+    const base = {
+      runId,
+      seq: firstSeq + i,
+      startedAt: new Date(now.getTime() - (startedMsAgo ?? 0)),
+      finishedAt: now,
+    };
+    switch (step.kind) {
+      case 'tool_call': {
+        const { committed, status, package: pin, ...call } = step;
+        const ended = status !== 'started';
+        return {
+          ...base,
+          ...call,
+          ...(pin ? { package: pin } : {}),
+          kind: 'tool_call',
+          status,
+          finishedAt: ended ? now : null,
+          committedAt: committed ? now : null,
+        };
+      }
+      case 'observation':
+        return { ...base, ...step, status: 'completed' };
+      case 'reply':
+        return { ...base, ...step, status: 'completed' };
+      default:
+        return { ...base, ...step, status: 'completed' };
+    }
+  });
+}
+
 /** The store batch for `entries`, and how to hand each entry back what it wrote. */
 export function stepBatch(
   rules: WriteRules,
   entries: readonly LedgerWrite[],
-): {
-  readonly batch: Omit<StepBatch, 'usage'>;
-  readonly recorded: (written: readonly StepRecord[]) => RecordedWrite[];
-} {
+): PreparedSteps {
   const writes: StepWrite[] = [];
   const finish: { seq: number; status: CallStatus | 'refused' }[] = [];
   const shapes: { first: number; count: number; observation?: Observation }[] = [];

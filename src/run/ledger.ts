@@ -23,9 +23,14 @@ import type {
 import type { InboundWrite, RunStore } from './run-store.ts';
 import { announcingWrites } from './announcing-store.ts';
 
-export type { LedgerWrite, RecordedWrite } from './ledger-writes.ts';
+export type { LedgerWrite, PreparedSteps, RecordedWrite } from './ledger-writes.ts';
 import { callStep, type CallDefinition } from './call-steps.ts';
-import { stepBatch, type LedgerWrite, type RecordedWrite } from './ledger-writes.ts';
+import {
+  stepBatch,
+  type LedgerWrite,
+  type PreparedSteps,
+  type RecordedWrite,
+} from './ledger-writes.ts';
 import type { NewAnswer, NewExpiry, QuestionKind } from './questions.ts';
 
 export interface LedgerOptions {
@@ -156,7 +161,13 @@ export class RunLedger {
     entries: readonly LedgerWrite[],
     usage?: JsonObject,
   ): Promise<RecordedWrite[]> {
-    const { batch, recorded } = stepBatch(
+    const [written] = await this.recordPrepared(lease, [this.prepareSteps(entries)], usage);
+    return written ?? [];
+  }
+
+  /** `entries` made into the rows they will be written as (cleaned, excerpted), not written. */
+  prepareSteps(entries: readonly LedgerWrite[]): PreparedSteps {
+    return stepBatch(
       {
         redactor: this.redactor,
         observationLimitBytes: this.observationLimitBytes,
@@ -164,7 +175,28 @@ export class RunLedger {
       },
       entries,
     );
-    return recorded(await this.store.appendSteps(lease, usage ? { ...batch, usage } : batch));
+  }
+
+  /**
+   * Writes prepared batches in order in one commit: a round's ends held back to go with the next
+   * model request. What each batch's entries wrote comes back in the batch's place.
+   */
+  async recordPrepared(
+    lease: Lease,
+    prepared: readonly PreparedSteps[],
+    usage?: JsonObject,
+  ): Promise<RecordedWrite[][]> {
+    const written = await this.store.appendSteps(lease, {
+      steps: prepared.flatMap((p) => p.batch.steps),
+      finish: prepared.flatMap((p) => p.batch.finish ?? []),
+      ...(usage ? { usage } : {}),
+    });
+    let at = 0;
+    return prepared.map((p) => {
+      const own = written.slice(at, at + p.batch.steps.length);
+      at += p.batch.steps.length;
+      return p.recorded(own);
+    });
   }
 
   /**
@@ -202,46 +234,6 @@ export class RunLedger {
     );
     const [first, second] = written?.steps ?? [];
     return { call: asCall(first), observation: second as StepRecord };
-  }
-
-  /**
-   * Records a call that ran without a write-ahead record (a replayable query, see
-   * `recordsAfterRun`) and its observation, in one write: the call step ends with `callStatus`
-   * and keeps its start (`startedMsAgo`).
-   */
-  async recordCallAfterRun(
-    lease: Lease,
-    call: ToolCall,
-    definition: CallDefinition,
-    result: Observation,
-    done: {
-      readonly callStatus: CallStatus;
-      readonly attachments?: readonly ToolAttachment[];
-      readonly startedMsAgo: number;
-      readonly usage?: JsonObject;
-    },
-  ): Promise<{ call: ToolCallStep; step: StepRecord; observation: Observation }> {
-    const [written] = await this.recordSteps(
-      lease,
-      [
-        {
-          kind: 'ran',
-          call,
-          definition,
-          result,
-          status: done.callStatus,
-          startedMsAgo: done.startedMsAgo,
-          ...(done.attachments ? { attachments: done.attachments } : {}),
-        },
-      ],
-      done.usage,
-    );
-    const [first, second] = written?.steps ?? [];
-    return {
-      call: asCall(first),
-      step: second as StepRecord,
-      observation: written?.observation as Observation,
-    };
   }
 
   /**

@@ -1,27 +1,19 @@
 import type { Span } from '@opentelemetry/api';
-import type { ModelClient } from '../model/client.ts';
 import type { Message, ModelResponse } from '../model/wire.ts';
-import type { ToolPackage } from '../manifest/package-manifest.ts';
 import { budgetFrom, exhaustion, usageFrom, type RunUsage } from '../run/budget.ts';
 import { settleCalls } from '../run/call-loop.ts';
 import type { DriveContext, RunDriver, RunEnd } from '../run/driver.ts';
-import type {
-  AgentRecord,
-  ConversationRecord,
-  MessageRecord,
-  ModelResponseStep,
-  RunRecord,
-} from '../run/records.ts';
-import type { CallHooks, ToolStepContext } from '../run/tool-step.ts';
 import type { LedgerWrite } from '../run/ledger.ts';
-import { systemClock, type Clock } from '../tool/clock.ts';
-import type { ToolRuntime } from '../tool/context.ts';
+import type { ModelResponseStep, StepRecord } from '../run/records.ts';
+import type { ToolStepContext } from '../run/tool-step.ts';
+import { systemClock } from '../tool/clock.ts';
 import { hasCode, serializeError } from '../tool/errors.ts';
-import { createRegistry, type Registry } from '../tool/registry.ts';
+import { createRegistry } from '../tool/registry.ts';
 import { SPAN_ATTRIBUTES as A, withSpan } from '../tool/tracing.ts';
-import { fitContext, estimateJson, type InputBudget } from './context-budget.ts';
+import { fitContext, estimateJson } from './context-budget.ts';
 import { renderMemory, renderSystemPrompt } from './prompt.ts';
 import { BROWSER_HANDOFF, handoffRefused } from './browser-handoff.ts';
+import { HeldEnds } from './held-ends.ts';
 import { readyHandoff, withOwnVerbs } from './own-verbs.ts';
 import { turnEndings, usageJson } from './turn-endings.ts';
 import { withImages } from './round-images.ts';
@@ -30,47 +22,9 @@ import { planToolLoading } from './tool-loading.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
 import { replyDraft } from './reply-draft.ts';
 import { stopNotice } from './stop-notice.ts';
+import type { TurnEnvironment } from './turn-environment.ts';
 
-/** The policy-scoped registry of a turn, with the reasons for every tool left out. */
-export interface TurnOffer {
-  readonly registry: Registry;
-  readonly withheld: readonly { readonly name: string; readonly reason: string }[];
-  configFor: ToolRuntime['configFor'];
-  /** The agent's public tool settings, rendered into the system prompt. */
-  readonly publicSettings: string;
-}
-
-/** The model a turn talks to, with its input budget. */
-export interface TurnModel {
-  readonly client: ModelClient;
-  readonly model: string;
-  readonly budget: InputBudget;
-  /** The model accepts image input: images tools returned are added to its requests. */
-  readonly imageInput?: boolean;
-}
-
-/** Everything a turn reads, wired by the composition root. */
-export interface TurnEnvironment {
-  readonly packages: readonly ToolPackage[];
-  loadTurn(run: RunRecord): Promise<{
-    agent: AgentRecord;
-    conversation: ConversationRecord;
-    inbound: MessageRecord;
-    history: readonly MessageRecord[];
-    memories: readonly { id: string; content: string }[];
-  }>;
-  /** What this turn may offer and execute (already scoped by policy), and what it may not, why. */
-  policyFor(
-    run: RunRecord,
-    agent: AgentRecord,
-    conversation: ConversationRecord,
-  ): Promise<TurnOffer>;
-  runtimeFor(run: RunRecord, signal: AbortSignal, configFor: ToolRuntime['configFor']): ToolRuntime;
-  modelFor(agent: AgentRecord, run: RunRecord): Promise<TurnModel>;
-  readonly hooks?: CallHooks;
-  /** Where budgets read the time; the system clock when omitted. */
-  readonly clock?: Clock;
-}
+export type { TurnEnvironment, TurnModel, TurnOffer } from './turn-environment.ts';
 
 /**
  * The turn engine: a message to an agent becomes rounds of model requests and tool calls, each
@@ -185,6 +139,8 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
       clock,
       signal,
       ...(lead ? { lead: lead.writes, leadUsage: usageJson(lead.usage) } : {}),
+      // The round's ends go with the next request: two commits a round.
+      deferEnds: true,
     });
     if (settled.kind === 'interrupted')
       return { status: 'interrupted', reason: 'the worker stopped' };
@@ -214,176 +170,207 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
     }
     await loading.used(pending);
     usage = settled.usage;
+    held.hold(settled.pending);
     return undefined;
   };
 
-  for (;;) {
-    if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
-    // Finish the calls of the last response first (a resumed run may have left some).
-    const responses = steps.filter((s) => s.kind === 'model_response');
-    const last = responses.at(-1);
-    if (last) {
-      const pending = responseFrom(last).toolCalls;
-      // A response without calls is the answer (a run that stopped before replying resumes here).
-      if (pending.length === 0) return ends.answer(last, steps);
-      if (responses.length <= maxRounds && !settledRound) {
-        const end = await settle(pending);
-        if (end) return end;
+  const held = new HeldEnds(ledger, lease);
+  /** Writes the last round's held ends with `also`, in one commit; what `also` wrote. */
+  const writeHeld = async (also: readonly LedgerWrite[] = []): Promise<StepRecord[]> => {
+    const written = await held.write(steps, also);
+    steps = written.steps;
+    return written.also;
+  };
+  /** On the way out of a turn: the held ends are written when the lease still allows. */
+  const settleHeld = () => writeHeld().catch(() => undefined);
+
+  try {
+    for (;;) {
+      if (signal.aborted) {
+        await settleHeld();
+        return { status: 'interrupted', reason: 'the worker stopped' };
       }
-    }
+      // Finish the calls of the last response first (a resumed run may have left some).
+      const responses = steps.filter((s) => s.kind === 'model_response');
+      const last = responses.at(-1);
+      if (last) {
+        const pending = responseFrom(last).toolCalls;
+        // A response without calls is the answer (a run that stopped before replying resumes here).
+        if (pending.length === 0) return ends.answer(last, steps);
+        if (responses.length <= maxRounds && !settledRound) {
+          const end = await settle(pending);
+          if (end) return end;
+        }
+      }
 
-    const round = usage.rounds + 1;
-    if (round > maxRounds) {
-      return {
-        status: 'failed',
-        reason: `the model did not answer within ${maxRounds} rounds`,
-      };
-    }
-    const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, clock.now());
-    if (out) return ends.stop(out, steps);
-
-    const offered = round < maxRounds ? loading.offered() : [];
-    const rebuilt = roundMessages(steps);
-    const pictured = model.imageInput
-      ? await withImages(rebuilt, async (id) => (await ledger.artifact(run.id, id))?.content)
-      : { messages: rebuilt.messages, shown: 0 };
-    const roundSoFar = pictured.messages;
-    if (loading.notice) roundSoFar.push({ role: 'system', content: loading.notice });
-    const entries = ledgerEntries(steps);
-    if (entries.length > 0) roundSoFar.push({ role: 'system', content: renderLedger(entries) });
-    const fitted = await fitContext(
-      {
-        system: renderSystemPrompt({
-          agentName: turn.agent.name,
-          persona: turn.agent.persona,
-          audience: turn.conversation.audience,
-          offeredTools: offered.map((t) => t.name),
-          toolSearch: loading.decision.index && offered.length > 0,
-          packages: env.packages,
-          memories: turn.memories,
-          publicSettings: offer.publicSettings,
-        }),
-        memory: renderMemory(turn.memories),
-        history: historyMessages(turn.history),
-        current: historyMessages([turn.inbound])[0] as Message,
-        round: roundSoFar,
-        kept: rebuilt.kept,
-        tools: offered,
-      },
-      model.budget,
-    );
-    // On record before it is sent: a live view shows the round asking, a crash leaves what it asked.
-    const request = await ledger.appendStep(lease, {
-      kind: 'model_request',
-      data: {
-        round,
-        model: model.model,
-        provider: model.client.kind,
-        estimate: estimateJson(fitted.estimate),
-        ...(pictured.shown > 0 ? { images: pictured.shown } : {}),
-        offered: offered.map((t) => t.name),
-        ...(round < maxRounds ? {} : { lastRound: true }),
-        loading: loading.requestData(),
-        withheld: [
-          ...withheld.map((w) => ({ ...w })),
-          ...(round < maxRounds
-            ? []
-            : registry
-                .tools()
-                .map((t) => ({ name: t.name, reason: 'last permitted round: no tools' }))),
-        ],
-        ledger: entries.map((e) => ({ ...e })),
-      },
-    });
-    steps.push(request);
-    const prospective = usage.inputTokens + usage.outputTokens + fitted.estimate.total;
-    if (prospective > budget.maxTokens) {
-      return ends.stop(
-        {
-          budget: 'maxTokens',
-          reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
-        },
-        steps,
-      );
-    }
-
-    let response: ModelResponse;
-    // The reply's text as the model writes it, saved for live views; the response is the record.
-    const draft = replyDraft(round, (d) => ledger.draft(lease, d));
-    try {
-      response = await withSpan(
-        {
-          name: `chat ${model.model}`,
-          kind: 'client',
-          operation: 'chat',
-          attributes: {
-            [A.providerName]: model.client.kind,
-            [A.requestModel]: model.model,
-            [A.runId]: run.id,
-            [A.round]: round,
-            [A.step]: request.seq,
-          },
-        },
-        () =>
-          model.client.complete(
-            { model: model.model, messages: fitted.messages, tools: offered },
-            { signal, onText: draft.onText },
-          ),
-        (r) => ({
-          attributes: {
-            [A.finishReasons]: [r.finishReason],
-            [A.inputTokens]: r.usage.inputTokens,
-            [A.outputTokens]: r.usage.outputTokens,
-          },
-        }),
-      );
-    } catch (error) {
-      await draft.close();
-      if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
-      if (hasCode(error, 'model_call_failed')) {
+      const round = usage.rounds + 1;
+      if (round > maxRounds) {
+        await writeHeld();
         return {
           status: 'failed',
-          reason: `model call failed: ${serializeError(error).message}`,
+          reason: `the model did not answer within ${maxRounds} rounds`,
         };
       }
-      throw error;
-    }
-    await draft.close();
-    usage = {
-      ...usage,
-      rounds: round,
-      inputTokens: usage.inputTokens + response.usage.inputTokens,
-      outputTokens: usage.outputTokens + response.usage.outputTokens,
-    };
-    const calls = offered.length === 0 ? [] : response.message.toolCalls;
-    // The response, with the run's usage after it: one write with the calls' write-ahead
-    // records, before any of them runs.
-    const lead: LedgerWrite[] = [
-      {
-        kind: 'step',
-        step: {
-          kind: 'model_response',
-          data: {
-            round,
-            content: response.message.content,
-            toolCalls: callsJson(calls),
-            finishReason: response.finishReason,
-            usage: { ...response.usage },
-            ...(calls.length < response.message.toolCalls.length
-              ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
-              : {}),
+      const out = exhaustion(budget, { ...usage, rounds: round }, startedAt, clock.now());
+      if (out) {
+        await writeHeld();
+        return ends.stop(out, steps);
+      }
+
+      const offered = round < maxRounds ? loading.offered() : [];
+      const rebuilt = roundMessages(steps);
+      const pictured = model.imageInput
+        ? await withImages(rebuilt, async (id) => (await ledger.artifact(run.id, id))?.content)
+        : { messages: rebuilt.messages, shown: 0 };
+      const roundSoFar = pictured.messages;
+      if (loading.notice) roundSoFar.push({ role: 'system', content: loading.notice });
+      const entries = ledgerEntries(steps);
+      if (entries.length > 0) roundSoFar.push({ role: 'system', content: renderLedger(entries) });
+      const fitted = await fitContext(
+        {
+          system: renderSystemPrompt({
+            agentName: turn.agent.name,
+            persona: turn.agent.persona,
+            audience: turn.conversation.audience,
+            offeredTools: offered.map((t) => t.name),
+            toolSearch: loading.decision.index && offered.length > 0,
+            packages: env.packages,
+            memories: turn.memories,
+            publicSettings: offer.publicSettings,
+          }),
+          memory: renderMemory(turn.memories),
+          history: historyMessages(turn.history),
+          current: historyMessages([turn.inbound])[0] as Message,
+          round: roundSoFar,
+          kept: rebuilt.kept,
+          tools: offered,
+        },
+        model.budget,
+      );
+      // On record before it is sent, with the last round's ends: a live view shows the round
+      // asking, and a crash leaves what it asked.
+      const [request] = await writeHeld([
+        {
+          kind: 'step',
+          step: {
+            kind: 'model_request',
+            data: {
+              round,
+              model: model.model,
+              provider: model.client.kind,
+              estimate: estimateJson(fitted.estimate),
+              ...(pictured.shown > 0 ? { images: pictured.shown } : {}),
+              offered: offered.map((t) => t.name),
+              ...(round < maxRounds ? {} : { lastRound: true }),
+              loading: loading.requestData(),
+              withheld: [
+                ...withheld.map((w) => ({ ...w })),
+                ...(round < maxRounds
+                  ? []
+                  : registry
+                      .tools()
+                      .map((t) => ({ name: t.name, reason: 'last permitted round: no tools' }))),
+              ],
+              ledger: entries.map((e) => ({ ...e })),
+            },
           },
         },
-      },
-    ];
-    if (calls.length === 0) {
-      const written = await ledger.recordSteps(lease, lead, usageJson(usage));
-      const answered = written.flatMap((w) => w.steps);
-      steps.push(...answered);
-      return ends.answer(answered.at(-1) as ModelResponseStep, steps);
+      ]);
+      if (!request) throw new TypeError('the model request was not written');
+      steps.push(request);
+      const prospective = usage.inputTokens + usage.outputTokens + fitted.estimate.total;
+      if (prospective > budget.maxTokens) {
+        return ends.stop(
+          {
+            budget: 'maxTokens',
+            reason: `budget exhausted: max tokens (${budget.maxTokens}) reached`,
+          },
+          steps,
+        );
+      }
+
+      let response: ModelResponse;
+      // The reply's text as the model writes it, saved for live views; the response is the record.
+      const draft = replyDraft(round, (d) => ledger.draft(lease, d));
+      try {
+        response = await withSpan(
+          {
+            name: `chat ${model.model}`,
+            kind: 'client',
+            operation: 'chat',
+            attributes: {
+              [A.providerName]: model.client.kind,
+              [A.requestModel]: model.model,
+              [A.runId]: run.id,
+              [A.round]: round,
+              [A.step]: request.seq,
+            },
+          },
+          () =>
+            model.client.complete(
+              { model: model.model, messages: fitted.messages, tools: offered },
+              { signal, onText: draft.onText },
+            ),
+          (r) => ({
+            attributes: {
+              [A.finishReasons]: [r.finishReason],
+              [A.inputTokens]: r.usage.inputTokens,
+              [A.outputTokens]: r.usage.outputTokens,
+            },
+          }),
+        );
+      } catch (error) {
+        await draft.close();
+        if (signal.aborted) return { status: 'interrupted', reason: 'the worker stopped' };
+        if (hasCode(error, 'model_call_failed')) {
+          return {
+            status: 'failed',
+            reason: `model call failed: ${serializeError(error).message}`,
+          };
+        }
+        throw error;
+      }
+      await draft.close();
+      usage = {
+        ...usage,
+        rounds: round,
+        inputTokens: usage.inputTokens + response.usage.inputTokens,
+        outputTokens: usage.outputTokens + response.usage.outputTokens,
+      };
+      const calls = offered.length === 0 ? [] : response.message.toolCalls;
+      // The response, with the run's usage after it: one write with the calls' write-ahead
+      // records, before any of them runs.
+      const lead: LedgerWrite[] = [
+        {
+          kind: 'step',
+          step: {
+            kind: 'model_response',
+            data: {
+              round,
+              content: response.message.content,
+              toolCalls: callsJson(calls),
+              finishReason: response.finishReason,
+              usage: { ...response.usage },
+              ...(calls.length < response.message.toolCalls.length
+                ? { ignoredToolCalls: callsJson(response.message.toolCalls) }
+                : {}),
+            },
+          },
+        },
+      ];
+      if (calls.length === 0) {
+        const written = await ledger.recordSteps(lease, lead, usageJson(usage));
+        const answered = written.flatMap((w) => w.steps);
+        steps.push(...answered);
+        return ends.answer(answered.at(-1) as ModelResponseStep, steps);
+      }
+      const end = await settle(calls, { writes: lead, usage });
+      if (end) return end;
+      settledRound = true;
     }
-    const end = await settle(calls, { writes: lead, usage });
-    if (end) return end;
-    settledRound = true;
+  } catch (error) {
+    // A round's ends were held for the next request: what the calls came to stays on record.
+    await settleHeld();
+    throw error;
   }
 }
