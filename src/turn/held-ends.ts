@@ -34,11 +34,19 @@ export class HeldEnds {
       const written = also.length === 0 ? [] : await this.ledger.recordSteps(this.lease, also);
       return { steps: [...steps], also: written.flatMap((w) => w.steps) };
     }
-    const [written, extra] = await this.ledger.recordPrepared(
-      this.lease,
-      [ends.prepared, this.ledger.prepareSteps(also)],
-      ends.usage,
-    );
+    let written: Awaited<ReturnType<RunLedger['recordPrepared']>>[number] | undefined;
+    let extra: typeof written;
+    try {
+      [written, extra] = await this.ledger.recordPrepared(
+        this.lease,
+        [ends.prepared, this.ledger.prepareSteps(also)],
+        ends.usage,
+      );
+    } catch (error) {
+      // Held still: the turn's way out writes them alone (what failed may have been `also`).
+      this.held = ends;
+      throw error;
+    }
     const alsoWrote = (extra ?? []).flatMap((w) => w.steps);
     const now = [...steps];
     for (const step of (written ?? []).flatMap((w) => w.steps)) {
