@@ -194,3 +194,8 @@ export function formatSeconds(seconds: number): string {
   if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} min`;
   return `${Math.round(seconds * 1000) / 1000} s`;
 }
+
+/** A run's usage as its record stores it. */
+export function usageJson(u: RunUsage): JsonObject {
+  return { ...u };
+}

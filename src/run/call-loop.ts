@@ -6,7 +6,14 @@ import { settlesThroughOutbox } from '../tool/outbound.ts';
 import { resolveCall } from '../tool/executor.ts';
 import type { Observation } from '../tool/observation.ts';
 import type { Clock } from '../tool/clock.ts';
-import { addToolUsage, exhaustion, type Budget, type Exhaustion, type RunUsage } from './budget.ts';
+import {
+  addToolUsage,
+  exhaustion,
+  usageJson,
+  type Budget,
+  type Exhaustion,
+  type RunUsage,
+} from './budget.ts';
 import { provisionalSteps } from './ledger-writes.ts';
 import type { LedgerWrite, PreparedSteps, RecordedWrite } from './ledger.ts';
 import type { StepRecord, ToolCallStep } from './records.ts';
@@ -254,6 +261,13 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
         ends.push({ kind: 'observed', callStep: stamp, result: notRun(why), status: 'refused' });
     }
   };
+  /** A call found a meter spent: the calls after it (from `next`) are not run, and it ends. */
+  const spent = async (next: number, metered: ToolUsage): Promise<CallsSettled> => {
+    const exhausted = spentBy({ ...metered, exhausted: metered.exhausted ?? '' });
+    skipRest(next, exhausted.reason);
+    await flush();
+    return { kind: 'budget_exhausted', exhaustion: exhausted, steps };
+  };
   for (const [i, p] of plan.entries()) {
     if (input.signal.aborted) {
       await flush().catch(() => undefined);
@@ -268,15 +282,7 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
         running = addToolUsage(running, outcome.usage);
         await ctx.ledger.progress(ctx.lease, { usage: usageJson(running) });
       }
-      if (outcome.usage.exhausted !== undefined) {
-        skipRest(i + 1, outcome.usage.exhausted);
-        await flush();
-        return {
-          kind: 'budget_exhausted',
-          exhaustion: spentBy({ ...outcome.usage, exhausted: outcome.usage.exhausted }),
-          steps,
-        };
-      }
+      if (outcome.usage.exhausted !== undefined) return spent(i + 1, outcome.usage);
       continue;
     }
     running = { ...running, toolCalls: running.toolCalls + 1 };
@@ -311,15 +317,7 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     mustKeep = !rerunsOnResume(p.definition);
     // A metered call's usage is on record before the next call reads what is left of its meter.
     if (Object.keys(outcome.usage).length > 0) await flush();
-    if (outcome.usage.exhausted !== undefined) {
-      skipRest(i + 1, outcome.usage.exhausted);
-      await flush();
-      return {
-        kind: 'budget_exhausted',
-        exhaustion: spentBy({ ...outcome.usage, exhausted: outcome.usage.exhausted }),
-        steps,
-      };
-    }
+    if (outcome.usage.exhausted !== undefined) return spent(i + 1, outcome.usage);
   }
   const pending = input.deferEnds && !stop ? hold() : undefined;
   await flush();
@@ -360,9 +358,4 @@ function endOf(
         startedMsAgo: outcome.startedMsAgo,
         ...attachments,
       };
-}
-
-/** The run's usage as it is saved. */
-function usageJson(usage: RunUsage): JsonObject {
-  return { ...usage };
 }

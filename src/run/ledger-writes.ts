@@ -105,10 +105,6 @@ export function provisionalSteps(
           committedAt: committed ? now : null,
         };
       }
-      case 'observation':
-        return { ...base, ...step, status: 'completed' };
-      case 'reply':
-        return { ...base, ...step, status: 'completed' };
       default:
         return { ...base, ...step, status: 'completed' };
     }
@@ -116,10 +112,7 @@ export function provisionalSteps(
 }
 
 /** The store batch for `entries`, and how to hand each entry back what it wrote. */
-export function stepBatch(
-  rules: WriteRules,
-  entries: readonly LedgerWrite[],
-): PreparedSteps {
+export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): PreparedSteps {
   const writes: StepWrite[] = [];
   const finish: { seq: number; status: CallStatus | 'refused' }[] = [];
   const shapes: { first: number; count: number; observation?: Observation }[] = [];

@@ -3,7 +3,6 @@ import type { Lease, NewRun, NewStep, RunRecord, RunStatus, StepRecord } from '.
 import { insertArtifact } from './artifacts.ts';
 import {
   STEP_COLUMNS,
-  STEP_INSERT_COLUMNS,
   STEP_INSERT_COLUMNS_STARTED,
   stepFrom,
   stepParams,
@@ -123,24 +122,8 @@ export async function appendStep(
   step: NewStep,
   usage?: JsonObject,
 ): Promise<StepRecord> {
-  const commit = step.kind === 'tool_call' && step.committed;
-  const { rows } = await q.query<StepRow>(
-    // One update of the run reserves the number, stamps the commit and saves the usage: two
-    // updates of one row in a statement would not see each other.
-    `with reserved as (
-       update runs set next_seq = next_seq + $4, updated_at = now(),
-         committed_at = case when $5::boolean then coalesce(committed_at, now()) else committed_at end,
-         usage = coalesce($6::jsonb, usage)
-       where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
-       returning next_seq - $4 as seq)
-     insert into run_steps ${STEP_INSERT_COLUMNS}
-     select $1, reserved.seq, ${stepValues(7)} from reserved
-     returning ${STEP_COLUMNS}`,
-    [lease.runId, lease.owner, lease.epoch, 1, commit, usageParam(usage), ...stepParams(step)],
-  );
-  const row = rows[0];
-  if (!row) throw new LeaseLostError(lease);
-  return stepFrom(row);
+  const [written] = await appendSteps(q, lease, { steps: [{ step }], ...(usage ? { usage } : {}) });
+  return written as StepRecord;
 }
 
 /**

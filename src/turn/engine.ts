@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
 import type { Message, ModelResponse } from '../model/wire.ts';
-import { budgetFrom, exhaustion, usageFrom, type RunUsage } from '../run/budget.ts';
+import { budgetFrom, exhaustion, usageFrom, usageJson, type RunUsage } from '../run/budget.ts';
 import { settleCalls } from '../run/call-loop.ts';
 import type { DriveContext, RunDriver, RunEnd } from '../run/driver.ts';
 import type { LedgerWrite } from '../run/ledger.ts';
@@ -15,7 +15,7 @@ import { renderMemory, renderSystemPrompt } from './prompt.ts';
 import { BROWSER_HANDOFF, handoffRefused } from './browser-handoff.ts';
 import { HeldEnds } from './held-ends.ts';
 import { readyHandoff, withOwnVerbs } from './own-verbs.ts';
-import { turnEndings, usageJson } from './turn-endings.ts';
+import { turnEndings } from './turn-endings.ts';
 import { withImages } from './round-images.ts';
 import { callsJson, historyMessages, responseFrom, roundMessages } from './round-messages.ts';
 import { planToolLoading } from './tool-loading.ts';

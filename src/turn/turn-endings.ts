@@ -1,5 +1,4 @@
-import type { JsonObject } from '../model/json.ts';
-import { formatSeconds, type Budget, type Exhaustion, type RunUsage } from '../run/budget.ts';
+import { formatSeconds, usageJson, type Budget, type Exhaustion } from '../run/budget.ts';
 import type { CallsSettled } from '../run/call-loop.ts';
 import type { RunEnd } from '../run/driver.ts';
 import type { RunLedger } from '../run/ledger.ts';
@@ -102,9 +101,4 @@ export function turnEndings(input: {
       return { status: 'succeeded', reason: null };
     },
   };
-}
-
-/** A run's usage as its record stores it. */
-export function usageJson(u: RunUsage): JsonObject {
-  return { ...u };
 }

@@ -61,6 +61,19 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     return new RunLedger(runStore(counted));
   }
 
+  /** A script run created leased to `owner`, and its lease. */
+  async function leasedRun(ledger: RunLedger, owner: string, budget: Record<string, number>) {
+    const run = await ledger.createRun({
+      agentId,
+      kind: 'script',
+      provenance: { kind: 'operator', operator: 'test' },
+      budget,
+      lease: { owner, leaseMs: 60_000 },
+    });
+    const lease: Lease = { runId: run.id, owner, epoch: run.leaseEpoch };
+    return { run, lease };
+  }
+
   async function scriptRun(ledger: RunLedger, calls: ReturnType<typeof call>[]) {
     return ledger.createRun({
       agentId,
@@ -73,14 +86,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
 
   it('writes a replayable query in one statement with the usage, an effect in two', async () => {
     const ledger = countingLedger();
-    const run = await ledger.createRun({
-      agentId,
-      kind: 'script',
-      provenance: { kind: 'operator', operator: 'test' },
-      budget: {},
-      lease: { owner: 'counter', leaseMs: 60_000 },
-    });
-    const lease: Lease = { runId: run.id, owner: 'counter', epoch: run.leaseEpoch };
+    const { run, lease } = await leasedRun(ledger, 'counter', {});
     const settle = async (c: ReturnType<typeof call>, usage = usageFrom({})) => {
       statements = 0;
       const settled = await settleCalls({
@@ -112,14 +118,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
   /** Settles `calls` as one round after a lead note; what each call saw on record when it ran. */
   async function round(calls: ReturnType<typeof call>[]) {
     const ledger = countingLedger();
-    const run = await ledger.createRun({
-      agentId,
-      kind: 'script',
-      provenance: { kind: 'operator', operator: 'test' },
-      budget: {},
-      lease: { owner: 'rounds', leaseMs: 60_000 },
-    });
-    const lease: Lease = { runId: run.id, owner: 'rounds', epoch: run.leaseEpoch };
+    const { run, lease } = await leasedRun(ledger, 'rounds', {});
     const before: Record<string, string[]> = {};
     const look = async (id: string) => {
       // Read through another ledger: the counting one counts the round's own statements only.
@@ -201,14 +200,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
       }),
     ]);
     const ledger = new RunLedger(runStore(db));
-    const run = await ledger.createRun({
-      agentId,
-      kind: 'script',
-      provenance: { kind: 'operator', operator: 'test' },
-      budget: { wallClockMs: 1_000 },
-      lease: { owner: 'clocked', leaseMs: 60_000 },
-    });
-    const lease: Lease = { runId: run.id, owner: 'clocked', epoch: run.leaseEpoch };
+    const { run, lease } = await leasedRun(ledger, 'clocked', { wallClockMs: 1_000 });
     const settled = await settleCalls({
       ctx: {
         ledger,
