@@ -28,7 +28,8 @@ import { migrate } from '../src/store/migrate.ts';
 import { openPglite } from '../src/store/pglite.ts';
 import type { Definition } from '../src/tool/definition.ts';
 import { buildToolIndex } from '../src/turn/tool-index.ts';
-import { searchIndexOf, searchableDefinitions } from '../src/turn/tool-loading.ts';
+import { TokenCounter } from '../src/turn/token-count.ts';
+import { planToolLoading, searchIndexOf, searchableDefinitions } from '../src/turn/tool-loading.ts';
 import { startFakeMcpServer, type FakeMcpServer } from '../test/support/mcp-server.ts';
 import { fixtureSlug } from '../test/support/remote-catalog.ts';
 import { HOLDOUT } from './progressive-holdout.ts';
@@ -128,6 +129,18 @@ try {
     `${servers.length} loopback MCP servers, ${total} tools listed; ${remote.length} remote and ${registry.size - remote.length} built-in offered to the agent ` +
       `(withheld: ${withheld.map((w) => `${w.name}: ${w.reason}`).join('; ')})`,
   );
+
+  const plan = await planToolLoading({
+    registry,
+    budget: { contextTokens: 128_000, reservedOutputTokens: 4_096 },
+    checkpoint: {},
+    save: () => Promise.resolve(),
+  });
+  const counter = new TokenCounter();
+  const each = await Promise.all(
+    plan.offered().map(async (t) => `${t.name} ${await counter.count(JSON.stringify(t))}`),
+  );
+  console.log(`the index's tools one by one (tokens): ${each.join(', ')}`);
 
   const turn = await chat(mesh, { agentId: agent.id, actor: 'bench', body: 'open a PR' });
   const requests = turn.steps.flatMap((s) => (s.kind === 'model_request' ? [s.data] : []));

@@ -20,8 +20,8 @@ export interface Integration {
 /** The integrations listed by name in tool_search's description; the rest are counted. */
 export const MAX_LISTED_INTEGRATIONS = 16;
 /** Subjects per integration line: enough to say what it is for, few enough to stay small. */
-const TOPICS_PER_LINE = 4;
-const PURPOSE_CHARS = 60;
+const TOPICS_PER_LINE = 3;
+const PURPOSE_CHARS = 40;
 
 /** The source of a definition. */
 export function sourceOf(d: Definition): ToolSource {
@@ -94,9 +94,12 @@ function topics(definitions: readonly Definition[], label: string): string[] {
   return out;
 }
 
-/** The first sentence of a description, cut at a word to at most `max` characters. */
+/**
+ * The first clause of a description (up to its first stop, semicolon or parenthesis), cut at a
+ * word to at most `max` characters.
+ */
 export function firstLine(text: string, max: number): string {
-  const sentence = (text.split(/(?<=[.!?])\s|\n/)[0] ?? '').trim().replace(/\s+/g, ' ');
+  const sentence = (text.split(/(?<=[.!?])\s|\n|\s*[;(]/)[0] ?? '').trim().replace(/\s+/g, ' ');
   if (sentence.length <= max) return sentence.replace(/[.]$/, '');
   const cut = sentence.slice(0, max - 1);
   const space = cut.lastIndexOf(' ');
@@ -114,27 +117,32 @@ export function integrationsOf(definitions: readonly Definition[]): Integration[
     else groups.set(key, { source, members: [d] });
   }
   return [...groups.values()].map(({ source, members }) => {
-    const subjects = topics(members, sourceLabel(source));
-    return {
-      source,
-      operations: members.length,
-      purpose:
-        subjects.length > 0
-          ? subjects.join(', ')
-          : firstLine(members[0]?.tool.description ?? '', PURPOSE_CHARS),
-    };
+    const all = topics(members, sourceLabel(source));
+    // A subject that only spells the label again ("sequential_thinking: sequentialthinking")
+    // says nothing the label does not: the label is then the whole line.
+    const label = words(sourceLabel(source)).join('');
+    const subjects = all.filter((t) => words(t).join('') !== label);
+    const purpose =
+      subjects.length > 0
+        ? subjects.join(', ')
+        : all.length > 0
+          ? ''
+          : firstLine(members[0]?.tool.description ?? '', PURPOSE_CHARS);
+    return { source, operations: members.length, purpose };
   });
 }
 
 /**
- * The bounded summary tool_search carries: one short line per integration (label, operation
- * count, purpose), at most {@link MAX_LISTED_INTEGRATIONS} of them, the rest counted.
+ * The bounded summary tool_search carries: one short line per integration (label and purpose),
+ * at most {@link MAX_LISTED_INTEGRATIONS} of them, the rest counted. It is paid for on every
+ * request on the index, so it names what each integration is for and no more: the operation
+ * counts are left to the search's own answer.
  */
 export function renderIntegrations(integrations: readonly Integration[]): string {
   const listed = integrations.slice(0, MAX_LISTED_INTEGRATIONS);
   const rest = integrations.slice(MAX_LISTED_INTEGRATIONS);
-  const lines = listed.map(
-    (i) => `${sourceLabel(i.source)} (${i.operations}): ${i.purpose || 'no description'}`,
+  const lines = listed.map((i) =>
+    i.purpose === '' ? sourceLabel(i.source) : `${sourceLabel(i.source)}: ${i.purpose}`,
   );
   if (rest.length > 0) {
     const ops = rest.reduce((n, i) => n + i.operations, 0);

@@ -10,7 +10,7 @@ export const REQUEST_INPUT = 'request_input';
 const TOOL: Tool = Object.freeze({
   name: REQUEST_INPUT,
   description:
-    'Ask the people in this conversation a question you cannot answer yourself (a decision, a missing fact) and wait for their answer; anyone in the conversation may answer. Use it only when you need a person.',
+    'Ask the people in this conversation what only they can answer (a decision, a missing fact) and wait for the answer.',
   parameters: {
     type: 'object',
     required: ['question'],
@@ -21,16 +21,15 @@ const TOOL: Tool = Object.freeze({
         minLength: 1,
         maxLength: 4000,
         pattern: '\\S',
-        description: 'The question, as the people in the conversation will read it.',
+        description: 'As people will read it.',
       },
       choices: {
         type: 'array',
         minItems: 2,
         maxItems: 10,
         uniqueItems: true,
-        items: { type: 'string', minLength: 1, maxLength: 300, pattern: '\\S' },
-        description:
-          'The answers to pick from, when there are a few (people may still answer in their own words).',
+        items: { type: 'string', minLength: 1, maxLength: 300 },
+        description: 'Answers to pick from, if there are a few.',
       },
     },
   },
@@ -45,10 +44,13 @@ export interface Question {
 /** The question in a request_input call's arguments, validated by the executor beforehand. */
 export function questionFrom(args: JsonObject): Question {
   const question = typeof args['question'] === 'string' ? args['question'].trim() : '';
-  const choices = Array.isArray(args['choices'])
+  const given = Array.isArray(args['choices'])
     ? args['choices'].filter((c): c is string => typeof c === 'string').map((c) => c.trim())
     : [];
-  return { question, choices };
+  // A blank choice is dropped (the schema does not spend a pattern on it); fewer than two left
+  // is no list to pick from, so the question is asked open.
+  const kept = [...new Set(given.filter((c) => c !== ''))];
+  return { question, choices: kept.length >= 2 ? kept : [] };
 }
 
 /** The question as posted to the conversation, attributed to the agent. */

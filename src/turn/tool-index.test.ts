@@ -29,10 +29,12 @@ describe('the tool index over the fixture catalog', () => {
     expect(index.search('the of and', 5)).toEqual([]);
   });
 
-  it('summarizes the integrations in one bounded line each: label, operation count, purpose', () => {
+  it('summarizes the integrations in one bounded line each: label and purpose', () => {
     const summary = renderIntegrations(integrationsOf(definitions));
-    expect(summary).toContain('github (26): pull request, issue');
-    expect(summary).toContain('postgres (1): query');
+    expect(summary).toContain('github: pull request, issue, file');
+    expect(summary).toContain('postgres: query');
+    // a subject that repeats the label is no purpose
+    expect(summary).toMatch(/; sequential_thinking(;|$)/);
     expect(summary.split('; ')).toHaveLength(11);
   });
 });

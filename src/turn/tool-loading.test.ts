@@ -114,7 +114,7 @@ describe('progressive tool loading', () => {
     expect(loading.decision.indexTokens).toBeLessThan(loading.decision.allTokens);
     expect(loading.offered().map((t) => t.name)).toEqual(['remember', 'recall', TOOL_SEARCH]);
     const description = loading.offered()[2]?.description ?? '';
-    expect(description).toContain('github (26): pull request');
+    expect(description).toContain('github: pull request');
 
     const found = await search(loading.registry, 'open a PR');
     expect(found.text).toContain('github__create_pull_request');

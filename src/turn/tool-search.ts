@@ -25,7 +25,7 @@ export function toolSearchTool(summary: string): Tool {
   return Object.freeze({
     name: TOOL_SEARCH,
     description:
-      'Find more operations you may use; matches are offered on your next request.' +
+      'Find more operations; matches are offered from your next request.' +
       (summary === '' ? '' : ` Connected: ${summary}.`),
     parameters: PARAMETERS,
   });
