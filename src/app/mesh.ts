@@ -50,6 +50,11 @@ export interface Mesh {
   readonly runs: RunQueue;
   readonly services: Services;
   readonly secrets: SecretStore;
+  /**
+   * The same database and secrets for reads that take no locks and are issued together (a turn's
+   * configuration): on a server they share one round trip (Db.reads); elsewhere, `db` itself.
+   */
+  readonly reads: { readonly db: Db; readonly secrets: SecretStore };
   /** Where this Mesh reads the time: freshness, token expiry, retry deadlines. Tests move it. */
   readonly clock: Clock;
   /**
@@ -164,8 +169,16 @@ export function assembleMesh(
     SETTLE_POLL_MS,
     listen && ((ended, lost) => listen(RUN_ENDED_CHANNEL, ended, lost)),
   );
+  const readsDb = readsOf(db);
   const mesh: Mesh = {
     secrets,
+    reads: {
+      db: readsDb,
+      secrets:
+        readsDb === db
+          ? secrets
+          : createSecretStore(secretRows(readsDb), instanceKey, { redactor }),
+    },
     clock,
     db,
     turnSlots: new TurnSlots(options.turnConcurrency ?? turnConcurrency()),
@@ -236,6 +249,17 @@ export function assembleMesh(
  * An OpenAI-compatible client whose SDK is imported on its first completion: the `openai` package
  * is a few hundred modules, and most processes (every CLI command but chat) never call a model.
  */
+/** The Db whose plain statements go through its reads lane (see Db.reads), or the Db itself. */
+function readsOf(db: Db): Db {
+  const { reads } = db;
+  if (!reads) return db;
+  return {
+    ...db,
+    query: (sql, params) => reads.query(sql, params),
+    exec: (sql) => reads.exec(sql),
+  };
+}
+
 function lazyOpenAiClient(options: OpenAiCompatibleOptions): ModelClient {
   let client: Promise<ModelClient> | undefined;
   const lazy: ModelClient = {

@@ -36,6 +36,13 @@ export interface Db extends Queryable {
    * is one connection anyway (the embedded database): the Db itself.
    */
   readonly leases?: Queryable;
+  /**
+   * Where independent reads issued together go together: the statements given to it in one turn
+   * of the event loop share one round trip (a server's pipeline mode), for reads that take no
+   * locks, such as a turn's configuration. Absent on the embedded database, where a statement
+   * costs no round trip: the Db itself.
+   */
+  readonly reads?: Queryable;
   /** The connection pool's state now, where there is one (a server; not the embedded database). */
   readonly poolStats?: () => PoolStats;
   /**

@@ -8,6 +8,7 @@ import {
   type Queryable,
   type QueryResult,
 } from './db.ts';
+import { pipelinedReads } from './pipelined-reads.ts';
 
 /**
  * How this pool reads column values: timestamps as Date, bigint counts as numbers (sizes and
@@ -94,14 +95,25 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     types: TYPES,
   });
+  // The reads lane: pipelined connections for independent reads issued together (see Db.reads).
+  const readPool = new pg.Pool({
+    connectionString: options.url,
+    max: 2,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    types: TYPES,
+    // node-postgres's pipeline mode (8.23): queued statements are sent without waiting.
+    ...({ pipeline: true } as object),
+  });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   leasePool.on('error', () => undefined);
+  readPool.on('error', () => undefined);
   try {
     await pool.query('select 1');
   } catch (error) {
     await pool.end().catch(() => undefined);
     await leasePool.end().catch(() => undefined);
+    await readPool.end().catch(() => undefined);
     const reason = redact(error instanceof Error ? error.message : String(error), options.url);
     throw new StoreError(
       'database_unreachable',
@@ -172,6 +184,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         await client.end().catch(() => undefined);
       };
     },
+    reads: pipelinedReads(readPool, run, (error) => wrap(error, options.url)),
     leases: {
       query: (sql, params) => run(leasePool, sql, params),
       exec: async (sql) => {
@@ -211,7 +224,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       }
     },
     async close() {
-      await Promise.all([pool.end(), leasePool.end()]);
+      await Promise.all([pool.end(), leasePool.end(), readPool.end()]);
     },
   };
 }

@@ -76,8 +76,11 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   const turn = await env.loadTurn(run);
   span.updateName(`invoke_agent ${turn.agent.name}`);
   span.setAttribute(A.agentName, turn.agent.name);
-  const offer = await env.policyFor(run, turn.agent, turn.conversation);
-  const model = await env.modelFor(turn.agent, run);
+  // Issued together: their reads share round trips where the database allows (Mesh.reads).
+  const [offer, model] = await Promise.all([
+    env.policyFor(run, turn.agent, turn.conversation),
+    env.modelFor(turn.agent, run),
+  ]);
   // Every schema, or the agent's own verbs and tool_search plus what searches loaded; calls
   // resolve against the whole authorized registry either way.
   const own = withOwnVerbs(offer.registry.definitions(), offer.withheld);

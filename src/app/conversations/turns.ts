@@ -42,24 +42,25 @@ export function turnEnvironment(
   return {
     packages: mesh.catalog.packages,
     async loadTurn(run: RunRecord) {
-      const agent = await getAgent(mesh.db, run.agentId);
-      const conversation = run.conversationId
-        ? await getConversation(mesh.db, run.conversationId)
-        : undefined;
-      const inbound = run.inboundMessageId
-        ? await getMessage(mesh.db, run.inboundMessageId)
-        : undefined;
+      // The run names everything the turn reads, so the reads are issued together (Mesh.reads).
+      const { db } = mesh.reads;
+      const { conversationId, inboundMessageId } = run;
+      const [agent, conversation, inbound, history, recent] = await Promise.all([
+        getAgent(db, run.agentId),
+        conversationId ? getConversation(db, conversationId) : undefined,
+        inboundMessageId ? getMessage(db, inboundMessageId) : undefined,
+        conversationId && inboundMessageId
+          ? listMessagesBefore(db, conversationId, inboundMessageId)
+          : [],
+        recentActiveMemories(db, run.agentId, 20),
+      ]);
       if (!agent || !conversation || !inbound) {
         throw new MeshError(
           'turn_incomplete',
           `run ${run.id} has no agent, conversation or inbound message`,
         );
       }
-      const history = await listMessagesBefore(mesh.db, conversation.id, inbound.id);
-      const memories = (await recentActiveMemories(mesh.db, agent.id, 20)).map((m) => ({
-        id: m.id,
-        content: m.content,
-      }));
+      const memories = recent.map((m) => ({ id: m.id, content: m.content }));
       return { agent, conversation, inbound, history, memories };
     },
     policyFor: (_run, agent, conversation) =>
@@ -72,7 +73,7 @@ export function turnEnvironment(
           `agent ${agent.name} has no model provider; set one with mesh agents create --provider`,
         );
       }
-      const provider = await getModelProvider(mesh.db, agent.modelProviderId);
+      const provider = await getModelProvider(mesh.reads.db, agent.modelProviderId);
       if (!provider)
         throw new MeshError(
           'provider_not_found',

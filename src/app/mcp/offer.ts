@@ -40,9 +40,9 @@ export async function remoteOffer(
 ): Promise<RemoteOffer> {
   const definitions: Definition[] = [];
   const withheld: Withheld[] = [];
-  const bindings = await listBindings(mesh.db, agentId);
+  const bindings = await listBindings(mesh.reads.db, agentId);
   const tools = await Promise.all(
-    bindings.map((b) => listMcpTools(mesh.db, agentId, b.provider.id)),
+    bindings.map((b) => listMcpTools(mesh.reads.db, agentId, b.provider.id)),
   );
   bindings.forEach((binding, index) => {
     const provider = binding.provider;

@@ -31,7 +31,7 @@ export async function agentConfig(
   mesh: Mesh,
   agentId: string,
 ): Promise<(packageId: string) => Readonly<Record<string, JsonValue>>> {
-  const rows = await listConfigValues(mesh.db, agentId);
+  const rows = await listConfigValues(mesh.reads.db, agentId);
   const byPackage = new Map<string, Record<string, JsonValue>>();
   for (const pkg of mesh.catalog.packages) {
     const stored = new Map(
@@ -78,16 +78,18 @@ export type AgentOfferFacts = Omit<OfferFacts, 'audience'>;
  * verb).
  */
 export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<AgentOfferFacts> {
+  // Issued together: on a server they share one round trip (Mesh.reads).
+  const { db, secrets } = mesh.reads;
   const [disabled, audiences, workspaceGrant, browserGrant, unservedWeb, installs, held] =
     await Promise.all([
-      listDisabledTools(mesh.db, agentId),
-      listPackageAudiences(mesh.db, agentId),
-      backendGrantOf(mesh.db, agentId),
-      browserGrantOf(mesh.db, agentId),
-      unservedWebVerbs(mesh.db, agentId),
-      lifecycleStore(mesh.db).listInstalls(agentId),
+      listDisabledTools(db, agentId),
+      listPackageAudiences(db, agentId),
+      backendGrantOf(db, agentId),
+      browserGrantOf(db, agentId),
+      unservedWebVerbs(db, agentId),
+      lifecycleStore(db).listInstalls(agentId),
       // Every installation's captured kinds in one read, not one per package.
-      mesh.secrets.describeMatching({
+      secrets.describeMatching({
         ownerType: 'agent_tool',
         ownerIdPrefix: agentToolOwnerId(agentId, ''),
       }),
