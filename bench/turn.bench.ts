@@ -63,6 +63,8 @@ const script = parseScript({
 interface StatementLog {
   on: boolean;
   readonly byKind: Map<string, { count: number; ms: number; bytes: number }>;
+  /** Round trips of the reads lane: its statements issued in one tick share one. */
+  readsBatches: number;
 }
 
 /** Starts timing a new turn (the first model call of a turn has no round before it). */
@@ -122,7 +124,11 @@ function timedDb(db: Db, log: StatementLog): Db {
   const time = <T>(sql: string, run: () => Promise<T>, params?: unknown): Promise<T> => {
     if (!log.on) return run();
     const t0 = performance.now();
-    const bytes = params === undefined ? 0 : JSON.stringify(params).length;
+    // The parameters' size without serializing them again (the ledger's are JSON text already):
+    // the bench must not add to the time it measures.
+    const bytes = Array.isArray(params)
+      ? params.reduce<number>((n, p) => n + (typeof p === 'string' ? p.length : 8), 0)
+      : 0;
     return run().finally(() => {
       const entry = log.byKind.get(kindOf(sql)) ?? { count: 0, ms: 0, bytes: 0 };
       entry.count++;
@@ -131,14 +137,31 @@ function timedDb(db: Db, log: StatementLog): Db {
       log.byKind.set(kindOf(sql), entry);
     });
   };
-  const wrap = (q: Queryable): Queryable => ({
-    query: (sql, params) => time(sql, () => q.query(sql, params), params),
-    exec: (sql) => time(sql, () => q.exec(sql)),
+  const wrap = (q: Queryable, lane = ''): Queryable => ({
+    query: (sql, params) => time(lane + sql, () => q.query(sql, params), params),
+    exec: (sql) => time(lane + sql, () => q.exec(sql)),
   });
+  // The reads lane sends one tick's statements together (Db.reads): its statements are marked
+  // ⇉, and each tick that used it is one round trip.
+  let batchOpen = false;
+  const readsLane = (q: Queryable): Queryable => {
+    const inner = wrap(q, '⇉ ');
+    const opened = () => {
+      if (!log.on || batchOpen) return;
+      batchOpen = true;
+      log.readsBatches++;
+      setImmediate(() => (batchOpen = false));
+    };
+    return {
+      query: (sql, params) => (opened(), inner.query(sql, params)),
+      exec: (sql) => (opened(), inner.exec(sql)),
+    };
+  };
   return {
     ...db,
     ...wrap(db),
     ...(db.leases ? { leases: wrap(db.leases) } : {}),
+    ...(db.reads ? { reads: readsLane(db.reads) } : {}),
     transaction: (fn) => time('begin … commit', () => db.transaction((tx) => fn(wrap(tx)))),
     close: () => db.close(),
   };
@@ -146,7 +169,7 @@ function timedDb(db: Db, log: StatementLog): Db {
 
 async function measure(label: string, raw: Db): Promise<void> {
   await migrate(raw);
-  const statements: StatementLog = { on: false, byKind: new Map() };
+  const statements: StatementLog = { on: false, byKind: new Map(), readsBatches: 0 };
   const db = timedDb(raw, statements);
   const gaps: number[] = [];
   const inner = scriptedClient(script);
@@ -226,8 +249,10 @@ async function measure(label: string, raw: Db): Promise<void> {
   const all = [...statements.byKind.entries()].sort((a, b) => b[1].ms - a[1].ms);
   const count = all.reduce((n, [, e]) => n + e.count, 0);
   const ms = all.reduce((n, [, e]) => n + e.ms, 0);
+  const piped = all.filter(([kind]) => kind.startsWith('⇉')).reduce((n, [, e]) => n + e.count, 0);
+  const trips = count - piped + statements.readsBatches;
   console.log(
-    `${''.padEnd(10)} per turn (2 tool rounds, 3 model requests): ${(count / TURNS).toFixed(1)} statements, ${(ms / TURNS).toFixed(2)} ms waiting on the database`,
+    `${''.padEnd(10)} per turn (2 tool rounds, 3 model requests): ${(count / TURNS).toFixed(1)} statements in ${(trips / TURNS).toFixed(1)} round trips (⇉: ${(piped / TURNS).toFixed(1)} reads sent together, in ${(statements.readsBatches / TURNS).toFixed(1)}), ${(ms / TURNS).toFixed(2)} ms waiting on the database`,
   );
   for (const [kind, e] of all)
     console.log(
