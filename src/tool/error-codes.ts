@@ -79,6 +79,8 @@ export const ERROR_CODES = Object.freeze({
   lifecycle_row_missing: 'internal',
   install_not_enabled: 'conflict',
   no_compensation: 'conflict',
+  // A lifecycle action whose hook failed: the install is parked in error with a task, on record.
+  transition_failed: 'upstream',
   lifecycle_misuse: 'internal',
   secret_refused: 'conflict',
   config_not_applied: 'conflict',

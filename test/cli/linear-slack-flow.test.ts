@@ -101,8 +101,24 @@ describe('a Linear issue and a Slack post through mesh chat', () => {
       offered: false,
       reason: 'package mesh.linear is not enabled for this agent',
     });
-    expect(await step('packages', 'enable', 'mesh.linear', '--agent', 'ada')).toMatch(
-      /^mesh\.linear is enabled for ada\.\n {2}transition 1: enable disabled → enabled succeeded after 1 attempt\(s\) by /,
+    // A refused enable is a failure on every face: the command exits non-zero naming the hook's
+    // reason and the way to settle it, and the failed transition stays on record.
+    linear.failures.push('forbidden');
+    const refusedEnable = await mesh('packages', 'enable', 'mesh.linear', '--agent', 'ada');
+    output.push(refusedEnable.stdout, refusedEnable.stderr);
+    expect(refusedEnable.code).toBe(1);
+    expect(refusedEnable.stderr).toContain('enable transition of mesh.linear for ada failed: ');
+    expect(refusedEnable.stderr).toContain(
+      'settle it with mesh packages compensate mesh.linear --agent ada --how retry|abandon',
+    );
+    expect(linear.webhooks.size).toBe(0);
+    expect(await step('packages', 'install', 'mesh.linear', '--agent', 'ada')).toMatch(
+      /^mesh\.linear is in error for ada[^\n]*\n[^\n]*\n {2}1\. \S+ enable disabled → enabled failed /,
+    );
+    expect(
+      await step('packages', 'compensate', 'mesh.linear', '--agent', 'ada', '--how', 'retry'),
+    ).toMatch(
+      /^mesh\.linear is enabled for ada\.\n {2}transition 2: enable [a-z]+ → enabled succeeded after 1 attempt\(s\) by /,
     );
     expect([...linear.webhooks.values()]).toMatchObject([
       { url: 'http://127.0.0.1:9/hooks/linear', enabled: true },

@@ -49,11 +49,23 @@ describe.each(testDatabases())(
     it('parks a refused teardown in error with a task, shown by the API and settled by a form', async () => {
       expect((await server.api('POST', `${path}/enable`)).json).toMatchObject({ state: 'enabled' });
       teardown.push({ kind: 'terminal', reason: 'the tracker refused to delete the webhook' });
+      // A failed transition is a failure on every face: 502 with its typed reason and the way to
+      // settle it; the install and its task are on record all the same.
       const failed = await server.api('POST', `${path}/disable`);
-      expect(failed.status).toBe(200);
+      expect(failed.status).toBe(502);
       expect(failed.json).toMatchObject({
+        error: {
+          code: 'transition_failed',
+          message:
+            'disable transition of example.tracker for ops failed: the tracker refused to delete the webhook; ' +
+            'the install is in error with a compensation task: settle it with mesh packages compensate example.tracker --agent ops --how retry|abandon',
+          retryable: false,
+        },
+      });
+      expect((await server.api('GET', `${path}/install`)).json).toMatchObject({
         state: 'error',
         offered: false,
+        transitions: [{ action: 'enable' }, { action: 'disable', outcome: 'failed' }],
         compensations: [
           { action: 'disable', state: 'open', reason: 'the tracker refused to delete the webhook' },
         ],
@@ -112,7 +124,7 @@ describe.each(testDatabases())(
     it('abandons a task from the API: the install is disabled and the record names who accepted it', async () => {
       await server.api('POST', `${path}/enable`);
       teardown.push({ kind: 'terminal', reason: 'the tracker is gone' });
-      await server.api('POST', `${path}/disable`);
+      expect((await server.api('POST', `${path}/disable`)).status).toBe(502);
       const abandoned = await server.api('POST', `${path}/compensate`, { how: 'abandon' });
       expect(abandoned.json).toMatchObject({
         state: 'disabled',

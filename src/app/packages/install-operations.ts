@@ -1,5 +1,6 @@
 import { AGENT_FIELD, PACKAGE_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
+import { MeshError } from '../../tool/errors.ts';
 import type { InstallAnswer } from './installs.ts';
 
 /*
@@ -35,6 +36,29 @@ function installLines(out: InstallAnswer, input: Readonly<Record<string, unknown
 
 const ERRORS = ['agent_not_found', 'package_not_found'] as const;
 
+/**
+ * A transition that failed is a failure on every face, not a 200 with `state: error` in its
+ * body: the API answers 502 `transition_failed` and the CLI exits non-zero, naming the hook's
+ * reason and how to settle the task. The transition stays on record (the executor wrote it), and
+ * `packages install` shows it.
+ */
+function refuseFailed(
+  out: InstallAnswer,
+  transition: { readonly outcome: string; readonly error: string | null } | undefined,
+  agent: string,
+): InstallAnswer {
+  if (transition?.outcome !== 'failed') return out;
+  const last = out.transitions.at(-1);
+  const task = out.compensations.some((c) => c.state === 'open')
+    ? `; the install is in error with a compensation task: settle it with mesh packages compensate ${out.package} --agent ${agent} --how retry|abandon`
+    : '';
+  throw new MeshError(
+    'transition_failed',
+    `${last?.action ?? 'the'} transition of ${out.package} for ${agent} failed: ${transition.error ?? 'its hook failed'}${task}`,
+    { package: out.package, state: out.state },
+  );
+}
+
 /** An operation that runs one lifecycle action on an install. */
 function actionOperation<const A extends 'enable' | 'disable' | 'health' | 'rotate' | 'upgrade'>(
   action: A,
@@ -47,7 +71,9 @@ function actionOperation<const A extends 'enable' | 'disable' | 'health' | 'rota
     tag: 'packages',
     input: INSTALL_INPUT,
     errors:
-      action === 'health' || action === 'rotate' ? [...ERRORS, 'install_not_enabled'] : ERRORS,
+      action === 'health' || action === 'rotate'
+        ? [...ERRORS, 'install_not_enabled', 'transition_failed']
+        : [...ERRORS, 'transition_failed'],
     http: { method: 'POST', path: `/api/agents/{agent}/packages/{package}/${verb}` },
     cli: { command: ['packages', verb], positionals: ['package'], print: installLines },
     async run(mesh, input, caller): Promise<InstallAnswer> {
@@ -65,7 +91,11 @@ function actionOperation<const A extends 'enable' | 'disable' | 'health' | 'rota
         action,
         actor: caller.actor,
       });
-      return installAnswer(mesh, agent.id, pkg, result.install);
+      return refuseFailed(
+        await installAnswer(mesh, agent.id, pkg, result.install),
+        result.transition,
+        agent.name,
+      );
     },
   });
 }
@@ -147,7 +177,7 @@ export const compensateOperation = defineOperation({
       how: { enum: ['retry', 'abandon'], description: 'retry the hook, or abandon the task' },
     },
   },
-  errors: [...ERRORS, 'no_compensation'],
+  errors: [...ERRORS, 'no_compensation', 'transition_failed'],
   http: { method: 'POST', path: '/api/agents/{agent}/packages/{package}/compensate' },
   cli: { command: ['packages', 'compensate'], positionals: ['package'], print: installLines },
   async run(mesh, input, caller): Promise<InstallAnswer> {
@@ -165,7 +195,11 @@ export const compensateOperation = defineOperation({
       input.how,
       caller.actor,
     );
-    return installAnswer(mesh, agent.id, pkg, result.install);
+    return refuseFailed(
+      await installAnswer(mesh, agent.id, pkg, result.install),
+      result.transition,
+      agent.name,
+    );
   },
 });
 
