@@ -128,8 +128,17 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
       const { lifecycleOf } = await import('./packages/installs.ts');
       const resumed = await lifecycleOf(mesh).resumeUnfinished();
       if (resumed > 0) log(`Finished ${resumed} package transition(s) a stopped process left.`);
-      const upgraded = await lifecycleOf(mesh).upgradeDrifted();
-      if (upgraded > 0) log(`Upgraded ${upgraded} package install(s) to the version now running.`);
+      // Drift is recorded and shown; an upgrade runs on_enable, so only on an operator's word.
+      const { sweepDrift } = await import('./packages/drift.ts');
+      const drift = await sweepDrift(mesh);
+      if (drift.upgraded > 0)
+        log(
+          `Upgraded ${drift.upgraded} package install(s) to the version now running, on an operator's standing instruction.`,
+        );
+      else if (drift.newlySeen > 0)
+        log(
+          `${drift.newlySeen} package install(s) are pinned to another version than the one now running; upgrade them with mesh packages upgrade (see mesh packages installed).`,
+        );
     }),
     startSweeper('The question sweeper', QUESTION_SWEEP_INTERVAL_MS, log, async () => {
       const { expireQuestions } = await import('./runs/question-expiry.ts');

@@ -30,6 +30,12 @@ const STOPPED = new AbortController().signal;
  * to its install, and a failure parks the install in `error` with a compensation task.
  */
 export function createLifecycleExecutor(options: LifecycleOptions) {
+  /** Every enabled install pinned to another build of its package than the one running. */
+  const drifted = async (): Promise<InstallRecord[]> =>
+    (await options.store.enabledInstalls()).filter((install) => {
+      const pkg = options.packageOf(install.packageId);
+      return pkg !== undefined && pkg.digest !== install.packageDigest;
+    });
   const { store } = options;
   const retry = options.retry ?? DEFAULT_LIFECYCLE_RETRY;
   const deadlineMs = options.attemptDeadlineMs ?? 30_000;
@@ -314,16 +320,17 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
       });
     },
 
+    drifted,
+
     /**
      * Upgrades every enabled install pinned to another version of its package than the one
-     * running (Mesh was upgraded): each is an explicit transition, attributed to `actor`. Returns
-     * how many it upgraded; an install another process holds is left for the next sweep.
+     * running (Mesh was upgraded): each is an explicit transition, attributed to `actor`, the
+     * operator who asked (or whose standing instruction this is): it runs on_enable. Returns how
+     * many it upgraded; an install another process holds is left for the next sweep.
      */
-    async upgradeDrifted(actor = 'mesh'): Promise<number> {
+    async upgradeDrifted(actor: string): Promise<number> {
       let upgraded = 0;
-      for (const install of await store.enabledInstalls()) {
-        const pkg = options.packageOf(install.packageId);
-        if (!pkg || pkg.digest === install.packageDigest) continue;
+      for (const install of await drifted()) {
         const done = await store.serialize(
           install.agentId,
           install.packageId,

@@ -24,6 +24,11 @@ export interface InstallRecord {
   readonly packageDigest: string;
   /** What the package's hooks keep for the install (a webhook's id). */
   readonly hookState: JsonObject;
+  /**
+   * When the sweep first saw the install pinned to another build of its package than the one
+   * running; null when it is not drifted (or not yet seen).
+   */
+  readonly driftSeenAt: Date | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -157,6 +162,11 @@ export interface LifecycleStore {
   listInstalls(agentId: string): Promise<readonly InstallRecord[]>;
   /** Every enabled install: what the upgrade sweep compares with the running packages. */
   enabledInstalls(): Promise<readonly InstallRecord[]>;
+  /**
+   * Records which installs drifted (by id): those not stamped yet are stamped now, and any other
+   * stamp is cleared. Returns how many were newly stamped.
+   */
+  recordDrift(drifted: readonly string[]): Promise<number>;
   /** Installs with a transition still running: what a resume sweep looks at. */
   withUnfinished(): Promise<readonly InstallRecord[]>;
 }

@@ -11,7 +11,7 @@ import { StoreError, type Db } from './db.ts';
 
 const INSTALL = `id, agent_id::text as "agentId", package_id as "packageId", state,
   package_version as "packageVersion", package_digest as "packageDigest", hook_state as "hookState",
-  created_at as "createdAt", updated_at as "updatedAt"`;
+  drift_seen_at as "driftSeenAt", created_at as "createdAt", updated_at as "updatedAt"`;
 const TRANSITION = `id, install_id::text as "installId", seq, action, requested_by as "requestedBy",
   from_state as "fromState", to_state as "toState", outcome, package_version as "packageVersion",
   package_digest as "packageDigest", config_version as "configVersion",
@@ -274,6 +274,21 @@ export function lifecycleStore(db: Db): LifecycleStore {
         [agentId],
       );
       return rows;
+    },
+
+    async recordDrift(drifted) {
+      // Newly drifted installs are stamped once; those that no longer drift are cleared.
+      const { rows } = await db.query<{ marked: number }>(
+        `with cleared as (
+           update package_installs set drift_seen_at = null
+            where drift_seen_at is not null and not (id = any($1::uuid[]))),
+         marked as (
+           update package_installs set drift_seen_at = now()
+            where id = any($1::uuid[]) and drift_seen_at is null returning id)
+         select count(*)::int as marked from marked`,
+        [drifted],
+      );
+      return rows[0]?.marked ?? 0;
     },
 
     async enabledInstalls() {

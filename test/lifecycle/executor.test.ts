@@ -319,7 +319,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
       `update package_installs set package_version = '0.9.0', package_digest = $2 where id = $1::uuid`,
       [enabled.install.id, `sha256:${'0'.repeat(64)}`],
     );
-    expect(await lifecycle().upgradeDrifted()).toBeGreaterThanOrEqual(1);
+    expect(await lifecycle().upgradeDrifted('operator:test')).toBeGreaterThanOrEqual(1);
     const pkg = catalogPackage(LINEAR);
     const install = await store.findInstall(agentId, LINEAR);
     expect(install).toMatchObject({
@@ -330,7 +330,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
     const [, upgrade] = await store.history(enabled.install.id);
     expect(upgrade).toMatchObject({
       action: 'upgrade',
-      requestedBy: 'mesh',
+      requestedBy: 'operator:test',
       fromState: 'enabled',
       toState: 'enabled',
       outcome: 'succeeded',
@@ -339,7 +339,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
     expect(upgrade?.detail).toMatch(/^upgraded from 0\.9\.0 \(sha256:0{12}…\) to 1\.0\.0 \(/);
     // on_enable ran again and found its webhook: still one.
     expect(linear.webhooks.size).toBe(1);
-    expect(await lifecycle().upgradeDrifted()).toBe(0);
+    expect(await lifecycle().upgradeDrifted('operator:test')).toBe(0);
     await request('disable');
     await expect(request('upgrade')).rejects.toMatchObject({ code: 'install_not_enabled' });
   });

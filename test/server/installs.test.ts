@@ -140,5 +140,61 @@ describe.each(testDatabases())(
       expect(check.status).toBe(409);
       expect(check.json).toMatchObject({ error: { code: 'install_not_enabled' } });
     });
+
+    it('shows a drifted install on the API and the Tools tab, upgraded by the operator from a form', async () => {
+      await server.api('POST', `${path}/enable`);
+      const { rows } = await server.mesh.db.query<{ id: string }>(
+        `update package_installs set package_version = '0.9.0', package_digest = $1
+          where package_id = 'example.tracker' returning id`,
+        [`sha256:${'3'.repeat(64)}`],
+      );
+      expect(rows).toHaveLength(1);
+      const drifted = (await server.api('GET', `${path}/install`)).json as {
+        drift: { running_version: string } | null;
+        pinned: { version: string };
+      };
+      expect(drifted.pinned.version).toBe('0.9.0');
+      expect(drifted.drift?.running_version).toMatch(/^\d+\.\d+\.\d+/);
+      // Off until an operator says otherwise, and then attributed to them.
+      expect((await server.api('GET', '/api/auto-upgrade')).json).toEqual({
+        enabled: false,
+        set_by: null,
+        set_at: null,
+      });
+      const bad = await server.api('PUT', '/api/auto-upgrade', { enabled: 'yes' });
+      expect(bad.status).toBe(400);
+      expect(bad.text).toContain('enabled');
+
+      const { cookie, csrf } = await signIn(server);
+      const page = await (
+        await fetch(`${server.url}agents/ops/tools`, { headers: { cookie } })
+      ).text();
+      expect(page).toContain(`data-drift="${drifted.drift?.running_version ?? ''}"`);
+      expect(page).toContain(`Upgrade to ${drifted.drift?.running_version ?? ''}`);
+      const upgraded = await fetch(`${server.url}agents/ops/packages/example.tracker/upgrade`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          cookie,
+          origin: server.url.replace(/\/$/, ''),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ csrf }).toString(),
+      });
+      expect(upgraded.status).toBe(303);
+      const after = (await server.api('GET', `${path}/install`)).json as {
+        drift: unknown;
+        transitions: { action: string; outcome: string; requested_by: string }[];
+      };
+      expect(after.drift).toBeNull();
+      expect(after.transitions.at(-1)).toMatchObject({ action: 'upgrade', outcome: 'succeeded' });
+      expect(after.transitions.at(-1)?.requested_by).toMatch(/^operator:/);
+      const given = (await server.api('PUT', '/api/auto-upgrade', { enabled: true })).json as {
+        enabled: boolean;
+        set_by: string;
+      };
+      expect(given.enabled).toBe(true);
+      expect(given.set_by).toMatch(/^operator:/);
+    });
   },
 );

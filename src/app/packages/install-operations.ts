@@ -1,6 +1,7 @@
 import { AGENT_FIELD, PACKAGE_FIELD } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { MeshError } from '../../tool/errors.ts';
+import type { AutoUpgradeAnswer } from './drift.ts';
 import type { InstallAnswer } from './installs.ts';
 
 /*
@@ -22,6 +23,7 @@ function installLines(out: InstallAnswer, input: Readonly<Record<string, unknown
   const open = out.compensations.filter((c) => c.state === 'open');
   return [
     `${out.package} is ${out.state === 'error' ? 'in error' : out.state} for ${String(input['agent'])}${out.offered ? '' : ' (not offered)'}.`,
+    ...driftLines(out, String(input['agent'])),
     ...(last
       ? [
           `  transition ${last.seq}: ${last.action} ${last.from} → ${last.to} ${last.outcome} after ${last.attempts} attempt(s) by ${last.requested_by}${last.error ? `: ${last.error}` : ''}`,
@@ -31,6 +33,14 @@ function installLines(out: InstallAnswer, input: Readonly<Record<string, unknown
       (c) =>
         `  compensation task (${c.action}): ${c.reason}; settle it: mesh packages compensate ${out.package} --agent ${String(input['agent'])} --how retry|abandon`,
     ),
+  ];
+}
+
+/** An install Mesh was upgraded under: what it is pinned to, what runs, and the way to move it. */
+export function driftLines(out: InstallAnswer, agent: string): string[] {
+  if (!out.drift) return [];
+  return [
+    `  drifted: pinned to ${out.pinned?.version ?? '?'}, running ${out.drift.running_version}${out.drift.seen_at ? ` (seen ${out.drift.seen_at})` : ''}; upgrade it (runs on_enable): mesh packages upgrade ${out.package} --agent ${agent}`,
   ];
 }
 
@@ -123,7 +133,7 @@ export const rotatePackageOperation = actionOperation(
 
 export const upgradePackageOperation = actionOperation(
   'upgrade',
-  'Move an enabled install to the package version now running: its on_enable runs again and the install is pinned to the new version and digest (mesh serve does this for every install when Mesh was upgraded)',
+  "Move an enabled install to the package version now running: its on_enable runs again and the install is pinned to the new version and digest (mesh serve records and shows drifted installs, and upgrades them on its own only under an operator's standing instruction: packages auto-upgrade)",
   'upgrade',
 );
 
@@ -203,6 +213,55 @@ export const compensateOperation = defineOperation({
   },
 });
 
+const AUTO_UPGRADE_PATH = '/api/auto-upgrade';
+
+/** The standing instruction's line: on or off, and whose word it is. */
+function autoUpgradeLines(out: AutoUpgradeAnswer): string[] {
+  const whose = out.set_by ? ` (set by ${out.set_by} at ${out.set_at ?? '?'})` : '';
+  return [
+    out.enabled
+      ? `Drifted installs are upgraded by mesh serve on its own, on this standing instruction${whose}.`
+      : `Drifted installs are recorded and shown, and upgraded only by an operator: mesh packages upgrade${whose}.`,
+  ];
+}
+
+export const autoUpgradeOperation = defineOperation({
+  name: 'packages.auto_upgrade',
+  summary:
+    'Whether mesh serve upgrades installs Mesh was upgraded under on its own (running their on_enable), and on whose standing instruction; off unless an operator turned it on',
+  tag: 'packages',
+  input: { type: 'object', additionalProperties: false, required: [], properties: {} },
+  errors: [],
+  http: { method: 'GET', path: AUTO_UPGRADE_PATH },
+  cli: { command: ['packages', 'auto-upgrade'], print: autoUpgradeLines },
+  async run(mesh): Promise<AutoUpgradeAnswer> {
+    const { autoUpgrade } = await import('./drift.ts');
+    return autoUpgrade(mesh);
+  },
+});
+
+export const setAutoUpgradeOperation = defineOperation({
+  name: 'packages.set_auto_upgrade',
+  summary:
+    "Give or withdraw the standing instruction to upgrade drifted installs on their own: each such upgrade runs the package's on_enable and is attributed to the operator who gave it",
+  tag: 'packages',
+  input: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['enabled'],
+    properties: {
+      enabled: { type: 'boolean', description: 'upgrade drifted installs without asking' },
+    },
+  },
+  errors: [],
+  http: { method: 'PUT', path: AUTO_UPGRADE_PATH },
+  cli: { command: ['packages', 'set-auto-upgrade'], print: autoUpgradeLines },
+  async run(mesh, input, caller): Promise<AutoUpgradeAnswer> {
+    const { setAutoUpgrade } = await import('./drift.ts');
+    return setAutoUpgrade(mesh, input.enabled, caller.actor);
+  },
+});
+
 export const installOperations = [
   enablePackageOperation,
   disablePackageOperation,
@@ -211,4 +270,6 @@ export const installOperations = [
   upgradePackageOperation,
   showInstallOperation,
   compensateOperation,
+  autoUpgradeOperation,
+  setAutoUpgradeOperation,
 ] as const;

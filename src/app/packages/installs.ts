@@ -158,6 +158,16 @@ export interface InstallAnswer {
   /** The lifecycle junctures the package has hooks for (what enabling, disabling… will run). */
   readonly hooks: readonly string[];
   readonly pinned: { readonly version: string; readonly digest: string } | null;
+  /**
+   * An enabled install pinned to another build of its package than the one running (Mesh was
+   * upgraded under it): what runs now, and since when the sweep has seen it. It is moved only by
+   * an operator (`packages upgrade`) or their standing instruction; null when not drifted.
+   */
+  readonly drift: {
+    readonly running_version: string;
+    readonly running_digest: string;
+    readonly seen_at: string | null;
+  } | null;
   readonly transitions: readonly TransitionAnswer[];
   readonly compensations: readonly CompensationAnswer[];
 }
@@ -240,6 +250,14 @@ export async function installAnswer(
     offered: state === 'enabled',
     hooks: HOOK_NAMES.filter((h) => pkg.manifest.hooks[h] !== undefined),
     pinned: found ? { version: found.packageVersion, digest: found.packageDigest } : null,
+    drift:
+      found?.state === 'enabled' && found.packageDigest !== pkg.digest
+        ? {
+            running_version: pkg.manifest.package.version,
+            running_digest: pkg.digest,
+            seen_at: found.driftSeenAt?.toISOString() ?? null,
+          }
+        : null,
     transitions: history.map(transitionAnswer),
     compensations: compensations.map(compensationAnswer),
   };

@@ -7,6 +7,7 @@ import {
 } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
 import type { InstallAnswer } from './installs.ts';
+import { driftLines } from './install-operations.ts';
 
 /*
  * Tool packages as operations of the catalog: what the manifests declare, how each is installed
@@ -96,9 +97,10 @@ export const agentPackagesOperation = defineOperation({
   http: { method: 'GET', path: '/api/agents/{agent}/packages' },
   cli: {
     command: ['packages', 'installed'],
-    print: (out: { packages: readonly AgentPackageAnswer[] }) =>
+    print: (out: { packages: readonly AgentPackageAnswer[] }, input) =>
       out.packages.flatMap((p) => [
         `${p.id}@${p.version}  ${p.install.state}${p.audiences === null ? '' : `  audiences: ${p.audiences.join(', ') || 'none'}`}`,
+        ...driftLines(p.install, String(input.agent)),
         ...p.tools.map((t) => {
           const refused = Object.entries(t.offer).filter(([, why]) => why !== null);
           return `  ${t.name}  ${t.enabled ? 'enabled' : 'disabled'}${refused.map(([audience, why]) => `  ${audience}: ${String(why)}`).join('')}`;

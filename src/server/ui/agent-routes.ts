@@ -17,6 +17,7 @@ import {
   compensateOperation,
   disablePackageOperation,
   enablePackageOperation,
+  upgradePackageOperation,
 } from '../../app/packages/install-operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { MeshError } from '../../tool/errors.ts';
@@ -54,6 +55,7 @@ export const agentRoutes: readonly UiRoute[] = [
   installRoute('enable', enablePackageOperation),
   installRoute('disable', disablePackageOperation),
   installRoute('check', checkPackageOperation),
+  installRoute('upgrade', upgradePackageOperation),
   post(
     '/agents/{agent}/packages/{package}/compensate',
     toolsBack,

@@ -5,7 +5,8 @@ import type { PageSession } from './layout.ts';
 
 /**
  * A package's install on the agent's Tools tab: its state and pin, Enable or Disable (Check
- * when enabled), an open compensation task with Retry and Abandon, and the transition history.
+ * when enabled), a drift from the package now running with Upgrade, an open compensation task
+ * with Retry and Abandon, and the transition history.
  */
 export function installPanel(
   session: PageSession,
@@ -41,6 +42,17 @@ export function installPanel(
     ${
       install.hooks.length > 0
         ? html`<span class="muted small">hooks: ${install.hooks.join(', ')}</span>`
+        : ''
+    }
+    ${
+      install.drift
+        ? html`<div class="drift" data-drift="${install.drift.running_version}">
+            <p>
+              Mesh now runs ${install.package} ${install.drift.running_version}; this install is
+              still pinned to ${install.pinned?.version ?? '?'}. Upgrading runs its on_enable.
+            </p>
+            ${postButton(session, `${base}/upgrade`, `Upgrade to ${install.drift.running_version}`)}
+          </div>`
         : ''
     }
     ${open.map(
