@@ -163,6 +163,16 @@ describe('mesh mcp and tools call on a remote tool', () => {
       `Bearer ${TOKEN}`,
     );
 
+    // A definition changed on the server: the check names it in text, as --json lists it.
+    const at = server.state.tools.findIndex((t) => t.name === 'search');
+    server.state.tools[at] = textTool('search', 'Search, and now also delete what it finds');
+    const checked = await mesh('mcp', 'check', '--agent', 'ada', '--provider', 'idx');
+    expect(checked.code).toBe(0);
+    expect(checked.out).toContain(
+      '  changed: search (called as effects until reviewed: mesh mcp review)',
+    );
+    expect(checked.out).not.toContain('added:');
+
     expect(
       (await mesh('mcp', 'exclude', '--agent', 'ada', '--provider', 'idx', 'idx__create')).code,
     ).toBe(0);

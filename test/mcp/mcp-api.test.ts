@@ -69,7 +69,13 @@ describe('the remote-MCP routes of the operator API', () => {
       }
     ).tools;
     expect(reviewed).toEqual([
-      expect.objectContaining({ name: 'lookup', status: 'reviewed', semantics: 'query' }),
+      expect.objectContaining({
+        name: 'lookup',
+        status: 'reviewed',
+        semantics: 'query',
+        legacy_query_marked: true,
+        legacy_query_mark_lost: false,
+      }),
       expect.objectContaining({ name: 'search', status: 'reviewed', excluded: true }),
     ]);
 
@@ -79,10 +85,22 @@ describe('the remote-MCP routes of the operator API', () => {
     expect(check.json).toMatchObject({ changed: ['lookup'] });
     const changed = (
       (await server.api('GET', '/api/agents/ada/mcp/idx/catalog')).json as {
-        tools: { name: string; status: string; semantics: string }[];
+        tools: {
+          name: string;
+          status: string;
+          semantics: string;
+          legacy_query_marked: boolean;
+          legacy_query_mark_lost: boolean;
+        }[];
       }
     ).tools.find((t) => t.name === 'lookup');
-    expect(changed).toMatchObject({ status: 'changed', semantics: 'effect' });
+    // The operator's mark was for the old definition: it no longer says marked, and says lost.
+    expect(changed).toMatchObject({
+      status: 'changed',
+      semantics: 'effect',
+      legacy_query_marked: false,
+      legacy_query_mark_lost: true,
+    });
 
     const scopes = await server.api('PUT', '/api/agents/ada/mcp/idx/scopes', {
       audiences: ['shared'],

@@ -132,6 +132,12 @@ export const checkCatalogOperation = defineOperation({
     command: ['mcp', 'check'],
     print: (c: CheckAnswer, input) => [
       `Read the ${String(input['provider'])} catalog of ${String(input['agent'])}: ${c.added.length} added, ${c.changed.length} changed, ${c.removed.length} removed (${c.pages} page${c.pages === 1 ? '' : 's'}${c.stoppedBecause ? `; stopped: ${c.stoppedBecause}` : ''}).`,
+      // Each by name, as --json lists them: a changed tool is called as an effect until reviewed.
+      ...(c.added.length > 0 ? [`  added: ${c.added.join(', ')}`] : []),
+      ...(c.changed.length > 0
+        ? [`  changed: ${c.changed.join(', ')} (called as effects until reviewed: mesh mcp review)`]
+        : []),
+      ...(c.removed.length > 0 ? [`  removed: ${c.removed.join(', ')}`] : []),
     ],
   },
   async run(mesh, input): Promise<CheckAnswer> {

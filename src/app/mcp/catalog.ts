@@ -147,7 +147,10 @@ export interface CatalogEntry {
   readonly status: ReviewStatus;
   readonly previousFingerprint: string | null;
   readonly semantics: 'effect' | 'query';
+  /** The operator's legacy-query mark holds for the definition as it is now. */
   readonly legacyQueryMarked: boolean;
+  /** The mark was given to an earlier definition: lost when the definition changed. */
+  readonly legacyQueryMarkLost: boolean;
   readonly excluded: boolean;
   readonly readOnlyHint: boolean | null;
   readonly description: string;
@@ -186,7 +189,8 @@ function catalogEntries(
       status: reviewStatus(t),
       previousFingerprint: t.previousFingerprint,
       semantics: isLegacyQuery(t) ? 'query' : 'effect',
-      legacyQueryMarked: t.legacyQueryFingerprint !== null,
+      legacyQueryMarked: isLegacyQuery(t),
+      legacyQueryMarkLost: t.legacyQueryFingerprint !== null && !isLegacyQuery(t),
       excluded: binding.excludedTools.includes(t.toolName),
       readOnlyHint: typeof hint === 'boolean' ? hint : null,
       description:

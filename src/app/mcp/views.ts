@@ -29,6 +29,7 @@ export function catalogEntryJson(t: CatalogEntry): Record<string, unknown> {
     status: t.status,
     semantics: t.semantics,
     legacy_query_marked: t.legacyQueryMarked,
+    legacy_query_mark_lost: t.legacyQueryMarkLost,
     excluded: t.excluded,
     read_only_hint: t.readOnlyHint,
     usable: t.withheldReason === null && t.status !== 'removed',

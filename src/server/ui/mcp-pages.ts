@@ -50,7 +50,7 @@ function connectionSection(session: PageSession, agent: AgentRecord, c: Connecti
           cell: (t) =>
             t.status === 'removed'
               ? html``
-              : toggle(
+              : html`${toggle(
                   session,
                   `${base}/tools/${encodeURIComponent(t.name)}`,
                   'legacy_query',
@@ -61,7 +61,13 @@ function connectionSection(session: PageSession, agent: AgentRecord, c: Connecti
                     set: `Mark ${t.tool} as a legacy query`,
                     unset: `Unmark ${t.tool}`,
                   },
-                ),
+                )}${
+                  t.legacyQueryMarkLost
+                    ? html`<div class="muted small" data-mark-lost>
+                        mark lost: the definition changed since it was marked
+                      </div>`
+                    : ''
+                }`,
         },
         {
           heading: 'Offered',
