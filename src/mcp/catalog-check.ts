@@ -27,6 +27,8 @@ export interface CatalogCheckHost {
   /** The listing's freshness when the server gives none, in milliseconds. */
   readonly defaultFreshMs: number;
   now(): Date;
+  /** Told each tool's fingerprint (by name) once a listing is recorded. */
+  recorded?(fingerprints: ReadonlyMap<string, string>): void;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function recordListing(
   const freshMs =
     listing.ttlMs !== undefined && listing.ttlMs > 0 ? listing.ttlMs : host.defaultFreshMs;
   await host.store.record(binding, [...tools.values()], new Date(host.now().getTime() + freshMs));
+  host.recorded?.(new Map([...tools.values()].map((t) => [t.name, t.fingerprint])));
   return {
     added: [...tools.keys()].filter((n) => !before.has(n)),
     changed: [...tools.values()]

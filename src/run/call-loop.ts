@@ -168,7 +168,8 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     }
     // A held secret in the model's arguments never reaches a tool: the call runs as recorded.
     const call = ctx.ledger.cleanCall(proposed);
-    const resolved = resolveCall(ctx.registry, call);
+    // Checked again per call: a remote definition changed since it was offered runs as an effect.
+    const resolved = resolveCall(ctx.registry, call, ctx.runtime.agentId);
     if (resolved.kind === 'ready' && resolved.definition.parks === true) {
       stop = {
         kind: 'parked',

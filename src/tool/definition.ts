@@ -99,6 +99,20 @@ export interface Definition {
    * observation (request_input). `execute` is then never invoked by a run.
    */
   readonly parks?: boolean;
+  /**
+   * Asked per call, before the call is planned, for a definition whose source may have changed
+   * since it was offered (a remote tool whose server listed it anew, or said its list changed):
+   * what to call instead and why, or undefined when it stands. The replacement is planned and run
+   * in its place (a changed remote tool with effect semantics: stamped before it runs), and its
+   * observation begins with the reason.
+   */
+  readonly recheck?: (agentId: string) => Rechecked | undefined;
+}
+
+/** What a call of a changed definition runs instead, and why (see {@link Definition.recheck}). */
+export interface Rechecked {
+  readonly definition: Definition;
+  readonly why: string;
 }
 
 /** Whether a string is a well-formed need. */

@@ -81,9 +81,14 @@ export type ResolvedCall =
   | { readonly kind: 'ready'; readonly definition: Definition; readonly args: JsonObject }
   | Extract<ExecuteResult, { kind: 'invalid_input' } | { kind: 'unknown_tool' }>;
 
-/** Decodes the arguments without running the handler: the first half of {@link execute}. */
-export function resolveCall(registry: Registry, call: ToolCall): ResolvedCall {
-  const definition = registry.get(call.name);
+/**
+ * Decodes the arguments without running the handler: the first half of {@link execute}. Given the
+ * agent, a definition that may have changed since it was offered is checked again now
+ * ({@link Definition.recheck}) and its replacement resolved in its place.
+ */
+export function resolveCall(registry: Registry, call: ToolCall, agentId?: string): ResolvedCall {
+  const held = registry.get(call.name);
+  const definition = agentId === undefined ? held : (held?.recheck?.(agentId)?.definition ?? held);
   if (!definition) {
     const offered = registry.names();
     return {
@@ -139,7 +144,7 @@ export function execute(
   // Not an async function: the handler's promise is returned as it is, without another layer.
   let resolved: ResolvedCall;
   try {
-    resolved = resolveCall(registry, call);
+    resolved = resolveCall(registry, call, runtime.agentId);
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }

@@ -57,6 +57,9 @@ export async function checkCatalog(
   options: { signal?: AbortSignal } = {},
 ): Promise<CatalogCheck> {
   const { signal } = options;
+  const key = bindingKey(agentId, provider.id);
+  // The notices this listing answers: those that came before it was asked for.
+  const answers = mesh.mcp.notices.get(key) ?? 0;
   try {
     const listing =
       read ??
@@ -73,6 +76,10 @@ export async function checkCatalog(
         redact: (definition) => mesh.redactor.json(definition),
         defaultFreshMs: mesh.mcp.catalogFreshMs,
         now: () => mesh.clock.now(),
+        recorded: (fingerprints) => {
+          mesh.mcp.listed.set(key, fingerprints);
+          mesh.mcp.confirmed.set(key, Math.max(mesh.mcp.confirmed.get(key) ?? 0, answers));
+        },
       },
       { agentId, providerId: provider.id },
       listing,
@@ -134,6 +141,9 @@ export function scheduleCatalogCheck(
  * from now on, and it is read again in the background.
  */
 export function catalogChanged(mesh: Mesh, agentId: string, provider: ToolProviderRecord): void {
+  // Until a listing asked for after this notice is recorded, the binding's calls are effects.
+  const key = bindingKey(agentId, provider.id);
+  mesh.mcp.notices.set(key, (mesh.mcp.notices.get(key) ?? 0) + 1);
   void markCatalogStale(mesh.db, agentId, provider.id)
     .catch(() => undefined)
     .then(() => scheduleCatalogCheck(mesh, agentId, provider, { again: true }));

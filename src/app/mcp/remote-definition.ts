@@ -12,7 +12,7 @@ import { DeliveryError, deliveryOutput, OUTBOX, OUTBOX_NEED } from '../../tool/o
 import { hasCode, ToolUnavailableError } from '../../tool/errors.ts';
 import { createRegistry } from '../../tool/registry.ts';
 import { toOutput } from './content.ts';
-import { withSession } from './credentials.ts';
+import { bindingKey, withSession } from './credentials.ts';
 import type { Mesh } from '../mesh.ts';
 
 /** A catalog row as a definition the executor runs: the call goes to the server as the agent. */
@@ -97,13 +97,14 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
     }));
   };
   const execute = query ? queryCall : effectCall;
+  const offered = { slug: provider.slug, providerId: provider.id, tool: tool.toolName };
   const description =
     typeof remote['description'] === 'string'
       ? remote['description']
       : typeof remote['title'] === 'string'
         ? remote['title']
         : '';
-  return {
+  const definition: Definition = {
     tool: {
       name: remoteToolName(provider.slug, tool.toolName),
       description,
@@ -121,6 +122,54 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
     },
     execute,
   };
+  return {
+    ...definition,
+    recheck: (agentId) => {
+      const why = changedSinceOffered(mesh, agentId, offered, tool.fingerprint);
+      if (why === undefined) return undefined;
+      // Called as an effect (stamped first, through the outbox), whatever it was offered as; the
+      // observation says why, and the record pins the fingerprint the server listed last.
+      return {
+        why: why.text,
+        definition: {
+          ...definition,
+          class: 'effect',
+          replay: 'effectful',
+          needs: [OUTBOX_NEED],
+          origin: { ...definition.origin, digest: why.latest ?? tool.fingerprint },
+          execute: async (ctx, args) => {
+            const output = await effectCall(ctx, args);
+            return { ...output, text: `${why.text}\n${output.text}` };
+          },
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Whether a remote tool's definition changed since it was offered, as this process knows now: the
+ * server listed it with another fingerprint, or said its list changed and has not been listed
+ * again since. In memory, per call: no round trip to the server or the database.
+ */
+function changedSinceOffered(
+  mesh: Mesh,
+  agentId: string,
+  offered: { readonly slug: string; readonly providerId: string; readonly tool: string },
+  fingerprint: string,
+): { text: string; latest?: string } | undefined {
+  const key = bindingKey(agentId, offered.providerId);
+  const latest = mesh.mcp.listed.get(key)?.get(offered.tool);
+  if (latest !== undefined && latest !== fingerprint)
+    return {
+      latest,
+      text: `[${offered.slug} changed its definition of ${offered.tool} since it was offered (${fingerprint.slice(0, 12)} → ${latest.slice(0, 12)}): it was called as an effect, and the change awaits review (mesh mcp review).]`,
+    };
+  if ((mesh.mcp.notices.get(key) ?? 0) > (mesh.mcp.confirmed.get(key) ?? 0))
+    return {
+      text: `[${offered.slug} said its tool list changed after ${offered.tool} was offered, and has not been listed again: it was called as an effect.]`,
+    };
+  return undefined;
 }
 
 /** What a hung server is called: it accepted the request and said nothing within its timeout. */

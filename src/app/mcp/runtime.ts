@@ -37,6 +37,18 @@ export interface McpRuntime {
   readonly checks: Map<string, Promise<void>>;
   /** Bindings whose running check must be followed by one more (a list-changed notice came). */
   readonly checksAgain: Set<string>;
+  /**
+   * Each binding's tools as this process last read them from its server: tool name to
+   * fingerprint, by `agentId:providerId`. A call checks the definition it was offered against it.
+   */
+  readonly listed: Map<string, ReadonlyMap<string, string>>;
+  /**
+   * List-changed notices per binding, counted, and the count the last recorded listing had seen:
+   * while a binding has notices its catalog has not been read after, its definitions are
+   * unconfirmed and called as effects.
+   */
+  readonly notices: Map<string, number>;
+  readonly confirmed: Map<string, number>;
   readonly catalogFreshMs: number;
   readonly catalogCheckDeadlineMs: number;
   /** Aborted when the Mesh closes: background checks stop and record nothing. */
@@ -75,6 +87,9 @@ export function createMcpRuntime(clock: Clock, options: McpRuntimeOptions = {}):
     sessions,
     checks,
     checksAgain: new Set(),
+    listed: new Map(),
+    notices: new Map(),
+    confirmed: new Map(),
     catalogFreshMs: options.catalogFreshMs ?? DEFAULT_CATALOG_FRESH_MS,
     catalogCheckDeadlineMs: options.catalogCheckDeadlineMs ?? DEFAULT_CATALOG_CHECK_DEADLINE_MS,
     closing,
