@@ -5,6 +5,7 @@ import type { Redactor } from '../tool/redaction.ts';
 import { callStep, pinOf, type CallDefinition } from './call-steps.ts';
 import { attachmentArtifacts, largeObservation } from './observation-artifacts.ts';
 import { observationJson, redactedObservation } from './observation-json.ts';
+import { snapshotParts, type PromptInput } from './prompt-snapshot.ts';
 import type { CallStatus, NewArtifact, NewStep, StepRecord, ToolCallStep } from './records.ts';
 import type { StepBatch, StepWrite } from './run-store.ts';
 
@@ -22,6 +23,8 @@ export type LedgerWrite =
       readonly kind: 'step';
       readonly step: Extract<NewStep, { kind: 'model_request' | 'model_response' | 'note' }>;
       readonly startedMsAgo?: number;
+      /** A model request's exact input: kept as its prompt snapshot (redacted, by hash). */
+      readonly prompt?: PromptInput;
     }
   | {
       readonly kind: 'call';
@@ -126,12 +129,19 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
   };
   for (const entry of entries) {
     switch (entry.kind) {
-      case 'step':
+      case 'step': {
+        const snapshot = entry.prompt && snapshotParts(entry.prompt, rules.redactor);
+        const data = rules.redactor.json(entry.step.data);
         add(undefined, {
-          step: { ...entry.step, data: rules.redactor.json(entry.step.data) },
+          step: {
+            ...entry.step,
+            data: snapshot ? { ...data, prompt: { ...snapshot.ref } } : data,
+          },
           ...(entry.startedMsAgo === undefined ? {} : { startedMsAgo: entry.startedMsAgo }),
+          ...(snapshot ? { prompt: snapshot.parts } : {}),
         });
         break;
+      }
       case 'call':
         add(undefined, {
           step: callStep(rules.cleanCall(entry.call), entry.definition, entry.committed),

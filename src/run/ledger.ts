@@ -60,11 +60,16 @@ export const DEFAULT_OBSERVATION_LIMIT = 16 * 1024;
  * The durable record of a run, step by step. Every write is fenced by the caller's lease, so a
  * worker that lost its run can neither add steps nor cross a commit boundary.
  */
+/** How many prompt part hashes a ledger remembers as stored before it starts over. */
+const STORED_PARTS_KEPT = 20_000;
+
 export class RunLedger {
   readonly store: RunStore;
   readonly observationLimitBytes: number;
   readonly redactor: Redactor;
   private readonly onRunEnded: ((runId: string) => Promise<void>) | undefined;
+  /** Prompt snapshot parts this process has written (by hash): not sent again. */
+  private readonly storedParts = new Set<string>();
 
   constructor(store: RunStore, options: LedgerOptions = {}) {
     this.store = options.onRunChanged ? announcingWrites(store, options.onRunChanged) : store;
@@ -186,11 +191,19 @@ export class RunLedger {
     prepared: readonly PreparedSteps[],
     usage?: JsonObject,
   ): Promise<RecordedWrite[][]> {
+    // A prompt part this process has stored already is not sent again (the store keeps one copy).
+    const steps = prepared
+      .flatMap((p) => p.batch.steps)
+      .map((w) =>
+        w.prompt ? { ...w, prompt: w.prompt.filter((p) => !this.storedParts.has(p.hash)) } : w,
+      );
     const written = await this.store.appendSteps(lease, {
-      steps: prepared.flatMap((p) => p.batch.steps),
+      steps,
       finish: prepared.flatMap((p) => p.batch.finish ?? []),
       ...(usage ? { usage } : {}),
     });
+    if (this.storedParts.size > STORED_PARTS_KEPT) this.storedParts.clear();
+    for (const w of steps) for (const part of w.prompt ?? []) this.storedParts.add(part.hash);
     let at = 0;
     return prepared.map((p) => {
       const own = written.slice(at, at + p.batch.steps.length);

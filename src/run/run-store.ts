@@ -37,6 +37,8 @@ export interface InboundWrite {
   run(conversation: ConversationRecord, message: MessageRecord): NewRun;
 }
 
+import type { PromptPart } from './prompt-snapshot.ts';
+
 /** One step of a batched write (see {@link RunStore.appendSteps}). */
 export interface StepWrite {
   readonly step: NewStep;
@@ -44,6 +46,8 @@ export interface StepWrite {
   readonly startedMsAgo?: number;
   /** Artifacts of this step (a large observation whole, the bytes a call returned). */
   readonly artifacts?: readonly NewArtifact[];
+  /** A model request's prompt snapshot parts, stored once each by hash in the same write. */
+  readonly prompt?: readonly PromptPart[];
 }
 
 /** Steps written together, in order, with what the same write finishes and saves. */

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../model/json.ts';
+import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { Lease, NewRun, NewStep, RunRecord, RunStatus, StepRecord } from '../run/records.ts';
 import { insertArtifact } from './artifacts.ts';
 import {
@@ -154,6 +154,13 @@ export async function appendSteps(
     params.push(f.seq, f.status);
     return `($${params.length - 1}::integer, $${params.length}::text)`;
   });
+  // A request's prompt snapshot parts, stored once each: what is already stored is left as it is.
+  const parts = steps.flatMap((w) => w.prompt ?? []);
+  let partsParam = 0;
+  if (parts.length > 0) {
+    params.push(JSON.stringify(parts));
+    partsParam = params.length;
+  }
   const rows = steps.map((w, i) => {
     params.push(Math.max(0, w.startedMsAgo ?? 0));
     const started = params.length;
@@ -176,6 +183,15 @@ export async function appendSteps(
        update run_steps set status = f.status, finished_at = now()
        from (values ${finishRows.join(', ')}) as f (seq, status)
        where run_steps.run_id = $1 and run_steps.seq = f.seq and exists (select 1 from reserved))`
+       }${
+         partsParam === 0
+           ? ''
+           : `,
+     parts as (
+       insert into prompt_parts (hash, body)
+       select p.hash, p.body from jsonb_to_recordset($${partsParam}::jsonb) as p (hash text, body jsonb)
+       where exists (select 1 from reserved)
+       on conflict (hash) do nothing)`
        }
      insert into run_steps ${STEP_INSERT_COLUMNS_STARTED}
      ${rows.join('\n     union all\n     ')}
@@ -244,3 +260,16 @@ export async function announceRunEnded(q: Queryable, runId: string): Promise<voi
 
 /** The channel a run's id is sent on (NOTIFY) when its end commits. */
 export const RUN_ENDED_CHANNEL = 'mesh_run_ended';
+
+/** Prompt snapshot parts by hash (those stored; a missing one is left out). */
+export async function promptParts(
+  q: Queryable,
+  hashes: readonly string[],
+): Promise<Map<string, JsonValue>> {
+  if (hashes.length === 0) return new Map();
+  const { rows } = await q.query<{ hash: string; body: JsonValue }>(
+    `select hash, body from prompt_parts where hash = any($1::text[])`,
+    [[...new Set(hashes)]],
+  );
+  return new Map(rows.map((r) => [r.hash, r.body]));
+}

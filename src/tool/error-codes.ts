@@ -182,6 +182,7 @@ export const ERROR_CODES = Object.freeze({
   provider_unsupported: 'conflict',
   run_id_ambiguous: 'invalid',
   run_not_found: 'not_found',
+  request_not_found: 'not_found',
   tool_provider_not_found: 'not_found',
   tool_withheld: 'conflict',
   turn_incomplete: 'internal',

@@ -19,6 +19,7 @@ import { turnEndings } from './turn-endings.ts';
 import { withImages } from './round-images.ts';
 import { callsJson, historyMessages, responseFrom, roundMessages } from './round-messages.ts';
 import { planToolLoading } from './tool-loading.ts';
+import { promptInput } from './prompt-input.ts';
 import { ledgerEntries, renderLedger } from './truthful-ledger.ts';
 import { replyDraft } from './reply-draft.ts';
 import { stopNotice } from './stop-notice.ts';
@@ -277,6 +278,8 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
               ledger: entries.map((e) => ({ ...e })),
             },
           },
+          // What the model is sent, exactly: kept as the request's prompt snapshot.
+          prompt: promptInput(fitted.messages, offered, model.model),
         },
       ]);
       if (!request) throw new TypeError('the model request was not written');

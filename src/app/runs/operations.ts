@@ -11,6 +11,7 @@ import { usageOperation } from './usage-operation.ts';
 import { listOutboundOperation } from './outbound-operation.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { isoText, runSummaryJson } from '../views.ts';
+import { promptLines } from './prompt-view.ts';
 import { runLines, type RunAnswer } from './run-lines.ts';
 import { shortRunId } from './run-ref.ts';
 
@@ -114,11 +115,22 @@ export const showRunOperation = defineOperation({
         maximum: MAX_WAIT_S,
         description: `wait up to this many seconds (0-${MAX_WAIT_S}) for the run to settle first`,
       },
+      request: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100_000,
+        description:
+          'also its model request N (1 for the first): exactly what the model was sent (messages after redaction, tools, parameters)',
+      },
     },
   },
-  errors: ['run_not_found', 'run_id_ambiguous'],
+  errors: ['run_not_found', 'run_id_ambiguous', 'request_not_found'],
   http: { method: 'GET', path: '/api/runs/{run}' },
-  cli: { command: ['runs', 'show'], positionals: ['run'], print: runLines },
+  cli: {
+    command: ['runs', 'show'],
+    positionals: ['run'],
+    print: (out: RunAnswer) => (out.prompt ? promptLines(out.run_id, out.prompt) : runLines(out)),
+  },
   async run(mesh, input): Promise<RunAnswer> {
     const [{ resolveRun }, { runEffects }, { runJson }, { runQuestions, runBrowserSessions }] =
       await Promise.all([
@@ -137,7 +149,10 @@ export const showRunOperation = defineOperation({
       runQuestions(mesh, run.id),
       runBrowserSessions(mesh, run.id),
     ]);
-    return runJson(run, steps, effects, questions, sessions) as unknown as RunAnswer;
+    const answer = runJson(run, steps, effects, questions, sessions) as unknown as RunAnswer;
+    if (input.request === undefined) return answer;
+    const { promptOf } = await import('./prompt-view.ts');
+    return { ...answer, prompt: await promptOf(mesh, run.id, steps, input.request) };
   },
 });
 

@@ -1,3 +1,4 @@
+import type { PromptAnswer } from './prompt-view.ts';
 import { isoText } from '../views.ts';
 
 /*
@@ -46,6 +47,8 @@ export interface RunAnswer {
   readonly created_at: Date | string;
   readonly finished_at: Date | string | null;
   readonly steps: readonly StepAnswer[];
+  /** With `request`: what that model request was sent (see prompt-view.ts). */
+  readonly prompt?: PromptAnswer;
   readonly effects: readonly EffectAnswer[];
   readonly questions: readonly QuestionAnswer[];
   readonly browser_sessions?: readonly BrowserSessionAnswer[];
