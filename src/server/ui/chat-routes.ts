@@ -221,6 +221,28 @@ export const chatRoutes: readonly UiRoute[] = [
     },
   },
   {
+    // What one model request sent, exactly (its prompt snapshot), by its step.
+    method: 'GET',
+    path: '/runs/{run}/steps/{seq}/prompt',
+    handle: async ({ mesh, session, params }) => {
+      const run = await resolveRun(mesh, params['run'] ?? '', 'path.run');
+      const steps = await mesh.ledger.steps(run.id);
+      const seq = Number(params['seq']);
+      const requests = steps.filter((s) => s.kind === 'model_request');
+      const n = requests.findIndex((s) => s.seq === seq) + 1;
+      const [{ promptOf }, { promptPage }] = await Promise.all([
+        import('../../app/runs/prompt-view.ts'),
+        import('./prompt-page.ts'),
+      ]);
+      if (n === 0)
+        throw new MeshError(
+          'request_not_found',
+          `step ${params['seq'] ?? '?'} of run ${run.id} is not a model request`,
+        );
+      return { page: promptPage(session, run.id, await promptOf(mesh, run.id, steps, n)) };
+    },
+  },
+  {
     // The run's live events for the pages: the API's stream, authorized by the session cookie
     // (a browser's EventSource cannot send a bearer token), each step with its page markup.
     method: 'GET',

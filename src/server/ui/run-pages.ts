@@ -156,7 +156,16 @@ function stepBody(step: StepRecord, mapped: ReadonlyMap<string, RemoteNameOrigin
                 : offered.map((n) => html`<code class="tool">${n}</code> `)
           }
         </div>
-        ${loadingBody(data['loading'])} ${withheldGroups(withheld)}`;
+        ${loadingBody(data['loading'])} ${withheldGroups(withheld)}
+        ${
+          data['prompt']
+            ? html`<p>
+                <a class="prompt-link" href="/runs/${step.runId}/steps/${String(step.seq)}/prompt"
+                  >What the model was sent</a
+                >
+              </p>`
+            : ''
+        }`;
     }
     case 'model_response': {
       const calls = (data['toolCalls'] as { name: string; arguments?: string }[] | undefined) ?? [];
