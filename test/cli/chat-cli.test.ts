@@ -91,5 +91,23 @@ describe('mesh chat against an OpenAI-compatible server on loopback', () => {
     expect(shown.stdout).toMatch(/observation\s+completed result \(call_1\): Remembered as memory/);
     expect(shown.stdout).toMatch(/reply\s+completed "Noted: the deploy window is Friday."/);
     expect(shown.stdout).not.toContain(KEY);
+
+    // What the model was sent at request 2, by number: the same messages the provider received.
+    const request = await mesh('runs', 'show', result.run_id, '--request', '2');
+    expect(request.code).toBe(0);
+    expect(request.stdout).toMatch(
+      /^run \S+ request 2 \(step \d+, round 2\): \{"model":"fake-model"\}/,
+    );
+    expect(request.stdout).toContain('remember that the deploy window is Friday');
+    expect(request.stdout).toMatch(/--- tools \(\d+\): .*remember/);
+    const snapshot = JSON.parse(
+      (await mesh('runs', 'show', result.run_id, '--request', '2', '--json')).stdout,
+    ) as { prompt: { messages: { role: string; content?: string }[] } };
+    const wire = JSON.parse(fake.requests[1]?.body ?? '{}') as {
+      messages: { role: string; content?: string | null }[];
+    };
+    expect(snapshot.prompt.messages.map((m) => [m.role, m.content ?? ''])).toEqual(
+      wire.messages.map((m) => [m.role, m.content ?? '']),
+    );
   }, 90_000);
 });
