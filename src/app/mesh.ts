@@ -245,10 +245,6 @@ export function assembleMesh(
   return mesh;
 }
 
-/**
- * An OpenAI-compatible client whose SDK is imported on its first completion: the `openai` package
- * is a few hundred modules, and most processes (every CLI command but chat) never call a model.
- */
 /** The Db whose plain statements go through its reads lane (see Db.reads), or the Db itself. */
 function readsOf(db: Db): Db {
   const { reads } = db;
@@ -260,6 +256,10 @@ function readsOf(db: Db): Db {
   };
 }
 
+/**
+ * An OpenAI-compatible client whose SDK is imported on its first completion: the `openai` package
+ * is a few hundred modules, and most processes (every CLI command but chat) never call a model.
+ */
 function lazyOpenAiClient(options: OpenAiCompatibleOptions): ModelClient {
   let client: Promise<ModelClient> | undefined;
   const lazy: ModelClient = {

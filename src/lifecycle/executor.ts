@@ -30,13 +30,13 @@ const STOPPED = new AbortController().signal;
  * to its install, and a failure parks the install in `error` with a compensation task.
  */
 export function createLifecycleExecutor(options: LifecycleOptions) {
+  const { store } = options;
   /** Every enabled install pinned to another build of its package than the one running. */
   const drifted = async (): Promise<InstallRecord[]> =>
-    (await options.store.enabledInstalls()).filter((install) => {
+    (await store.enabledInstalls()).filter((install) => {
       const pkg = options.packageOf(install.packageId);
       return pkg !== undefined && pkg.digest !== install.packageDigest;
     });
-  const { store } = options;
   const retry = options.retry ?? DEFAULT_LIFECYCLE_RETRY;
   const deadlineMs = options.attemptDeadlineMs ?? 30_000;
   const sleep = options.sleep ?? abortableSleep;

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonSchema } from '../model/json.ts';
+import { isJsonObject, type JsonObject, type JsonSchema } from '../model/json.ts';
 import { relativePathProblem, type FileRead } from './package-files.ts';
 import type { SchemaOrigin } from './package-manifest.ts';
 import { describeTomlValue, isTomlTable, tomlTableToJson } from './toml-document.ts';
@@ -9,10 +9,6 @@ import { PACKAGE_LIMITS } from './versioning.ts';
 export interface ResolvedSchema {
   readonly schema: JsonSchema;
   readonly from: SchemaOrigin;
-}
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function read(path: string, ctx: ValidationContext): FileRead {

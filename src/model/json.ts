@@ -8,3 +8,8 @@ export interface JsonObject {
 
 /** A JSON Schema document (2020-12). Kept as plain JSON so no validator's types leak into contracts. */
 export type JsonSchema = JsonObject;
+
+/** Whether a value is a JSON object (not null, not an array). */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JsonObject, JsonValue } from '../model/json.ts';
+import { isJsonObject, type JsonObject, type JsonValue } from '../model/json.ts';
 import type { Redactor } from '../tool/redaction.ts';
 
 /*
@@ -43,9 +43,6 @@ function isList(value: JsonValue): value is readonly JsonValue[] {
   return Array.isArray(value);
 }
 
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return value !== null && value !== undefined && typeof value === 'object' && !isList(value);
-}
 
 function partOf(body: JsonValue): PromptPart {
   return { hash: createHash('sha256').update(canonical(body), 'utf8').digest('hex'), body };
@@ -71,12 +68,12 @@ export function snapshotParts(
 /** The reference a request step's data holds, or undefined (a request written before snapshots). */
 export function promptRefOf(data: JsonObject): PromptRef | undefined {
   const prompt = data['prompt'];
-  if (!isObject(prompt)) return undefined;
+  if (!isJsonObject(prompt)) return undefined;
   const { messages, tools, params } = prompt;
   if (messages === undefined || !isList(messages) || typeof tools !== 'string') return undefined;
   return {
     messages: messages.filter((m): m is string => typeof m === 'string'),
     tools,
-    params: isObject(params) ? params : {},
+    params: isJsonObject(params) ? params : {},
   };
 }

@@ -9,7 +9,7 @@ import { insertAgent } from '../../src/store/agents.ts';
 import { lifecycleStore } from '../../src/store/lifecycle.ts';
 import { listConfigValues, setConfigValue } from '../../src/store/tool-policy.ts';
 import { testDatabases } from '../support/db.ts';
-import { serverCatalog } from '../support/server.ts';
+import { serverCatalog, withTrackerHook } from '../support/server.ts';
 import { testInstanceKey } from '../support/turn.ts';
 
 /**
@@ -88,22 +88,13 @@ describe.each(testDatabases())('drifted installs and the sweep on $name', (datab
   beforeAll(async () => {
     const opened = await database.open();
     dispose = () => opened.dispose();
-    const catalog = serverCatalog();
     mesh = assembleMesh(opened.db, testInstanceKey(), {
-      catalog: loadCatalog({
-        ...catalog,
-        hooks: catalog.hooks.map((h) =>
-          h.packageId === 'example.tracker' && h.name === 'registerWebhook'
-            ? {
-                ...h,
-                fn: async () => {
-                  registered++;
-                  return { kind: 'success' as const, state: {} };
-                },
-              }
-            : h,
-        ),
-      }),
+      catalog: loadCatalog(
+        withTrackerHook(serverCatalog(), 'registerWebhook', async () => {
+          registered++;
+          return { kind: 'success' as const, state: {} };
+        }),
+      ),
     });
     await insertAgent(mesh.db, { id: agentId, name: 'ada' });
   }, 60_000);

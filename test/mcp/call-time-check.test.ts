@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { requireAgent } from '../../src/app/agents/agents.ts';
@@ -14,11 +13,9 @@ import { chat } from '../../src/app/conversations/turns.ts';
 import type { ModelClient } from '../../src/model/client.ts';
 import type { ModelResponse } from '../../src/model/wire.ts';
 import type { AgentRecord, ObservationStep, ToolCallStep } from '../../src/run/records.ts';
-import { insertAgent } from '../../src/store/agents.ts';
-import { insertModelProvider } from '../../src/store/model-providers.ts';
 import { testDatabases } from '../support/db.ts';
 import { startFakeMcpServer, textTool, type FakeMcpServer } from '../support/mcp-server.ts';
-import { testInstanceKey } from '../support/turn.ts';
+import { clientAgent, testInstanceKey } from '../support/turn.ts';
 
 /*
  * Verification at call time: a remote tool's definition is checked per call against what this
@@ -72,24 +69,10 @@ describe.each(testDatabases())('a remote definition checked at each call on $nam
         return respond(round);
       },
     };
-    mesh = { ...base, modelClientFor: () => model };
+    ({ mesh } = await clientAgent(base, model, 'ada'));
     alpha = await startFakeMcpServer({
       acceptedTokens: new Set(['tok-ada']),
       tools: [textTool('lookup', 'Look one record up')],
-    });
-    const provider = await insertModelProvider(base.db, {
-      id: randomUUID(),
-      name: 'stub',
-      kind: 'openai_compatible',
-      baseUrl: 'http://127.0.0.1:9/v1',
-      script: null,
-    });
-    const agentId = randomUUID();
-    await insertAgent(base.db, {
-      id: agentId,
-      name: 'ada',
-      modelProviderId: provider.id,
-      model: 'stub-model',
     });
     ada = await requireAgent(base, 'ada');
     await addToolProvider(base, { slug: 'alpha', url: alpha.url, allowLoopbackHttp: true });

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HookOutcome } from '../../src/tool/hook.ts';
 import { testDatabases } from '../support/db.ts';
-import { serverCatalog, signIn, startTestServer, type TestServer } from '../support/server.ts';
+import {
+  postForm,
+  serverCatalog,
+  signIn,
+  startTestServer,
+  type TestServer,
+  withTrackerHook,
+} from '../support/server.ts';
 import { scriptedAgent } from '../support/turn.ts';
 
 /**
@@ -19,22 +26,11 @@ describe.each(testDatabases())(
 
     beforeAll(async () => {
       const opened = await database.open();
-      const catalog = serverCatalog();
       server = await startTestServer(opened.db, {
-        catalog: {
-          ...catalog,
-          hooks: catalog.hooks.map((h) =>
-            h.packageId === 'example.tracker' && h.name === 'removeWebhook'
-              ? {
-                  ...h,
-                  fn: async () => {
-                    removals++;
-                    return teardown.shift() ?? { kind: 'success' as const, state: {} };
-                  },
-                }
-              : h,
-          ),
-        },
+        catalog: withTrackerHook(serverCatalog(), 'removeWebhook', async () => {
+          removals++;
+          return teardown.shift() ?? { kind: 'success' as const, state: {} };
+        }),
       });
       dispose = async () => {
         await server.close();
@@ -83,15 +79,8 @@ describe.each(testDatabases())(
 
       // A form with a made-up way is refused, naming the field; nothing moves.
       const form = (how: string) =>
-        fetch(`${server.url}agents/ops/packages/example.tracker/compensate`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: {
-            cookie,
-            origin: server.url.replace(/\/$/, ''),
-            'content-type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams({ csrf, how }).toString(),
+        postForm(server, { cookie, csrf }, 'agents/ops/packages/example.tracker/compensate', {
+          how,
         });
       const bad = await server.api('POST', `${path}/compensate`, { how: 'ignore' });
       expect(bad.status).toBe(400);
@@ -171,16 +160,11 @@ describe.each(testDatabases())(
       ).text();
       expect(page).toContain(`data-drift="${drifted.drift?.running_version ?? ''}"`);
       expect(page).toContain(`Upgrade to ${drifted.drift?.running_version ?? ''}`);
-      const upgraded = await fetch(`${server.url}agents/ops/packages/example.tracker/upgrade`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: {
-          cookie,
-          origin: server.url.replace(/\/$/, ''),
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: new URLSearchParams({ csrf }).toString(),
-      });
+      const upgraded = await postForm(
+        server,
+        { cookie, csrf },
+        'agents/ops/packages/example.tracker/upgrade',
+      );
       expect(upgraded.status).toBe(303);
       const after = (await server.api('GET', `${path}/install`)).json as {
         drift: unknown;

@@ -1,7 +1,7 @@
 import { catalog as firstParty } from '../../src/generated/catalog.ts';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { ensureFirstOperatorToken } from '../../src/app/operators/operator-auth.ts';
-import type { Catalog } from '../../src/manifest/catalog.ts';
+import type { Catalog, HookBinding } from '../../src/manifest/catalog.ts';
 import { loadCatalog, type LoadedCatalog } from '../../src/manifest/verify-catalog.ts';
 import type { Db } from '../../src/store/db.ts';
 import type { Clock } from '../../src/tool/clock.ts';
@@ -28,6 +28,16 @@ export function serverCatalog(
       ...tracker.handlers.map((h) => ({ ...h, fn: trackerHandlers[h.name] ?? h.fn })),
     ],
     hooks: [...firstParty.hooks, ...tracker.hooks],
+  };
+}
+
+/** `catalog` with the example tracker's hook `name` bound to `fn` (a test counts or scripts it). */
+export function withTrackerHook(catalog: Catalog, name: string, fn: HookBinding['fn']): Catalog {
+  return {
+    ...catalog,
+    hooks: catalog.hooks.map((h) =>
+      h.packageId === 'example.tracker' && h.name === name ? { ...h, fn } : h,
+    ),
   };
 }
 
@@ -153,6 +163,25 @@ export async function signIn(server: TestServer): Promise<{ cookie: string; csrf
   const page = await (await fetch(`${server.url}agents`, { headers: { cookie } })).text();
   const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
   return { cookie, csrf };
+}
+
+/** Posts a UI form as a signed-in browser does (its cookie, its CSRF token, this origin). */
+export function postForm(
+  server: TestServer,
+  session: { readonly cookie: string; readonly csrf: string },
+  path: string,
+  fields: Readonly<Record<string, string>> = {},
+): Promise<Response> {
+  return fetch(`${server.url}${path.replace(/^\//, '')}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      cookie: session.cookie,
+      origin: server.url.replace(/\/$/, ''),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ csrf: session.csrf, ...fields }).toString(),
+  });
 }
 
 /**

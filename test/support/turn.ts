@@ -2,6 +2,7 @@ import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/b
 import { randomBytes, randomUUID } from 'node:crypto';
 import { InstanceKey } from '../../src/secrets/instance-key.ts';
 import type { Mesh } from '../../src/app/mesh.ts';
+import type { ModelClient } from '../../src/model/client.ts';
 import type { Script } from '../../src/providers/scripted.ts';
 import { insertAgent } from '../../src/store/agents.ts';
 import { insertModelProvider } from '../../src/store/model-providers.ts';
@@ -50,6 +51,33 @@ export async function fakeModelAgent(
   const id = randomUUID();
   await insertAgent(mesh.db, { id, name, modelProviderId: provider.id, model: 'fake-model' });
   return id;
+}
+
+/**
+ * `base` with every model call answered by `client` (the test's own, in process), and an agent
+ * whose provider is an OpenAI-compatible one that is never reached, model `stub-model`; returns
+ * the Mesh to drive turns through and the agent's id.
+ */
+export async function clientAgent(
+  base: Mesh,
+  client: ModelClient,
+  name: string,
+): Promise<{ mesh: Mesh; agentId: string }> {
+  const provider = await insertModelProvider(base.db, {
+    id: randomUUID(),
+    name: `stub-${randomUUID().slice(0, 8)}`,
+    kind: 'openai_compatible',
+    baseUrl: 'http://127.0.0.1:9/v1',
+    script: null,
+  });
+  const agentId = randomUUID();
+  await insertAgent(base.db, {
+    id: agentId,
+    name,
+    modelProviderId: provider.id,
+    model: 'stub-model',
+  });
+  return { mesh: { ...base, modelClientFor: () => client }, agentId };
 }
 
 /** A fresh, random instance key for a test's Mesh. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
@@ -8,10 +7,8 @@ import { showRunOperation } from '../../src/app/runs/operations.ts';
 import type { RunAnswer } from '../../src/app/runs/run-lines.ts';
 import type { ModelClient } from '../../src/model/client.ts';
 import type { ModelRequest, ModelResponse } from '../../src/model/wire.ts';
-import { insertAgent } from '../../src/store/agents.ts';
-import { insertModelProvider } from '../../src/store/model-providers.ts';
 import { testDatabases } from '../support/db.ts';
-import { testInstanceKey } from '../support/turn.ts';
+import { clientAgent, testInstanceKey } from '../support/turn.ts';
 
 const SECRET = 'sk-snapshot-canary-0123456789abcdef';
 const operator = { actor: 'operator:test' } as const;
@@ -59,21 +56,7 @@ describe.each(testDatabases())('the prompt snapshot on $name', (database) => {
         return Promise.resolve(respond(request));
       },
     };
-    mesh = { ...base, modelClientFor: () => model };
-    const provider = await insertModelProvider(base.db, {
-      id: randomUUID(),
-      name: 'stub',
-      kind: 'openai_compatible',
-      baseUrl: 'http://127.0.0.1:9/v1',
-      script: null,
-    });
-    agentId = randomUUID();
-    await insertAgent(base.db, {
-      id: agentId,
-      name: 'ada',
-      modelProviderId: provider.id,
-      model: 'stub-model',
-    });
+    ({ mesh, agentId } = await clientAgent(base, model, 'ada'));
     // A credential Mesh holds: whatever carries it is stored redacted.
     base.redactor.hold(SECRET);
   }, 60_000);

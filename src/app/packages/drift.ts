@@ -12,7 +12,7 @@ import { lifecycleOf } from './installs.ts';
  * package than the one running has drifted. Moving it runs the package's on_enable, and a hook runs
  * only after an operator's action (the seed's lifecycle): so the sweep records and shows drift, and
  * upgrades only when an operator says so — once (`mesh packages upgrade`), or as a standing
- * instruction to this deployment (`mesh packages auto-upgrade --enabled on`), to which every such
+ * instruction to this deployment (`mesh packages set-auto-upgrade --enabled on`), to which every such
  * upgrade is then attributed.
  */
 
@@ -67,9 +67,9 @@ export async function sweepDrift(mesh: Mesh): Promise<DriftSweep> {
   const lifecycle = lifecycleOf(mesh);
   const drifted = await lifecycle.drifted();
   const newlySeen = await lifecycleStore(mesh.db).recordDrift(drifted.map((i) => i.id));
+  if (drifted.length === 0) return { drifted: 0, newlySeen, upgraded: 0 };
   const standing = await findStandingInstruction(mesh.db, AUTO_UPGRADE);
-  if (drifted.length === 0 || standing?.value !== true)
-    return { drifted: drifted.length, newlySeen, upgraded: 0 };
+  if (standing?.value !== true) return { drifted: drifted.length, newlySeen, upgraded: 0 };
   const upgraded = await lifecycle.upgradeDrifted(
     `${standing.setBy} (standing instruction of ${standing.setAt.toISOString()})`,
   );

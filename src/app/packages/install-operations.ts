@@ -54,17 +54,18 @@ const ERRORS = ['agent_not_found', 'package_not_found'] as const;
  */
 function refuseFailed(
   out: InstallAnswer,
-  transition: { readonly outcome: string; readonly error: string | null } | undefined,
+  transition:
+    | { readonly action: string; readonly outcome: string; readonly error: string | null }
+    | undefined,
   agent: string,
 ): InstallAnswer {
   if (transition?.outcome !== 'failed') return out;
-  const last = out.transitions.at(-1);
   const task = out.compensations.some((c) => c.state === 'open')
     ? `; the install is in error with a compensation task: settle it with mesh packages compensate ${out.package} --agent ${agent} --how retry|abandon`
     : '';
   throw new MeshError(
     'transition_failed',
-    `${last?.action ?? 'the'} transition of ${out.package} for ${agent} failed: ${transition.error ?? 'its hook failed'}${task}`,
+    `${transition.action} transition of ${out.package} for ${agent} failed: ${transition.error ?? 'its hook failed'}${task}`,
     { package: out.package, state: out.state },
   );
 }
@@ -133,7 +134,7 @@ export const rotatePackageOperation = actionOperation(
 
 export const upgradePackageOperation = actionOperation(
   'upgrade',
-  "Move an enabled install to the package version now running: its on_enable runs again and the install is pinned to the new version and digest (mesh serve records and shows drifted installs, and upgrades them on its own only under an operator's standing instruction: packages auto-upgrade)",
+  "Move an enabled install to the package version now running: its on_enable runs again and the install is pinned to the new version and digest (mesh serve records and shows drifted installs, and upgrades them on its own only under an operator's standing instruction: packages set-auto-upgrade)",
   'upgrade',
 );
 

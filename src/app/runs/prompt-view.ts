@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../../model/json.ts';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../model/json.ts';
 import { promptRefOf } from '../../run/prompt-snapshot.ts';
 import type { StepRecord } from '../../run/records.ts';
 import { promptParts } from '../../store/runs.ts';
@@ -65,8 +65,8 @@ export async function promptOf(
 /** The snapshot as text: each message with its role, then the tools by name. */
 export function promptLines(runId: string, p: PromptAnswer): string[] {
   const text = (m: JsonValue): string => {
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) return JSON.stringify(m);
-    const o = m as JsonObject;
+    if (!isJsonObject(m)) return JSON.stringify(m);
+    const o = m;
     const calls = Array.isArray(o['toolCalls']) ? o['toolCalls'] : [];
     const images = Array.isArray(o['images']) ? o['images'].length : 0;
     return [
@@ -78,8 +78,7 @@ export function promptLines(runId: string, p: PromptAnswer): string[] {
       .join('\n');
   };
   const field = (v: JsonValue, key: string): string => {
-    const o = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as JsonObject) : {};
-    const value = o[key];
+    const value = isJsonObject(v) ? v[key] : undefined;
     return typeof value === 'string' ? value : '?';
   };
   const role = (m: JsonValue) => field(m, 'role');

@@ -1,5 +1,5 @@
 import type { PromptAnswer } from '../../app/runs/prompt-view.ts';
-import type { JsonObject, JsonValue } from '../../model/json.ts';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../model/json.ts';
 import { html, type Html } from './html.ts';
 import { layout, type PageSession } from './layout.ts';
 
@@ -9,7 +9,7 @@ import { layout, type PageSession } from './layout.ts';
  */
 
 function objectOf(v: JsonValue): JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as JsonObject) : {};
+  return isJsonObject(v) ? v : {};
 }
 
 function messageItem(m: JsonValue, i: number): Html {
