@@ -61,7 +61,8 @@ function catalogFor(dir: string): { catalog: Catalog; schemaTexts: string[] } {
       folder: p.folder,
       manifest,
       manifestSha256: sha256Hex(manifest),
-      digest: packageDigest({ manifestText: manifest, schemaFiles: p.schemaFiles }),
+      digest: p.package?.digest ?? '',
+      files: p.package?.files ?? {},
       schemas: p.schemaFiles,
     });
     for (const name of syntheticHandlers())

@@ -192,7 +192,9 @@ describe('refusals generated at run time', () => {
       ['manifest_too_large', 'tools/big/manifest.toml'],
     ]);
     const embedded = verifyCatalog({
-      packages: [{ folder: 'big', manifest: huge, manifestSha256: '', digest: '', schemas: {} }],
+      packages: [
+        { folder: 'big', manifest: huge, manifestSha256: '', digest: '', files: {}, schemas: {} },
+      ],
       handlers: [],
       hooks: [],
     });

@@ -1,13 +1,26 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURE_PACKAGES, temporaryDir } from '../../test/support/catalog.ts';
 import { testRuntime } from '../../test/support/tool.ts';
 import { execute } from '../tool/executor.ts';
+import { packArchive } from './archive/archive-pack.ts';
+import { verifyArchive } from './archive/archive-verify.ts';
+import { keyId } from './archive/archive-format.ts';
 import { buildCatalog } from './build-catalog.ts';
 import type { Catalog } from './catalog.ts';
 import { CATALOG_HEADER } from './catalog-writer.ts';
+import { crawlPackages } from './crawl.ts';
 import { loadCatalog } from './verify-catalog.ts';
+
+/** The digest `mesh packages pack` gives a folder, as a verifier reads it back. */
+async function packedDigest(dir: string): Promise<string> {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const bytes = await packArchive(dir, privateKey);
+  const trusted = { name: 'publisher', key: publicKey, id: keyId(publicKey) };
+  return (await verifyArchive(bytes, [trusted])).digest;
+}
 
 // Inside the repository (and git-ignored) so the generated imports resolve when the test loads it.
 const OUTPUT = new URL(`../../test-output/build-catalog-${process.pid}/`, import.meta.url).pathname;
@@ -87,6 +100,28 @@ describe('buildCatalog', () => {
       });
       expect(missing.kind).toBe('stale');
       expect(existsSync(join(OUTPUT, 'never-written.ts'))).toBe(false);
+    } finally {
+      remove();
+    }
+  });
+
+  it('digests the whole folder: a changed handlers.ts changes the pin, and the archive of the folder has the same one', async () => {
+    const { tools, remove } = copyOfFixtures();
+    try {
+      const digestOf = () => crawlPackages(tools).packages[0]?.package?.digest;
+      const before = digestOf();
+      expect(before).toBe(await packedDigest(join(tools, 'tracker')));
+      const outFile = join(OUTPUT, 'code.ts');
+      await buildCatalog({ toolsDir: tools, outFile, check: false });
+      const handlers = join(tools, 'tracker', 'handlers.ts');
+      writeFileSync(handlers, `${readFileSync(handlers, 'utf8')}\n// one more line\n`);
+      const after = digestOf();
+      expect(after).not.toBe(before);
+      expect(after).toBe(await packedDigest(join(tools, 'tracker')));
+      // A helper next to the handlers is code too.
+      writeFileSync(join(tools, 'tracker', 'helper.ts'), 'export const x = 1;\n');
+      expect(digestOf()).not.toBe(after);
+      expect((await buildCatalog({ toolsDir: tools, outFile, check: true })).kind).toBe('stale');
     } finally {
       remove();
     }

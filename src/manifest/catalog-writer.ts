@@ -61,6 +61,9 @@ export function renderCatalogModule(
     const schemas = Object.keys(pkg.schemaFiles)
       .sort(byteOrder)
       .map((path) => `        ${str(path)}: ${str(pkg.schemaFiles[path] ?? '')},`);
+    const files = Object.keys(pkg.files)
+      .sort(byteOrder)
+      .map((path) => `        ${str(path)}: ${str(pkg.files[path] ?? '')},`);
     entries.push(
       [
         '    {',
@@ -68,6 +71,7 @@ export function renderCatalogModule(
         `      manifest: ${str(pkg.manifestText)},`,
         `      manifestSha256: ${str(pkg.manifestSha256)},`,
         `      digest: ${str(pkg.digest)},`,
+        `      files: {\n${files.join('\n')}\n      },`,
         schemas.length === 0
           ? '      schemas: {},'
           : `      schemas: {\n${schemas.join('\n')}\n      },`,

@@ -9,8 +9,14 @@ export interface CatalogPackage {
   readonly manifest: string;
   /** sha256 (hex) of manifest.toml. */
   readonly manifestSha256: string;
-  /** The package content digest (manifest, schema files, SKILL.md); see `packageDigest`. */
+  /** The package content digest over its whole file set; see `packageDigest`. */
   readonly digest: string;
+  /**
+   * sha256 (hex) of every file in the package's folder, by relative path: handlers.ts and the
+   * rest are compiled in, not embedded, so they are carried by hash; the embedded texts must
+   * match theirs.
+   */
+  readonly files: Readonly<Record<string, string>>;
   /** Every schema file the manifest references, by relative path, verbatim. */
   readonly schemas: Readonly<Record<string, string>>;
   /** SKILL.md, verbatim, when the package ships one. */

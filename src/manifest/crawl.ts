@@ -2,13 +2,16 @@ import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { matchBindings } from './bindings.ts';
 import { diagnostic, type Diagnostic } from './diagnostic.ts';
+import { fileHashes, type FileHashes } from './digest.ts';
 import { diskFiles, readPackageFile } from './disk-files.ts';
+import { readFolder } from './folder-files.ts';
 import type { ExportDiscovery } from './export-discovery.ts';
 import type { FileRead } from './package-files.ts';
 import type { ToolPackage } from './package-manifest.ts';
 import { checkPackageSet } from './package-set.ts';
 import { readPackage, type ReadOptions } from './read-package.ts';
 import { SchemaPool } from './schema-pool.ts';
+import { ARCHIVE_LIMITS } from './archive/archive-format.ts';
 import { PACKAGE_FOLDER_PATTERN, PACKAGE_LIMITS } from './versioning.ts';
 
 /** The exports of a package's handlers.ts or hooks.ts; undefined when the file does not exist. */
@@ -158,6 +161,27 @@ function discoverIn(
   return found.names;
 }
 
+/**
+ * The hashes of every file in a package folder, for its digest; undefined (with a diagnostic)
+ * when the folder holds what a package may not: a symlink, a special file, too many files.
+ */
+function folderHashes(
+  root: string,
+  shown: string,
+  pkg: string,
+  out: Diagnostic[],
+): FileHashes | undefined {
+  const read = readFolder(root, ARCHIVE_LIMITS.maxFiles);
+  if (read.ok) return fileHashes(read.files);
+  const file = read.path === '' ? shown : `${shown}/${read.path}`;
+  const at = (code: Diagnostic['code'], message: string) =>
+    out.push(diagnostic(code, file, '', message, { package: pkg }));
+  if (read.reason === 'symlink') at('package_symlink', 'is a symlink; package files may not be');
+  else if (read.reason === 'special_file') at('file_unreadable', 'is not a regular file');
+  else at('file_unreadable', `holds more than ${ARCHIVE_LIMITS.maxFiles} files`);
+  return undefined;
+}
+
 function crawlFolder(
   dir: string,
   folder: string,
@@ -182,6 +206,9 @@ function crawlFolder(
   let manifestText: string | undefined;
   let schemaFiles: Readonly<Record<string, string>> = {};
   let pkg: ToolPackage | undefined;
+  const before = out.length;
+  const walked: Diagnostic[] = [];
+  const hashes = folderHashes(root, shown, folder, walked);
   if (manifest.kind === 'ok') {
     manifestText = manifest.text;
     const result = readPackage(
@@ -190,14 +217,16 @@ function crawlFolder(
         displayRoot: shown,
         manifestText,
         files: diskFiles(root),
+        ...(hashes === undefined ? {} : { fileHashes: hashes }),
         ...(skill.text === undefined ? {} : { skillText: skill.text }),
       },
       { ...options, pool },
     );
     if (result.ok) {
       schemaFiles = result.package.schemaFiles;
-      // A SKILL.md that could not be read leaves the package incomplete.
-      if (!(skill.present && skill.text === undefined)) pkg = result.package;
+      // A SKILL.md that could not be read, or a file set that could not, leaves it incomplete.
+      if (!(skill.present && skill.text === undefined) && hashes !== undefined)
+        pkg = result.package;
     } else {
       schemaFiles = result.schemaFiles;
       out.push(...result.diagnostics);
@@ -213,6 +242,8 @@ function crawlFolder(
       ),
     );
   }
+  // A symlink the schema reader already named is not named twice.
+  if (!out.slice(before).some((d) => d.code.endsWith('_symlink'))) out.push(...walked);
   const name = pkg?.manifest.package.id ?? folder;
   const discover = options.discover;
   const handlerExports = discover && discoverIn(root, 'handlers.ts', shown, name, discover, out);

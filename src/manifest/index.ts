@@ -15,8 +15,8 @@ export {
   sortDiagnostics,
 } from './diagnostic.ts';
 export type { Diagnostic, DiagnosticCode } from './diagnostic.ts';
-export { packageDigest, sha256Hex } from './digest.ts';
-export type { PackageContent } from './digest.ts';
+export { fileHashes, packageDigest, sha256Hex } from './digest.ts';
+export type { FileHashes } from './digest.ts';
 export { diskFiles, readPackageFile } from './disk-files.ts';
 export { exportsOf, loadExportDiscovery } from './export-discovery.ts';
 export type { ExportDiscovery, ModuleExports } from './export-discovery.ts';

@@ -189,8 +189,10 @@ export interface ToolPackage {
   /** The manifest path as shown in diagnostics. */
   readonly manifestFile: string;
   readonly manifest: PackageManifest;
-  /** sha256 (hex) of the package content: manifest, schema files and SKILL.md. */
+  /** The package's content digest over its whole file set (see `packageDigest`). */
   readonly digest: string;
+  /** sha256 (hex) of every file the digest covers, by relative path. */
+  readonly files: Readonly<Record<string, string>>;
   /** sha256 (hex) of manifest.toml alone. */
   readonly manifestSha256: string;
   /** manifest.toml as read (embedded in the generated catalog). */

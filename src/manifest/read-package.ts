@@ -1,6 +1,6 @@
 import { MESH_OWNED_PACKAGES } from '../tool/registry.ts';
-import { DiagnosticSink, type Diagnostic } from './diagnostic.ts';
-import { packageDigest, sha256Hex } from './digest.ts';
+import { diagnostic, DiagnosticSink, type Diagnostic } from './diagnostic.ts';
+import { packageDigest, sha256Hex, type FileHashes } from './digest.ts';
 import type { FileRead, PackageFiles } from './package-files.ts';
 import type { Skill, ToolPackage } from './package-manifest.ts';
 import { SchemaPool } from './schema-pool.ts';
@@ -19,6 +19,12 @@ export interface PackageInput {
   /** Where schema files referenced by the manifest are read from. */
   readonly files: PackageFiles;
   readonly skillText?: string;
+  /**
+   * The sha256 of every file in the package's folder (or archive), by relative path: what the
+   * digest covers. The texts read above must be among them, unchanged. Absent, the package is
+   * taken to be those texts alone.
+   */
+  readonly fileHashes?: FileHashes;
 }
 
 /** Options shared by every package of one crawl or verification. */
@@ -44,6 +50,38 @@ function textsRead(reads: ReadonlyMap<string, FileRead>): Record<string, string>
   const out: Record<string, string> = {};
   for (const [path, read] of reads) if (read.kind === 'ok') out[path] = read.text;
   return out;
+}
+
+/**
+ * The package's file set: the hashes given with the input, checked to hold every text that was
+ * read (a text that differs from its hash, or is missing from the set, is a diagnostic), or, when
+ * none were given, the hashes of the texts read.
+ */
+function fileSet(
+  input: PackageInput,
+  schemaFiles: Readonly<Record<string, string>>,
+  manifestFile: string,
+  packageName: string | undefined,
+  out: Diagnostic[],
+): FileHashes {
+  const read: Record<string, string> = { 'manifest.toml': sha256Hex(input.manifestText) };
+  for (const [path, text] of Object.entries(schemaFiles)) read[path] = sha256Hex(text);
+  if (input.skillText !== undefined) read['SKILL.md'] = sha256Hex(input.skillText);
+  const given = input.fileHashes;
+  if (given === undefined) return Object.freeze(read);
+  for (const [path, hash] of Object.entries(read)) {
+    if (given[path] === hash) continue;
+    out.push(
+      diagnostic(
+        'digest_mismatch',
+        manifestFile,
+        '',
+        `${path} ${Object.hasOwn(given, path) ? 'differs from the hash recorded for it' : 'is missing from the package’s file set'}`,
+        packageName === undefined ? {} : { package: packageName },
+      ),
+    );
+  }
+  return Object.freeze({ ...given });
 }
 
 /**
@@ -74,12 +112,14 @@ export function readPackage(input: PackageInput, options: ReadOptions = {}): Pac
   }
   const schemaFiles = textsRead(reads);
   if (!manifest || diagnostics.length > 0) return { ok: false, diagnostics, schemaFiles };
-  const content = { manifestText: input.manifestText, schemaFiles, skillText: input.skillText };
+  const files = fileSet(input, schemaFiles, manifestFile, sink.packageName, diagnostics);
+  if (diagnostics.length > 0) return { ok: false, diagnostics, schemaFiles };
   const pkg: ToolPackage = {
     folder: input.folder,
     manifestFile,
     manifest,
-    digest: packageDigest(content),
+    digest: packageDigest(files),
+    files,
     manifestSha256: sha256Hex(input.manifestText),
     manifestText: input.manifestText,
     schemaFiles: Object.freeze(schemaFiles),

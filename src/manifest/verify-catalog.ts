@@ -70,6 +70,7 @@ function readAll(catalog: Catalog, options: Options, diagnostics: Diagnostic[]):
         displayRoot,
         manifestText: entry.manifest,
         files: embeddedFiles(entry.schemas),
+        fileHashes: entry.files,
         ...(entry.skill === undefined ? {} : { skillText: entry.skill }),
       },
       { ...options, pool },

@@ -36,6 +36,10 @@ describe('mesh packages keygen, pack, verify and stage', () => {
     expect(packed.stdout).toMatch(
       /^Packed mesh\.memory 1\.0\.0 into .*memory\.zip \(digest [0-9a-f]{64}\)/,
     );
+    // One digest: the archive of a folder names the same code a run step of its tools pins.
+    const shown = await mesh('tools', 'show', 'remember', '--json');
+    const pin = (JSON.parse(shown.stdout) as { package: { digest: string } }).package.digest;
+    expect(packed.stdout).toContain(`(digest ${pin})`);
 
     const verified = await mesh('packages', 'verify', at('memory.zip'));
     expect(verified).toMatchObject({ code: 0 });

@@ -1,4 +1,4 @@
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,11 +8,14 @@ import { stageArchive } from '../../src/app/packages/archives.ts';
 import {
   ArchiveRefusedError,
   keyId,
+  legacyArchiveDigest,
+  signedPayload,
   trustedKey,
   type TrustedKey,
 } from '../../src/manifest/archive/archive-format.ts';
 import { folderFiles, signatureFor, zipFiles } from '../../src/manifest/archive/archive-pack.ts';
 import { verifyArchive } from '../../src/manifest/archive/archive-verify.ts';
+import { catalog } from '../../src/generated/catalog.ts';
 import { rawZip, type RawEntry } from '../support/raw-zip.ts';
 
 /** A publisher: its private key, and the operator's trust of its public key. */
@@ -59,6 +62,37 @@ describe('package archives: verify', () => {
     expect(verified.signer.name).toBe('acme');
     expect(verified.signer.id).toBe(keyId(acme.trusted.key));
     expect([...verified.files.keys()].sort()).toEqual([...memory.keys()].sort());
+  });
+
+  it('has the digest a run step pins for the same folder: one digest, code included', async () => {
+    const verified = await verifyArchive(await signed(), [acme.trusted]);
+    const pinned = catalog.packages.find((p) => p.folder === 'memory');
+    expect(verified.digest).toBe(pinned?.digest);
+    expect(verified.package.digest).toBe(verified.digest);
+    expect(Object.keys(verified.package.files)).toContain('handlers.ts');
+    // The code is part of what is signed: a changed handlers.ts is a different package.
+    const recoded = new Map(memory);
+    recoded.set('handlers.ts', Buffer.from('export const remember = () => ({ text: "pwned" });\n'));
+    const other = await verifyArchive(await signed(recoded), [acme.trusted]);
+    expect(other.digest).not.toBe(verified.digest);
+  });
+
+  it('still verifies an archive signed over the version 1 digest, and names it by the package digest', async () => {
+    const legacy = legacyArchiveDigest(memory);
+    const entry = {
+      version: 1,
+      algorithm: 'ed25519',
+      key_id: acme.trusted.id,
+      digest: legacy,
+      signature: sign(null, signedPayload(1, legacy), acme.key).toString('base64'),
+    };
+    const files = new Map(memory);
+    files.set('MESH-SIGNATURE.json', Buffer.from(JSON.stringify(entry)));
+    const verified = await verifyArchive(await zipFiles(files), [acme.trusted]);
+    expect(verified.digest).toBe(catalog.packages.find((p) => p.folder === 'memory')?.digest);
+    // A version 1 signature cannot be passed off as version 2: the payload names its version.
+    files.set('MESH-SIGNATURE.json', Buffer.from(JSON.stringify({ ...entry, version: 2 })));
+    expect(await refusal(await zipFiles(files))).toBe('digest_mismatch');
   });
 
   it('refuses what changed after signing, an unknown key, a forged signature, and no signature', async () => {

@@ -32,15 +32,15 @@ export function catalogPackage(
   schemas: Record<string, string> = {},
   skill?: string,
 ): CatalogPackage {
+  const files: Record<string, string> = { 'manifest.toml': sha256Hex(manifest) };
+  for (const [path, text] of Object.entries(schemas)) files[path] = sha256Hex(text);
+  if (skill !== undefined) files['SKILL.md'] = sha256Hex(skill);
   return {
     folder,
     manifest,
     manifestSha256: sha256Hex(manifest),
-    digest: packageDigest({
-      manifestText: manifest,
-      schemaFiles: schemas,
-      ...(skill === undefined ? {} : { skillText: skill }),
-    }),
+    digest: packageDigest(files),
+    files,
     schemas,
     ...(skill === undefined ? {} : { skill }),
   };

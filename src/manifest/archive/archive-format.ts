@@ -5,8 +5,8 @@ import { PACKAGE_LIMITS } from '../versioning.ts';
 /*
  * A package archive (format v1): a zip of a package folder's files at its root, and one reserved
  * entry, MESH-SIGNATURE.json, holding the publisher's Ed25519 signature over the content digest.
- * The digest covers the normalized file set: every file but the signature, in byte order of its
- * path. An archive is metadata to Mesh, never code: nothing in it is ever imported or run.
+ * The digest is the package digest (`packageDigest`) of the normalized file set: every file but
+ * the signature. An archive is metadata to Mesh, never code: nothing in it is ever imported or run.
  */
 
 /** The reserved entry holding the signature; never part of the digest. */
@@ -79,11 +79,12 @@ function byteOrder(a: string, b: string): number {
 }
 
 /**
- * The content digest of a file set (v1): the line `mesh-archive-digest-v1`, then per file in byte
- * order of its path `<path>\n<byte length>\n<bytes>\n`. The length prefix makes the framing
- * unambiguous; the order makes it independent of how the zip listed its entries.
+ * The digest a version 1 signature was made over: the line `mesh-archive-digest-v1`, then per
+ * file in byte order of its path `<path>\n<byte length>\n<bytes>\n`. Kept only so an archive
+ * signed before version 2 still verifies; what such an archive is (its package digest, the one
+ * installs and run steps pin) is `packageDigest`, as for any other.
  */
-export function archiveDigest(files: ReadonlyMap<string, Uint8Array>): string {
+export function legacyArchiveDigest(files: ReadonlyMap<string, Uint8Array>): string {
   const hash = createHash('sha256').update('mesh-archive-digest-v1\n', 'utf8');
   for (const path of [...files.keys()].sort(byteOrder)) {
     const bytes = files.get(path) ?? new Uint8Array();
@@ -94,9 +95,12 @@ export function archiveDigest(files: ReadonlyMap<string, Uint8Array>): string {
   return hash.digest('hex');
 }
 
-/** What the publisher signs: the framing, and the digest. */
-export function signedPayload(digest: string): Buffer {
-  return Buffer.from(`mesh-archive-signature-v1\n${digest}\n`, 'utf8');
+/** The signature versions Mesh verifies: 2 signs the package digest, 1 the legacy one. */
+export type SignatureVersion = 1 | 2;
+
+/** What the publisher signs: the framing (naming the version), and the digest. */
+export function signedPayload(version: SignatureVersion, digest: string): Buffer {
+  return Buffer.from(`mesh-archive-signature-v${version}\n${digest}\n`, 'utf8');
 }
 
 /** A public key's id: the first 16 hex of sha256 over its SPKI encoding. */
@@ -107,7 +111,7 @@ export function keyId(publicKey: KeyObject): string {
 
 /** The signature entry's content (v1). */
 export interface ArchiveSignature {
-  readonly version: 1;
+  readonly version: SignatureVersion;
   readonly algorithm: 'ed25519';
   readonly key_id: string;
   readonly digest: string;

@@ -1,12 +1,11 @@
 import { createPublicKey, sign, type KeyObject } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
 import yazl from 'yazl';
+import { fileHashes, packageDigest } from '../digest.ts';
+import { readFolder } from '../folder-files.ts';
 import {
   ARCHIVE_LIMITS,
   ArchiveRefusedError,
   SIGNATURE_ENTRY,
-  archiveDigest,
   keyId,
   signedPayload,
   type ArchiveSignature,
@@ -17,29 +16,22 @@ const EPOCH = new Date('2000-01-01T00:00:00Z');
 
 /** A folder's files by relative path: regular files only (a link is refused, never followed). */
 export function folderFiles(dir: string): Map<string, Uint8Array> {
-  const files = new Map<string, Uint8Array>();
-  const walk = (folder: string) => {
-    for (const name of readdirSync(folder).sort()) {
-      const path = join(folder, name);
-      const stat = lstatSync(path);
-      const rel = relative(dir, path).split(sep).join('/');
-      if (stat.isSymbolicLink())
-        throw new ArchiveRefusedError(
-          'symlink',
-          `${rel} is a symbolic link; a package holds files`,
-        );
-      if (stat.isDirectory()) walk(path);
-      else if (stat.isFile()) files.set(rel.normalize('NFC'), readFileSync(path));
-      else throw new ArchiveRefusedError('special_file', `${rel} is not a regular file`);
-      if (files.size > ARCHIVE_LIMITS.maxFiles)
-        throw new ArchiveRefusedError(
-          'too_many_files',
-          `the folder holds more than ${ARCHIVE_LIMITS.maxFiles} files`,
-        );
-    }
-  };
-  walk(dir);
-  return files;
+  const read = readFolder(dir, ARCHIVE_LIMITS.maxFiles);
+  if (read.ok) return read.files;
+  switch (read.reason) {
+    case 'symlink':
+      throw new ArchiveRefusedError(
+        'symlink',
+        `${read.path} is a symbolic link; a package holds files`,
+      );
+    case 'special_file':
+      throw new ArchiveRefusedError('special_file', `${read.path} is not a regular file`);
+    case 'too_many_files':
+      throw new ArchiveRefusedError(
+        'too_many_files',
+        `the folder holds more than ${ARCHIVE_LIMITS.maxFiles} files`,
+      );
+  }
 }
 
 /** Zips a file set as given (paths and bytes), with fixed times and modes. */
@@ -63,13 +55,13 @@ export function signatureFor(
 ): Uint8Array {
   if (privateKey.asymmetricKeyType !== 'ed25519')
     throw new ArchiveRefusedError('bad_signature', 'the signing key is not an Ed25519 private key');
-  const digest = archiveDigest(files);
+  const digest = packageDigest(fileHashes(files));
   const signature: ArchiveSignature = {
-    version: 1,
+    version: 2,
     algorithm: 'ed25519',
     key_id: keyId(createPublicKey(privateKey)),
     digest,
-    signature: sign(null, signedPayload(digest), privateKey).toString('base64'),
+    signature: sign(null, signedPayload(2, digest), privateKey).toString('base64'),
   };
   return Buffer.from(`${JSON.stringify(signature, null, 2)}\n`, 'utf8');
 }

@@ -1,10 +1,11 @@
 import { verify as verifySignature } from 'node:crypto';
+import { fileHashes, packageDigest } from '../digest.ts';
 import type { ToolPackage } from '../package-manifest.ts';
 import { embeddedFiles } from '../package-files.ts';
 import { readPackage, type ReadOptions } from '../read-package.ts';
 import {
   ArchiveRefusedError,
-  archiveDigest,
+  legacyArchiveDigest,
   signedPayload,
   type ArchiveRefusal,
   type ArchiveSignature,
@@ -37,7 +38,7 @@ function parseSignature(bytes: Uint8Array | undefined): ArchiveSignature {
   if (
     typeof s !== 'object' ||
     s === null ||
-    s.version !== 1 ||
+    (s.version !== 1 && s.version !== 2) ||
     s.algorithm !== 'ed25519' ||
     typeof s.key_id !== 'string' ||
     typeof s.digest !== 'string' ||
@@ -45,7 +46,7 @@ function parseSignature(bytes: Uint8Array | undefined): ArchiveSignature {
   )
     throw new ArchiveRefusedError(
       'bad_signature_entry',
-      'MESH-SIGNATURE.json is not a version 1 ed25519 signature (version, algorithm, key_id, digest, signature)',
+      'MESH-SIGNATURE.json is not a version 1 or 2 ed25519 signature (version, algorithm, key_id, digest, signature)',
     );
   return s as ArchiveSignature;
 }
@@ -81,8 +82,10 @@ export async function verifyArchive(
 ): Promise<VerifiedArchive> {
   const { files, signature } = await readArchive(bytes);
   const signed = parseSignature(signature);
-  const digest = archiveDigest(files);
-  if (signed.digest !== digest)
+  const hashes = fileHashes(files);
+  const digest = packageDigest(hashes);
+  const signedOver = signed.version === 1 ? legacyArchiveDigest(files) : digest;
+  if (signed.digest !== signedOver)
     throw new ArchiveRefusedError(
       'digest_mismatch',
       'its files do not match the digest it was signed over: it changed after signing',
@@ -95,7 +98,7 @@ export async function verifyArchive(
     );
   const ok = verifySignature(
     null,
-    signedPayload(digest),
+    signedPayload(signed.version, signedOver),
     signer.key,
     Buffer.from(signed.signature, 'base64'),
   );
@@ -118,6 +121,7 @@ export async function verifyArchive(
       displayRoot: 'archive',
       manifestText,
       files: embeddedFiles(schemaTexts),
+      fileHashes: hashes,
       ...(skillText === undefined ? {} : { skillText }),
     },
     options,
