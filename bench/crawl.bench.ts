@@ -25,7 +25,7 @@ import type {
   HookBinding,
 } from '../src/manifest/catalog.ts';
 import { crawlPackages } from '../src/manifest/crawl.ts';
-import { packageDigest, sha256Hex } from '../src/manifest/digest.ts';
+import { sha256Hex } from '../src/manifest/digest.ts';
 import { verifyCatalog } from '../src/manifest/verify-catalog.ts';
 import { prepareDecoder } from '../src/tool/decode-arguments.ts';
 import type { JsonObject } from '../src/model/json.ts';
