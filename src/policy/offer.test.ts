@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../tool/registry.ts';
 import { testDefinition, testOrigin } from '../../test/support/tool.ts';
-import { offerRegistry, type OfferFacts } from './offer.ts';
+import { offerRegistry, toolKey, type OfferFacts } from './offer.ts';
 
 const tracker = { ...testOrigin, packageId: 'example.tracker' };
 const registry = createRegistry([
@@ -103,8 +103,17 @@ describe('offerRegistry', () => {
   });
 
   it('honours per-agent opt-outs and audience limits per package', () => {
-    const disabled = offerRegistry(registry, { ...facts, disabledTools: new Set(['remember']) });
+    const disabled = offerRegistry(registry, {
+      ...facts,
+      disabledTools: new Set([toolKey('test.package', 'remember')]),
+    });
     expect(disabled.registry.names()).toEqual([]);
+    // An opt-out names the package: another package's `remember` is not this one.
+    const elsewhere = offerRegistry(registry, {
+      ...facts,
+      disabledTools: new Set([toolKey('acme.notes', 'remember'), 'remember']),
+    });
+    expect(elsewhere.registry.names()).toEqual(['remember']);
     expect(disabled.withheld[0]).toEqual({ name: 'remember', reason: 'disabled for this agent' });
     const shared = offerRegistry(registry, {
       ...facts,

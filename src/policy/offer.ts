@@ -5,7 +5,7 @@ import type { Registry } from '../tool/registry.ts';
 /** What the offer decision reads, gathered once per turn. */
 export interface OfferFacts {
   readonly audience: Audience;
-  /** Tools this agent opted out of. */
+  /** Tools this agent opted out of, each as {@link toolKey} of its package and name. */
   readonly disabledTools: ReadonlySet<string>;
   /** Secret kinds captured for this agent, per package (`packageId` → kinds). */
   readonly secretKinds: ReadonlyMap<string, ReadonlySet<string>>;
@@ -26,6 +26,14 @@ export interface OfferFacts {
   readonly enableRequired?: ReadonlySet<string>;
 }
 
+/**
+ * How an opt-out names a tool: its package's id and its name, so an opt-out of one package's
+ * tool never applies to another package's tool of the same name.
+ */
+export function toolKey(packageId: string, toolName: string): string {
+  return `${packageId}\u0000${toolName}`;
+}
+
 /** A tool that was not offered, and the short reason an operator reads in the run. */
 export interface Withheld {
   readonly name: string;
@@ -39,7 +47,8 @@ export function withholdReason(d: Definition, facts: OfferFacts): string | undef
     return `package ${d.origin.packageId} is ${install === 'error' ? 'in error' : install} for this agent`;
   if (install === undefined && facts.enableRequired?.has(d.origin.packageId))
     return `package ${d.origin.packageId} is not enabled for this agent`;
-  if (facts.disabledTools.has(d.tool.name)) return 'disabled for this agent';
+  if (facts.disabledTools.has(toolKey(d.origin.packageId, d.tool.name)))
+    return 'disabled for this agent';
   const audiences = facts.packageAudiences.get(d.origin.packageId);
   if (audiences && !audiences.includes(facts.audience))
     return `not offered in ${facts.audience} conversations`;

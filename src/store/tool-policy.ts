@@ -2,26 +2,34 @@ import type { JsonValue } from '../model/json.ts';
 import type { Audience } from '../policy/audience.ts';
 import type { Queryable } from './db.ts';
 
-/** Tools an agent opted out of (enabled = false rows). */
-export async function listDisabledTools(q: Queryable, agentId: string): Promise<string[]> {
-  const { rows } = await q.query<{ toolName: string }>(
-    `select tool_name as "toolName" from agent_tools where agent_id = $1 and not enabled order by tool_name`,
-    [agentId],
-  );
-  return rows.map((r) => r.toolName);
+/** A tool by the package that declares it: what an opt-out names. */
+export interface PackageTool {
+  readonly packageId: string;
+  readonly toolName: string;
 }
 
-/** Opts an agent out of a tool, or back in. */
+/** Tools an agent opted out of (enabled = false rows), each by its package and name. */
+export async function listDisabledTools(q: Queryable, agentId: string): Promise<PackageTool[]> {
+  const { rows } = await q.query<PackageTool>(
+    `select package_id as "packageId", tool_name as "toolName" from agent_tools
+      where agent_id = $1 and not enabled order by package_id, tool_name`,
+    [agentId],
+  );
+  return rows;
+}
+
+/** Opts an agent out of one package's tool, or back in. */
 export async function setToolEnabled(
   q: Queryable,
   agentId: string,
-  toolName: string,
+  tool: PackageTool,
   enabled: boolean,
 ): Promise<void> {
   await q.query(
-    `insert into agent_tools (agent_id, tool_name, enabled) values ($1, $2, $3)
-     on conflict (agent_id, tool_name) do update set enabled = excluded.enabled, updated_at = now()`,
-    [agentId, toolName, enabled],
+    `insert into agent_tools (agent_id, package_id, tool_name, enabled) values ($1, $2, $3, $4)
+     on conflict (agent_id, package_id, tool_name)
+     do update set enabled = excluded.enabled, updated_at = now()`,
+    [agentId, tool.packageId, tool.toolName, enabled],
   );
 }
 

@@ -57,9 +57,13 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     return id;
   }
 
+  const forget = { packageId: 'mesh.memory', toolName: 'forget' };
+
   it('a tool opted out for an agent is absent from the model request, and the step says why', async () => {
     const agentId = await agent();
-    await setToolEnabled(mesh.db, agentId, 'forget', false);
+    // An opt-out of another package's tool of the same name withholds nothing here.
+    await setToolEnabled(mesh.db, agentId, { packageId: 'acme.notes', toolName: 'forget' }, false);
+    await setToolEnabled(mesh.db, agentId, forget, false);
     fake.enqueue({ kind: 'completion', content: 'ok' });
     const before = fake.requests.length;
     const result = await chat(mesh, { agentId, actor: 'ada', body: 'hello' });
@@ -81,7 +85,7 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     );
     expect(withheldMemory).toEqual([{ name: 'forget', reason: 'disabled for this agent' }]);
 
-    await setToolEnabled(mesh.db, agentId, 'forget', true);
+    await setToolEnabled(mesh.db, agentId, forget, true);
     fake.enqueue({ kind: 'completion', content: 'ok' });
     const again = await chat(mesh, { agentId, actor: 'ada', body: 'hello' });
     expect(again.steps.find((s) => s.kind === 'model_request')?.data?.['offered']).toContain(

@@ -77,6 +77,35 @@ describe.each(testDatabases())('migrations on $name', (database) => {
   });
 });
 
+describe('migration 0024 (opt-outs by package)', () => {
+  it('gives each opt-out written before it the package that declared the tool, and keeps one it cannot place', async () => {
+    const db = await freshPglite();
+    await db.exec('drop schema public cascade; create schema public');
+    const all = loadMigrations();
+    await migrate(
+      db,
+      all.filter((m) => m.version < 24),
+    );
+    const agent = '00000000-0000-4000-8000-000000000024';
+    await db.query(`insert into agents (id, name) values ($1, 'a')`, [agent]);
+    await db.query(
+      `insert into agent_tools (agent_id, tool_name, enabled)
+       values ($1, 'forget', false), ($1, 'web_search', true), ($1, 'a_tool_long_gone', false)`,
+      [agent],
+    );
+    expect(await migrate(db, all)).toContain('0024_tool_opt_outs_by_package.sql');
+    const { rows } = await db.query<{ p: string; t: string; e: boolean }>(
+      'select package_id as p, tool_name as t, enabled as e from agent_tools order by tool_name',
+    );
+    expect(rows).toEqual([
+      { p: '', t: 'a_tool_long_gone', e: false },
+      { p: 'mesh.memory', t: 'forget', e: false },
+      { p: 'mesh.web', t: 'web_search', e: true },
+    ]);
+    await db.close();
+  }, 60_000);
+});
+
 describe('concurrent migrators', () => {
   it('two migrations of one embedded database at once end with the same schema', async () => {
     // An initialised database with nothing of Mesh's in it (every migration creates its objects

@@ -2,7 +2,7 @@ import type { ConfigField, ToolPackage } from '../../manifest/package-manifest.t
 import type { JsonValue } from '../../model/json.ts';
 import { AUDIENCES, type Audience } from '../../policy/audience.ts';
 import { validateConfigValue } from '../../policy/config-values.ts';
-import { withholdReason } from '../../policy/offer.ts';
+import { toolKey, withholdReason } from '../../policy/offer.ts';
 import { agentToolOwnerId } from '../../secrets/secret-input.ts';
 import type { AgentRecord } from '../../run/records.ts';
 import {
@@ -161,7 +161,8 @@ export async function agentPackages(mesh: Mesh, agent: AgentRecord): Promise<Age
             withholdReason(definition, { ...facts, audience }) ?? null,
           ]),
         ) as Record<Audience, string | null>;
-        return { ...tool, enabled: !facts.disabledTools.has(tool.name), offer };
+        const enabled = !facts.disabledTools.has(toolKey(base.id, tool.name));
+        return { ...tool, enabled, offer };
       }),
     });
   }
@@ -175,8 +176,8 @@ export async function setAgentToolEnabled(
   toolName: string,
   enabled: boolean,
 ): Promise<void> {
-  requireTool(mesh, toolName);
-  await setToolEnabled(mesh.db, agent.id, toolName, enabled);
+  const { origin } = requireTool(mesh, toolName);
+  await setToolEnabled(mesh.db, agent.id, { packageId: origin.packageId, toolName }, enabled);
 }
 
 /** Sets one config or public value, validated against the manifest that declares the key. */

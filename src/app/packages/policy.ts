@@ -1,6 +1,6 @@
 import type { JsonValue } from '../../model/json.ts';
 import { effectiveConfig, renderPublicSettings } from '../../policy/config-values.ts';
-import { offerRegistry, type OfferFacts, type Withheld } from '../../policy/offer.ts';
+import { offerRegistry, toolKey, type OfferFacts, type Withheld } from '../../policy/offer.ts';
 import { agentToolOwnerId } from '../../secrets/secret-input.ts';
 import type { Audience } from '../../policy/audience.ts';
 import { browserGrantOf } from '../../store/browsers.ts';
@@ -102,7 +102,7 @@ export async function agentOfferFacts(mesh: Mesh, agentId: string): Promise<Agen
     secretKinds.set(pkg.manifest.package.id, new Set(kinds));
   }
   return {
-    disabledTools: new Set(disabled),
+    disabledTools: new Set(disabled.map((t) => toolKey(t.packageId, t.toolName))),
     packageAudiences: audiences,
     secretKinds,
     backends: { workspace: workspaceGrant !== undefined, browser: browserGrant !== undefined },
