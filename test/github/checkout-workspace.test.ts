@@ -125,8 +125,13 @@ describe.each(testDatabases())('checkout_github_repo in a local workspace on $na
       branch: 'trunk',
       default_branch: 'trunk',
       login: 'mesh-agent',
+      // Debian's gh, installed by npm test's system packages, is the pinned build.
+      gh: { path: '/usr/bin/gh', version: '2.23.0' },
     });
     expect(checkout?.text).toContain('/workspace/widgets');
+    expect(checkout?.text).toContain(
+      'GitHub CLI: gh 2.23.0 at /usr/bin/gh, checked against its pinned checksum',
+    );
     expect(exec?.text, exec?.text).toContain('4242+mesh-agent@users.noreply.github.com');
     for (const o of observations) expect(o.text).not.toContain(TOKEN);
     expect(await git.headOf('acme/widgets', 'topic')).toEqual({
@@ -138,6 +143,21 @@ describe.each(testDatabases())('checkout_github_repo in a local workspace on $na
     });
     expect(pr?.data).toMatchObject({ number: 1, base: 'trunk', head: 'topic' });
     expect(github.pulls).toMatchObject([{ head: 'topic', base: 'trunk', by: 'mesh-agent' }]);
+  });
+
+  it('runs the pinned gh it offered inside the sandbox, with the granted credential', async () => {
+    const [checkout, version] = await script([
+      { name: 'checkout_github_repo', args: { repo: 'acme/widgets' } },
+      {
+        name: 'workspace_exec',
+        args: { command: '/usr/bin/gh --version && /usr/bin/gh auth token', cwd: 'widgets' },
+      },
+    ]);
+    expect(checkout?.data?.['gh']).toEqual({ path: '/usr/bin/gh', version: '2.23.0' });
+    expect(version?.text).toContain('gh version 2.23.0 (2023-02-27 Debian 2.23.0+dfsg1-1)');
+    // gh read the granted GH_TOKEN, and the observation redacted it like any other.
+    expect(version?.text).toMatch(/^\[redacted\]$/m);
+    expect(version?.text).not.toContain(TOKEN);
   });
 
   it('reports a failing clone as content, with the exit code and without the token', async () => {

@@ -15,7 +15,7 @@ describe("mesh.github's skill", () => {
     ]);
     expect(text).toContain('<mesh-skill package="mesh.github" name="github"');
     expect(text).toContain('`checkout_github_repo`');
-    expect(text).toContain('gh pr create');
+    expect(text).toContain('<that path> pr create');
     expect(text).toContain('never force-push it');
     expect(text).toContain('`create_github_pull_request`');
   });
@@ -30,7 +30,7 @@ describe("mesh.github's skill", () => {
   it('drops the fallback when create_github_pull_request is not offered', () => {
     const text = renderSkills(github, ['checkout_github_repo']);
     expect(text).not.toContain('create_github_pull_request');
-    expect(text).toContain('gh pr create');
+    expect(text).toContain('<that path> pr create');
   });
 
   it('is not rendered when neither tool is offered', () => {

@@ -16,6 +16,7 @@ import {
   noreplyEmail,
   workspaceGrant,
 } from './checkout-commands.ts';
+import { GH_PIN, ghProbeCommand, ghVerdict } from './gh-pin.ts';
 import { connect, failureText, httpFailure } from './github-client.ts';
 import { splitRepo } from './github-call.ts';
 import { githubSettings } from './settings.ts';
@@ -169,14 +170,33 @@ async function cloneInto(
   if (clone.exitCode !== 0)
     return refused(commandFailure(`git clone of ${repo} (branch ${branch})`, clone, redact));
 
+  const probe = await workspace.exec({
+    command: ghProbeCommand(GH_PIN),
+    timeoutMs: SETUP_TIMEOUT_MS,
+    signal,
+  });
+  const gh = ghVerdict(GH_PIN, {
+    exitCode: probe.exitCode,
+    stdout: Buffer.from(probe.stdout).toString('utf8'),
+  });
   const path = `${workspace.root.replace(/\/+$/, '')}/${name}`;
   const onDefault = branch === defaultBranch;
   return {
     text: [
       `Cloned ${repo} into ${path}, on branch ${branch}${onDefault ? ' (the default branch)' : `; the default branch is ${defaultBranch}`}.`,
       `Git there fetches and pushes as the GitHub account ${c.login} (the token is in GH_TOKEN, read by a credential helper) and commits as ${commitAs.name} <${commitAs.email}>.`,
+      gh.ok
+        ? `GitHub CLI: gh ${gh.version} at ${gh.path}, checked against its pinned checksum; it uses the same credential. Open the pull request with \`${gh.path} pr create --base ${defaultBranch} --title "<title>" --body "<what, why, how tested>"\` (cwd ${name}).`
+        : `GitHub CLI: not offered (${gh.why}); open the pull request with create_github_pull_request.`,
       `Next: edit files, run the tests with cwd ${name}, commit on a new branch (never on ${defaultBranch} directly) and push it with \`git push -u origin <branch>\`; then open a pull request against ${defaultBranch}.`,
     ].join('\n'),
-    data: { repo, path, branch, default_branch: defaultBranch, login: c.login },
+    data: {
+      repo,
+      path,
+      branch,
+      default_branch: defaultBranch,
+      login: c.login,
+      gh: gh.ok ? { path: gh.path, version: gh.version } : null,
+    },
   };
 }
