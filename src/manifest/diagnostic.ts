@@ -49,6 +49,7 @@ export const DIAGNOSTIC_CODES = Object.freeze([
   'class_unknown',
   'replay_unknown',
   'replay_not_allowed',
+  'parks_not_allowed',
   'need_unknown',
   'need_duplicate',
   'need_dangling',

@@ -129,6 +129,8 @@ export interface ToolDeclaration {
   readonly needs: readonly Need[];
   /** The named export of `handlers.ts` that implements the tool. */
   readonly handler: string;
+  /** A call parks the run until a person acts (Mesh-owned packages only; see `Definition.parks`). */
+  readonly parks?: true;
 }
 
 export type { HookName };

@@ -59,6 +59,14 @@ export class TableReader {
     return value;
   }
 
+  /** An optional boolean field. */
+  boolean(key: string): boolean | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'boolean') return this.wrong(key, 'true or false', value);
+    return value;
+  }
+
   /** A nested table; absent is fine unless required. */
   table(key: string, options: { required: boolean }): TableReader | undefined {
     const value = this.raw(key);

@@ -91,6 +91,32 @@ function checkReplay(
   return true;
 }
 
+/**
+ * `parks = true`: a call of the tool parks the run until a person of its conversation acts, and
+ * that becomes the call's observation. Only Mesh's own packages may declare it, and only with
+ * `internal` replay: the engine, not the handler, carries such a call out.
+ */
+function checkParks(
+  r: TableReader,
+  replay: Replay | undefined,
+  packageId: string | undefined,
+  ctx: ValidationContext,
+): boolean {
+  if (packageId !== undefined && !ctx.meshOwnedPackages.has(packageId)) {
+    ctx.sink.add(
+      'parks_not_allowed',
+      r.at('parks'),
+      'parking the run is reserved for Mesh-owned packages',
+    );
+    return false;
+  }
+  if (replay !== undefined && replay !== 'internal') {
+    ctx.sink.add('parks_not_allowed', r.at('parks'), 'a parking tool has internal replay');
+    return false;
+  }
+  return true;
+}
+
 /** Reads one `[[tools]]` entry into the declaration a Definition is built from. */
 export function readTool(
   r: TableReader,
@@ -127,6 +153,8 @@ export function readTool(
   const replay = readEnum(r, 'replay', REPLAYS, 'replay_unknown', ctx);
   const replayOk = checkReplay(r, toolClass, replay, packageId, ctx);
   const needs = readNeeds(r, ctx);
+  const parks = r.boolean('parks');
+  const parksOk = parks !== true || checkParks(r, replay, packageId, ctx);
   const handler = r.string('handler', { required: true });
   const handlerOk = handler !== undefined && checkBindingName(handler, r.at('handler'), ctx);
   r.finish();
@@ -140,7 +168,7 @@ export function readTool(
     return undefined;
   }
   if (!parameters || (rawOutput !== undefined && !output)) return undefined;
-  if (!toolClass || !replay || !replayOk || !needs || !handlerOk) return undefined;
+  if (!toolClass || !replay || !replayOk || !needs || !handlerOk || !parksOk) return undefined;
   const declaration: ToolDeclaration = {
     name,
     description,
@@ -150,6 +178,7 @@ export function readTool(
     replay,
     needs,
     handler,
+    ...(parks === true ? { parks: true } : {}),
   };
   return output
     ? { ...declaration, outputSchema: output.schema, outputSchemaFrom: output.from }

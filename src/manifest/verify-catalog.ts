@@ -132,6 +132,7 @@ function definitionsOf(
         needs: tool.needs,
         origin,
         execute,
+        ...(tool.parks === true ? { parks: true } : {}),
       };
       return tool.outputSchema === undefined ? base : { ...base, outputSchema: tool.outputSchema };
     });

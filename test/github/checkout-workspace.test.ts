@@ -153,7 +153,7 @@ describe.each(testDatabases())('checkout_github_repo in a local workspace on $na
         args: { command: '/usr/bin/gh --version && /usr/bin/gh auth token', cwd: 'widgets' },
       },
     ]);
-    expect(checkout?.data?.['gh']).toEqual({ path: '/usr/bin/gh', version: '2.23.0' });
+    expect(checkout?.data).toMatchObject({ gh: { path: '/usr/bin/gh', version: '2.23.0' } });
     expect(version?.text).toContain('gh version 2.23.0 (2023-02-27 Debian 2.23.0+dfsg1-1)');
     // gh read the granted GH_TOKEN, and the observation redacted it like any other.
     expect(version?.text).toMatch(/^\[redacted\]$/m);
