@@ -1,4 +1,5 @@
 import type { Mesh } from './mesh.ts';
+import { progressMessageIds } from '../store/progress-notes.ts';
 import {
   findAgent as findAgentRow,
   getAgent as getAgentRow,
@@ -69,6 +70,11 @@ export function listConversations(
   limit?: number,
 ): Promise<ConversationSummary[]> {
   return listConversationRows(mesh.db, agentId, limit);
+}
+
+/** Which of a conversation's messages are the agent's progress notes. */
+export function progressNotesIn(mesh: Mesh, conversationId: string): Promise<Set<string>> {
+  return progressMessageIds(mesh.db, conversationId);
 }
 
 export function listMessages(mesh: Mesh, conversationId: string): Promise<MessageRecord[]> {

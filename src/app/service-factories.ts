@@ -15,6 +15,7 @@ import { BROWSERS, type Browsers } from '../tool/browser.ts';
 import { WEB_READ, WEB_SEARCH, type WebRead, type WebSearch } from '../../tools/web/web-service.ts';
 import { conversationSearchService } from './conversations/search.ts';
 import { memoryStoreService } from './agents/memory-service.ts';
+import { progressService, toolSearchService } from './agents/own-verb-services.ts';
 import { outboxService } from './runs/outbound-service.ts';
 import type { QueryProviderRuntime } from './backends/web-service.ts';
 
@@ -65,6 +66,8 @@ export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
   { key: WEB_SEARCH, create: (host: ServiceHost): WebSearch => webRuntime(host) },
   { key: WEB_READ, create: (host: ServiceHost): WebRead => webRuntime(host) },
   conversationSearchService,
+  progressService,
+  toolSearchService,
 ];
 
 /**

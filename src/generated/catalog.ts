@@ -2,22 +2,35 @@
 // CI fails when it is stale: npm run build:catalog -- --check
 
 import type { Catalog } from "../manifest/catalog.ts";
-import * as handlers_0 from "../../tools/browser/handlers.ts";
-import * as handlers_1 from "../../tools/conversations/handlers.ts";
-import * as handlers_2 from "../../tools/datadog/handlers.ts";
-import * as handlers_3 from "../../tools/deepsource/handlers.ts";
-import * as handlers_4 from "../../tools/github/handlers.ts";
-import * as handlers_5 from "../../tools/linear/handlers.ts";
-import * as hooks_5 from "../../tools/linear/hooks.ts";
-import * as handlers_6 from "../../tools/memory/handlers.ts";
-import * as handlers_7 from "../../tools/sentry/handlers.ts";
-import * as handlers_8 from "../../tools/slack/handlers.ts";
-import * as handlers_9 from "../../tools/web/handlers.ts";
-import * as handlers_10 from "../../tools/workspace/handlers.ts";
+import * as handlers_0 from "../../tools/agent/handlers.ts";
+import * as handlers_1 from "../../tools/browser/handlers.ts";
+import * as handlers_2 from "../../tools/conversations/handlers.ts";
+import * as handlers_3 from "../../tools/datadog/handlers.ts";
+import * as handlers_4 from "../../tools/deepsource/handlers.ts";
+import * as handlers_5 from "../../tools/github/handlers.ts";
+import * as handlers_6 from "../../tools/linear/handlers.ts";
+import * as hooks_6 from "../../tools/linear/hooks.ts";
+import * as handlers_7 from "../../tools/memory/handlers.ts";
+import * as handlers_8 from "../../tools/sentry/handlers.ts";
+import * as handlers_9 from "../../tools/slack/handlers.ts";
+import * as handlers_10 from "../../tools/web/handlers.ts";
+import * as handlers_11 from "../../tools/workspace/handlers.ts";
 
 /** The first-party packages compiled into this build, verified at start-up by loadCatalog. */
 export const catalog: Catalog = {
   packages: [
+    {
+      folder: "agent",
+      manifest: "# The agent's own verbs besides its memory (mesh.memory): find more tools, ask the people of its\n# conversation, hand its browser to a person, and tell the conversation how the work is going.\n# Mesh's own: they write only to Mesh's database, and two of them park the run until a person\n# acts (the engine carries those out; their handlers only say so).\nmanifest_version = 1\n\n[package]\nid = \"mesh.agent\"\nversion = \"1.0.0\"\nmesh_api = \"^1.0\"\nhook_protocol = 1\ndescription = \"The agent's own verbs: find tools, ask its conversation, hand over its browser, post progress.\"\n\n[[tools]]\nname = \"tool_search\"\ndescription = \"Find more operations; matches are offered from your next request.\"\nclass = \"query\"\nreplay = \"replayable\"\nhandler = \"toolSearch\"\nneeds = [\"service:mesh.agent.tool_search\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"query\"]\nadditionalProperties = false\n\n[tools.parameters.properties.query]\ntype = \"string\"\nminLength = 1\nmaxLength = 500\ndescription = \"What you need to do\"\n\n[[tools]]\nname = \"request_input\"\ndescription = \"Ask the people in this conversation what only they can answer (a decision, a missing fact) and wait for the answer.\"\nclass = \"query\"\nreplay = \"internal\"\nparks = true\nhandler = \"requestInput\"\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"question\"]\nadditionalProperties = false\n\n# A question of only spaces is refused by its pattern; blank and repeated choices are dropped by\n# the verb (fewer than two left: the question is asked open), so the schema spends no tokens on\n# minItems, uniqueItems or an item's minLength.\n[tools.parameters.properties.question]\ntype = \"string\"\nmaxLength = 4000\npattern = \"\\\\S\"\ndescription = \"As people will read it.\"\n\n[tools.parameters.properties.choices]\ntype = \"array\"\nmaxItems = 10\ndescription = \"Answers to pick from, if there are a few.\"\n\n[tools.parameters.properties.choices.items]\ntype = \"string\"\nmaxLength = 300\n\n[[tools]]\nname = \"browser_handoff\"\ndescription = \"Hand your browser session to the people in this conversation when the page needs a person: a login, a captcha, a confirmation only they may give. Never ask for a password in a message and never type one yourself. The task waits while someone takes the browser over through its Live View and hands it back; then read the page again.\"\nclass = \"browser\"\nreplay = \"internal\"\nparks = true\nhandler = \"browserHandoff\"\nneeds = [\"browser\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"reason\"]\nadditionalProperties = false\n\n[tools.parameters.properties.reason]\ntype = \"string\"\nminLength = 1\nmaxLength = 1000\npattern = \"\\\\S\"\ndescription = \"What the person should do in the browser, as they will read it (e.g. \\\"log in to the supplier portal\\\").\"\n\n# A note of only spaces, and a link that is not an http(s) URL, are refused by the verb.\n[[tools]]\nname = \"progress\"\ndescription = \"Post a short progress note to the conversation while you work.\"\nclass = \"query\"\nreplay = \"internal\"\nhandler = \"progress\"\nneeds = [\"service:mesh.agent.progress\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"text\"]\nadditionalProperties = false\n\n[tools.parameters.properties.text]\ntype = \"string\"\nmaxLength = 500\n\n[tools.parameters.properties.link]\ntype = \"string\"\nmaxLength = 2000\n",
+      manifestSha256: "a8d99358e9be3777b7a82f04f338e7013abc0b8110b2b351865310fff1d37d91",
+      digest: "789c3bedea63162509afea809222de2656dfd3d298e2b853283d88c64873eb5f",
+      files: {
+        "agent-services.ts": "2c538f8db72c827915ca981b7624135bcd1d872365b2f071a9aa780d18ab79ab",
+        "handlers.ts": "a0f6c129f9efedeb7128eac4e8510d9cfbb62d32eab9d654684614cfafe4ebf5",
+        "manifest.toml": "a8d99358e9be3777b7a82f04f338e7013abc0b8110b2b351865310fff1d37d91",
+      },
+      schemas: {},
+    },
     {
       folder: "browser",
       manifest: "# The browser verbs: go to a page, read it, act on it, take a screenshot — in the browser session\n# the browser layer rents for the run (one per run, on the first call, released when the run\n# ends). Which backend serves it is the operator's grant, never the model's choice, and never\n# named here. Every action is a persisted step; reads and screenshots may be repeated after a\n# crash, an action on a page may not.\nmanifest_version = 1\n\n[package]\nid = \"mesh.browser\"\nversion = \"1.0.0\"\nmesh_api = \"^1.0\"\nhook_protocol = 1\ndescription = \"A browser session for the run: open pages, read them, click and type, take screenshots.\"\n\n[[tools]]\nname = \"browser_navigate\"\ndescription = \"Open a web page (http or https) in your browser session. The session is started on first use and kept for this task: cookies and the current page carry over between calls. Read the page afterwards with browser_read.\"\nclass = \"browser\"\nreplay = \"replayable\"\nhandler = \"browserNavigate\"\nneeds = [\"browser\", \"service:mesh.browser\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"url\"]\nadditionalProperties = false\n\n[tools.parameters.properties.url]\ntype = \"string\"\nminLength = 1\nmaxLength = 4000\ndescription = \"The absolute URL to open.\"\n\n[[tools]]\nname = \"browser_read\"\ndescription = \"Read the current page as markdown. mode \\\"snapshot\\\" (the default) gives its structure with every link, button and field marked [eN]: the ref browser_act takes. mode \\\"text\\\" gives only the visible text. Long pages are clamped with head and tail kept; the whole reading is an artifact. Fields show only whether they are filled, never what they hold.\"\nclass = \"browser\"\nreplay = \"replayable\"\nhandler = \"browserRead\"\nneeds = [\"browser\", \"service:mesh.browser\"]\n\n[tools.parameters]\ntype = \"object\"\nadditionalProperties = false\n\n[tools.parameters.properties.mode]\ntype = \"string\"\nenum = [\"snapshot\", \"text\"]\ndescription = \"snapshot (structure with refs, default) or text (visible text only).\"\n\n[[tools]]\nname = \"browser_act\"\ndescription = \"Act on the current page: click an element, type into a field (optionally pressing Enter to submit), choose an option of a select, press a key, or scroll. Elements are named by the ref the last browser_read snapshot gave them (e.g. e12); read again after the page changes.\"\nclass = \"browser\"\nreplay = \"effectful\"\nhandler = \"browserAct\"\nneeds = [\"browser\", \"service:mesh.browser\"]\n\n[tools.parameters]\ntype = \"object\"\nrequired = [\"action\"]\nadditionalProperties = false\n\n[tools.parameters.properties.action]\ntype = \"string\"\nenum = [\"click\", \"type\", \"select\", \"press\", \"scroll\"]\ndescription = \"What to do.\"\n\n[tools.parameters.properties.ref]\ntype = \"string\"\npattern = \"^e[0-9]{1,6}$\"\ndescription = \"The element, by its ref from the last snapshot (click, type and select need one).\"\n\n[tools.parameters.properties.text]\ntype = \"string\"\nmaxLength = 10000\ndescription = \"type: the text to put in the field (it replaces what the field held).\"\n\n[tools.parameters.properties.submit]\ntype = \"boolean\"\ndescription = \"type: press Enter after typing (submits most forms).\"\n\n[tools.parameters.properties.value]\ntype = \"string\"\nminLength = 1\nmaxLength = 1000\ndescription = \"select: the option's value or its visible label.\"\n\n[tools.parameters.properties.key]\ntype = \"string\"\nminLength = 1\nmaxLength = 40\npattern = \"^[A-Za-z0-9+]+$\"\ndescription = \"press: a key name such as Enter, Escape, Tab, ArrowDown, or Control+A.\"\n\n[tools.parameters.properties.direction]\ntype = \"string\"\nenum = [\"up\", \"down\"]\ndescription = \"scroll: which way (default down); with a ref, the element is scrolled into view instead.\"\n\n[[tools]]\nname = \"browser_screenshot\"\ndescription = \"Take a screenshot of the current page (the visible part, or the whole page). The image is stored as an artifact of this task and shown to you when your model can see images.\"\nclass = \"browser\"\nreplay = \"replayable\"\nhandler = \"browserScreenshot\"\nneeds = [\"browser\", \"service:mesh.browser\"]\n\n[tools.parameters]\ntype = \"object\"\nadditionalProperties = false\n\n[tools.parameters.properties.full_page]\ntype = \"boolean\"\ndescription = \"The whole page rather than the visible part (default false).\"\n",
@@ -182,52 +195,56 @@ export const catalog: Catalog = {
     },
   ],
   handlers: [
-    { packageId: "mesh.browser", name: "browserAct", fn: handlers_0.browserAct },
-    { packageId: "mesh.browser", name: "browserNavigate", fn: handlers_0.browserNavigate },
-    { packageId: "mesh.browser", name: "browserRead", fn: handlers_0.browserRead },
-    { packageId: "mesh.browser", name: "browserScreenshot", fn: handlers_0.browserScreenshot },
-    { packageId: "mesh.conversations", name: "conversationSearch", fn: handlers_1.conversationSearch },
-    { packageId: "mesh.datadog", name: "listDatadogMonitors", fn: handlers_2.listDatadogMonitors },
-    { packageId: "mesh.datadog", name: "muteDatadogMonitor", fn: handlers_2.muteDatadogMonitor },
-    { packageId: "mesh.datadog", name: "postDatadogEvent", fn: handlers_2.postDatadogEvent },
-    { packageId: "mesh.datadog", name: "queryDatadogMetrics", fn: handlers_2.queryDatadogMetrics },
-    { packageId: "mesh.datadog", name: "searchDatadogLogs", fn: handlers_2.searchDatadogLogs },
-    { packageId: "mesh.deepsource", name: "getDeepsourcePrChecks", fn: handlers_3.getDeepsourcePrChecks },
-    { packageId: "mesh.deepsource", name: "listDeepsourceIssues", fn: handlers_3.listDeepsourceIssues },
-    { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_4.checkoutGithubRepo },
-    { packageId: "mesh.github", name: "commentOnGithubIssue", fn: handlers_4.commentOnGithubIssue },
-    { packageId: "mesh.github", name: "createGithubIssue", fn: handlers_4.createGithubIssue },
-    { packageId: "mesh.github", name: "createGithubPullRequest", fn: handlers_4.createGithubPullRequest },
-    { packageId: "mesh.github", name: "createGithubPullRequestReview", fn: handlers_4.createGithubPullRequestReview },
-    { packageId: "mesh.github", name: "getGithubIssue", fn: handlers_4.getGithubIssue },
-    { packageId: "mesh.github", name: "getGithubPullRequest", fn: handlers_4.getGithubPullRequest },
-    { packageId: "mesh.github", name: "listGithubPullRequestChecks", fn: handlers_4.listGithubPullRequestChecks },
-    { packageId: "mesh.github", name: "listGithubPullRequestFiles", fn: handlers_4.listGithubPullRequestFiles },
-    { packageId: "mesh.linear", name: "commentOnLinearIssue", fn: handlers_5.commentOnLinearIssue },
-    { packageId: "mesh.linear", name: "createLinearIssue", fn: handlers_5.createLinearIssue },
-    { packageId: "mesh.linear", name: "getLinearIssue", fn: handlers_5.getLinearIssue },
-    { packageId: "mesh.linear", name: "searchLinearIssues", fn: handlers_5.searchLinearIssues },
-    { packageId: "mesh.linear", name: "updateLinearIssueState", fn: handlers_5.updateLinearIssueState },
-    { packageId: "mesh.memory", name: "amend", fn: handlers_6.amend },
-    { packageId: "mesh.memory", name: "forget", fn: handlers_6.forget },
-    { packageId: "mesh.memory", name: "recall", fn: handlers_6.recall },
-    { packageId: "mesh.memory", name: "remember", fn: handlers_6.remember },
-    { packageId: "mesh.sentry", name: "assignSentryIssue", fn: handlers_7.assignSentryIssue },
-    { packageId: "mesh.sentry", name: "getSentryIssue", fn: handlers_7.getSentryIssue },
-    { packageId: "mesh.sentry", name: "getSentryLatestEvent", fn: handlers_7.getSentryLatestEvent },
-    { packageId: "mesh.sentry", name: "listSentryIssues", fn: handlers_7.listSentryIssues },
-    { packageId: "mesh.sentry", name: "resolveSentryIssue", fn: handlers_7.resolveSentryIssue },
-    { packageId: "mesh.slack", name: "postSlackMessage", fn: handlers_8.postSlackMessage },
-    { packageId: "mesh.web", name: "webRead", fn: handlers_9.webRead },
-    { packageId: "mesh.web", name: "webSearch", fn: handlers_9.webSearch },
-    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_10.workspaceExec },
-    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_10.workspaceReadFile },
-    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_10.workspaceWriteFile },
+    { packageId: "mesh.agent", name: "browserHandoff", fn: handlers_0.browserHandoff },
+    { packageId: "mesh.agent", name: "progress", fn: handlers_0.progress },
+    { packageId: "mesh.agent", name: "requestInput", fn: handlers_0.requestInput },
+    { packageId: "mesh.agent", name: "toolSearch", fn: handlers_0.toolSearch },
+    { packageId: "mesh.browser", name: "browserAct", fn: handlers_1.browserAct },
+    { packageId: "mesh.browser", name: "browserNavigate", fn: handlers_1.browserNavigate },
+    { packageId: "mesh.browser", name: "browserRead", fn: handlers_1.browserRead },
+    { packageId: "mesh.browser", name: "browserScreenshot", fn: handlers_1.browserScreenshot },
+    { packageId: "mesh.conversations", name: "conversationSearch", fn: handlers_2.conversationSearch },
+    { packageId: "mesh.datadog", name: "listDatadogMonitors", fn: handlers_3.listDatadogMonitors },
+    { packageId: "mesh.datadog", name: "muteDatadogMonitor", fn: handlers_3.muteDatadogMonitor },
+    { packageId: "mesh.datadog", name: "postDatadogEvent", fn: handlers_3.postDatadogEvent },
+    { packageId: "mesh.datadog", name: "queryDatadogMetrics", fn: handlers_3.queryDatadogMetrics },
+    { packageId: "mesh.datadog", name: "searchDatadogLogs", fn: handlers_3.searchDatadogLogs },
+    { packageId: "mesh.deepsource", name: "getDeepsourcePrChecks", fn: handlers_4.getDeepsourcePrChecks },
+    { packageId: "mesh.deepsource", name: "listDeepsourceIssues", fn: handlers_4.listDeepsourceIssues },
+    { packageId: "mesh.github", name: "checkoutGithubRepo", fn: handlers_5.checkoutGithubRepo },
+    { packageId: "mesh.github", name: "commentOnGithubIssue", fn: handlers_5.commentOnGithubIssue },
+    { packageId: "mesh.github", name: "createGithubIssue", fn: handlers_5.createGithubIssue },
+    { packageId: "mesh.github", name: "createGithubPullRequest", fn: handlers_5.createGithubPullRequest },
+    { packageId: "mesh.github", name: "createGithubPullRequestReview", fn: handlers_5.createGithubPullRequestReview },
+    { packageId: "mesh.github", name: "getGithubIssue", fn: handlers_5.getGithubIssue },
+    { packageId: "mesh.github", name: "getGithubPullRequest", fn: handlers_5.getGithubPullRequest },
+    { packageId: "mesh.github", name: "listGithubPullRequestChecks", fn: handlers_5.listGithubPullRequestChecks },
+    { packageId: "mesh.github", name: "listGithubPullRequestFiles", fn: handlers_5.listGithubPullRequestFiles },
+    { packageId: "mesh.linear", name: "commentOnLinearIssue", fn: handlers_6.commentOnLinearIssue },
+    { packageId: "mesh.linear", name: "createLinearIssue", fn: handlers_6.createLinearIssue },
+    { packageId: "mesh.linear", name: "getLinearIssue", fn: handlers_6.getLinearIssue },
+    { packageId: "mesh.linear", name: "searchLinearIssues", fn: handlers_6.searchLinearIssues },
+    { packageId: "mesh.linear", name: "updateLinearIssueState", fn: handlers_6.updateLinearIssueState },
+    { packageId: "mesh.memory", name: "amend", fn: handlers_7.amend },
+    { packageId: "mesh.memory", name: "forget", fn: handlers_7.forget },
+    { packageId: "mesh.memory", name: "recall", fn: handlers_7.recall },
+    { packageId: "mesh.memory", name: "remember", fn: handlers_7.remember },
+    { packageId: "mesh.sentry", name: "assignSentryIssue", fn: handlers_8.assignSentryIssue },
+    { packageId: "mesh.sentry", name: "getSentryIssue", fn: handlers_8.getSentryIssue },
+    { packageId: "mesh.sentry", name: "getSentryLatestEvent", fn: handlers_8.getSentryLatestEvent },
+    { packageId: "mesh.sentry", name: "listSentryIssues", fn: handlers_8.listSentryIssues },
+    { packageId: "mesh.sentry", name: "resolveSentryIssue", fn: handlers_8.resolveSentryIssue },
+    { packageId: "mesh.slack", name: "postSlackMessage", fn: handlers_9.postSlackMessage },
+    { packageId: "mesh.web", name: "webRead", fn: handlers_10.webRead },
+    { packageId: "mesh.web", name: "webSearch", fn: handlers_10.webSearch },
+    { packageId: "mesh.workspace", name: "workspaceExec", fn: handlers_11.workspaceExec },
+    { packageId: "mesh.workspace", name: "workspaceReadFile", fn: handlers_11.workspaceReadFile },
+    { packageId: "mesh.workspace", name: "workspaceWriteFile", fn: handlers_11.workspaceWriteFile },
   ],
   hooks: [
-    { packageId: "mesh.linear", name: "checkWebhook", fn: hooks_5.checkWebhook },
-    { packageId: "mesh.linear", name: "registerWebhook", fn: hooks_5.registerWebhook },
-    { packageId: "mesh.linear", name: "removeWebhook", fn: hooks_5.removeWebhook },
-    { packageId: "mesh.linear", name: "verifyKey", fn: hooks_5.verifyKey },
+    { packageId: "mesh.linear", name: "checkWebhook", fn: hooks_6.checkWebhook },
+    { packageId: "mesh.linear", name: "registerWebhook", fn: hooks_6.registerWebhook },
+    { packageId: "mesh.linear", name: "removeWebhook", fn: hooks_6.removeWebhook },
+    { packageId: "mesh.linear", name: "verifyKey", fn: hooks_6.verifyKey },
   ],
 };

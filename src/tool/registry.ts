@@ -8,11 +8,12 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * Packages that may declare `internal` replay: Mesh-owned verbs that write only to Mesh's own
- * database. Being first-party is not enough (a GitHub package acts on the world). `mesh.turn`
- * holds the verbs the turn engine owns (tool_search, request_input), which have no manifest.
+ * database. Being first-party is not enough (a GitHub package acts on the world). `mesh.agent`
+ * (tools/agent/) declares the agent's other own verbs: tool_search, request_input,
+ * browser_handoff and progress.
  */
 export const MESH_OWNED_PACKAGES: ReadonlySet<string> = Object.freeze(
-  new Set(['mesh.memory', 'mesh.turn']),
+  new Set(['mesh.memory', 'mesh.agent']),
 );
 
 /** An immutable set of definitions: the model's schemas and the executor's lookup in one value. */

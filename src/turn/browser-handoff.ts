@@ -1,37 +1,14 @@
 import type { JsonObject } from '../model/json.ts';
-import type { Tool } from '../model/wire.ts';
 import type { Definition } from '../tool/definition.ts';
 import { observation, type Observation } from '../tool/observation.ts';
-import { parkingVerb } from './parking-verb.ts';
 
 /**
  * The agent's verb for handing its browser to a person: the run parks until someone of the
  * conversation takes the session over through its Live View, does what only a person should (a
  * login, a captcha, a payment confirmation), and hands it back. What they type goes to the page,
- * never to Mesh's record or the model.
+ * never to Mesh's record or the model. Declared in tools/agent/.
  */
 export const BROWSER_HANDOFF = 'browser_handoff';
-
-const TOOL: Tool = Object.freeze({
-  name: BROWSER_HANDOFF,
-  description:
-    'Hand your browser session to the people in this conversation when the page needs a person: a login, a captcha, a confirmation only they may give. Never ask for a password in a message and never type one yourself. The task waits while someone takes the browser over through its Live View and hands it back; then read the page again.',
-  parameters: {
-    type: 'object',
-    required: ['reason'],
-    additionalProperties: false,
-    properties: {
-      reason: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 1000,
-        pattern: '\\S',
-        description:
-          'What the person should do in the browser, as they will read it (e.g. "log in to the supplier portal").',
-      },
-    },
-  },
-});
 
 /** What the conversation is asked, with the Live View link the person acts through. */
 export function handoffAsk(args: JsonObject, link: string): { question: string; body: string } {
@@ -70,10 +47,3 @@ export function handoffRefused(why: string): Observation {
 export function offersHandoff(definitions: readonly Definition[]): boolean {
   return definitions.some((d) => d.class === 'browser' && d.tool.name !== BROWSER_HANDOFF);
 }
-
-/**
- * browser_handoff as a definition: Mesh's own, offered with the browser class's tools, and never
- * executed — the engine parks the run on it once the browser layer has a session a person can
- * take over, and the hand-back becomes its observation.
- */
-export const BROWSER_HANDOFF_DEFINITION: Definition = parkingVerb(TOOL, 'browser');

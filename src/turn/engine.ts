@@ -84,10 +84,9 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   ]);
   // Every schema, or the agent's own verbs and tool_search plus what searches loaded; calls
   // resolve against the whole authorized registry either way.
-  const own = withOwnVerbs(offer.registry.definitions(), offer.withheld);
-  const withheld = own.withheld;
+  const withheld = offer.withheld;
   const loading = await planToolLoading({
-    registry: createRegistry(own.definitions),
+    registry: createRegistry(withOwnVerbs(offer.registry.definitions())),
     budget: model.budget,
     checkpoint: run.checkpoint,
     save: (checkpoint) => ledger.progress(lease, { checkpoint }),

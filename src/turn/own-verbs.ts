@@ -2,40 +2,16 @@ import type { ToolRuntime } from '../tool/context.ts';
 import { BROWSERS } from '../tool/browser.ts';
 import type { Definition } from '../tool/definition.ts';
 import { hasCode, serializeError } from '../tool/errors.ts';
-import { BROWSER_HANDOFF, BROWSER_HANDOFF_DEFINITION, offersHandoff } from './browser-handoff.ts';
-import { REQUEST_INPUT, REQUEST_INPUT_DEFINITION } from './request-input.ts';
-
-/** A tool a turn does not offer, and why. */
-export interface Withheld {
-  readonly name: string;
-  readonly reason: string;
-}
+import { BROWSER_HANDOFF, offersHandoff } from './browser-handoff.ts';
 
 /**
- * The turn's registry with Mesh's own parking verbs added: request_input always (there is always a
- * conversation to ask), browser_handoff beside the browser tools the agent was granted. A
- * package's tool of either name is withheld, said so.
+ * The turn's registry as offered: the agent's own verbs come from the catalog (tools/agent/) like
+ * any tool, so policy has already gated them; browser_handoff is further kept only beside browser
+ * tools the agent was granted (there is nothing to hand over without them).
  */
-export function withOwnVerbs(
-  granted: readonly Definition[],
-  withheld: readonly Withheld[],
-): { definitions: Definition[]; withheld: Withheld[] } {
-  const own = [
-    REQUEST_INPUT_DEFINITION,
-    ...(offersHandoff(granted) ? [BROWSER_HANDOFF_DEFINITION] : []),
-  ];
-  const names = new Set([REQUEST_INPUT, BROWSER_HANDOFF]);
-  const clashes = granted.filter((d) => names.has(d.tool.name));
-  return {
-    definitions: [...granted.filter((d) => !names.has(d.tool.name)), ...own],
-    withheld: [
-      ...withheld,
-      ...clashes.map((d) => ({
-        name: d.tool.name,
-        reason: `the name is Mesh's own verb; the tool of that name from ${d.origin.packageId} is not offered`,
-      })),
-    ],
-  };
+export function withOwnVerbs(granted: readonly Definition[]): Definition[] {
+  if (offersHandoff(granted)) return [...granted];
+  return granted.filter((d) => d.tool.name !== BROWSER_HANDOFF);
 }
 
 /**

@@ -1,39 +1,11 @@
 import type { JsonObject } from '../model/json.ts';
-import type { Tool } from '../model/wire.ts';
-import type { Definition } from '../tool/definition.ts';
 import { observation, type Observation } from '../tool/observation.ts';
-import { parkingVerb } from './parking-verb.ts';
 
-/** The agent's own verb for asking its conversation: the run parks until someone answers. */
+/**
+ * The agent's own verb for asking its conversation (declared in tools/agent/): the run parks
+ * until someone answers.
+ */
 export const REQUEST_INPUT = 'request_input';
-
-const TOOL: Tool = Object.freeze({
-  name: REQUEST_INPUT,
-  description:
-    'Ask the people in this conversation what only they can answer (a decision, a missing fact) and wait for the answer.',
-  parameters: {
-    type: 'object',
-    required: ['question'],
-    additionalProperties: false,
-    properties: {
-      question: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 4000,
-        pattern: '\\S',
-        description: 'As people will read it.',
-      },
-      choices: {
-        type: 'array',
-        minItems: 2,
-        maxItems: 10,
-        uniqueItems: true,
-        items: { type: 'string', minLength: 1, maxLength: 300 },
-        description: 'Answers to pick from, if there are a few.',
-      },
-    },
-  },
-});
 
 /** The question a parked call asks, read from its (validated) arguments. */
 export interface Question {
@@ -79,9 +51,3 @@ export function expiredObservation(waited: string): Observation {
     text: `No one answered within ${waited}; the question expired and the run ended.`,
   });
 }
-
-/**
- * request_input as a definition: Mesh's own, offered in every turn, and never executed — the
- * engine parks the run on it (`parks`), and the answer becomes its observation.
- */
-export const REQUEST_INPUT_DEFINITION: Definition = parkingVerb(TOOL, 'query');

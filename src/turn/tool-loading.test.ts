@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../model/json.ts';
 import { catalogDefinitions } from '../../test/support/remote-catalog.ts';
+import { declaredVerb } from '../../test/support/catalog.ts';
 import { testDefinition, testRuntime } from '../../test/support/tool.ts';
 import { execute } from '../tool/executor.ts';
 import { createRegistry } from '../tool/registry.ts';
@@ -8,9 +9,11 @@ import { definitionFingerprint } from './activations.ts';
 import { planToolLoading, type LoadingInput } from './tool-loading.ts';
 import { TOOL_SEARCH } from './tool-search.ts';
 
-const own = ['remember', 'recall'].map((name) =>
+const memory = ['remember', 'recall'].map((name) =>
   testDefinition(name, { origin: { ...testDefinition(name).origin, packageId: 'mesh.memory' } }),
 );
+// The agent's own verbs as the turn gets them from policy: tool_search comes declared.
+const own = [...memory, await declaredVerb(TOOL_SEARCH)];
 const catalog = catalogDefinitions();
 const BUDGET = { contextTokens: 32000, reservedOutputTokens: 2000 };
 
@@ -50,8 +53,9 @@ describe('progressive tool loading', () => {
     console.log('3 small tools:', JSON.stringify(loading.decision));
     expect(loading.decision.index).toBe(false);
     expect(loading.decision.indexTokens).toBeGreaterThan(loading.decision.allTokens);
-    expect(loading.offered()).toBe(registry.tools());
-    expect(loading.registry).toBe(registry);
+    // Carrying everything, there is nothing to search: tool_search is not offered.
+    expect(loading.offered().map((t) => t.name)).toEqual(['remember', 'recall', 'lookup']);
+    expect(loading.registry.names()).toEqual(['remember', 'recall', 'lookup']);
     expect(loading.requestData()).toEqual({ ...loading.decision });
     await loading.used([{ id: '1', name: 'lookup', arguments: '{}' }]);
     expect(saved).toEqual([]);
@@ -73,7 +77,7 @@ describe('progressive tool loading', () => {
         ...Array.from({ length: 6 }, (_, i) =>
           testDefinition(`op_${i}`, {
             parameters: schema(words),
-            origin: { ...own[0]!.origin, packageId: 'test.big' },
+            origin: { ...memory[0]!.origin, packageId: 'test.big' },
           }),
         ),
       ]);
@@ -92,11 +96,17 @@ describe('progressive tool loading', () => {
   it('carries a lone searchable tool, however large: a search would load it whole anyway', async () => {
     const huge = testDefinition('lookup', {
       description: 'a very long description. '.repeat(2000),
-      origin: { ...own[0]!.origin, packageId: 'test.big' },
+      origin: { ...memory[0]!.origin, packageId: 'test.big' },
     });
     const loading = await planned(createRegistry([...own, huge])).plan;
     expect(loading.decision.index).toBe(false);
     expect(loading.offered().map((t) => t.name)).toContain('lookup');
+  });
+
+  it('carries everything when policy withheld tool_search (an opt-out): there is no index without it', async () => {
+    const loading = await planned(createRegistry([...memory, ...catalog])).plan;
+    expect(loading.decision.index).toBe(false);
+    expect(loading.offered()).toHaveLength(memory.length + catalog.length);
   });
 
   it('carries the index for 40 remote tools, and for 96', async () => {

@@ -13,7 +13,7 @@ import { toolTokens, type InputBudget } from './context-budget.ts';
 import { integrationsOf, renderIntegrations } from './integration-summary.ts';
 import { LoadedSet } from './loaded-set.ts';
 import { buildToolIndex, DEFAULT_SEARCH_LIMIT, type ToolIndex } from './tool-index.ts';
-import { searchOutput, toolSearchDefinition, toolSearchTool } from './tool-search.ts';
+import { searchOutput, TOOL_SEARCH, toolSearchDefinition, toolSearchTool } from './tool-search.ts';
 import { TokenCounter } from './token-count.ts';
 
 /** The share of the input budget the loaded tools' schemas may take. */
@@ -58,8 +58,9 @@ export interface LoadingInput {
 }
 
 /**
- * The agent's own verbs: its memory (the Mesh-owned packages), always offered, never searched.
- * The spec names them — memory, progress, commitments — as what a turn starts with. Everything
+ * The agent's own verbs: its memory and its other verbs (the Mesh-owned packages), always
+ * offered, never searched. The spec names them — memory, progress, commitments — as what a turn
+ * starts with. Everything
  * else, Mesh's own conversation search included, is found through tool_search on the index:
  * a need for it ("what did we decide last week") is a search away, and its schema is not paid
  * for on every request of a turn that never looks back.
@@ -95,11 +96,23 @@ export function searchIndexOf(registry: Registry): ToolIndex {
  * the run has now — and what was revoked or redefined is refused and named to the model.
  */
 export async function planToolLoading(input: LoadingInput): Promise<ToolLoading> {
-  const { registry } = input;
+  // tool_search is offered only on the index: what policy granted of it is set aside here.
+  const searchVerb = input.registry.get(TOOL_SEARCH);
+  const registry = searchVerb
+    ? input.registry.select((d) => d.tool.name !== TOOL_SEARCH)
+    : input.registry;
   const counter = new TokenCounter();
   const searchable = searchableDefinitions(registry);
   const own = registry.definitions().filter(isOwnVerb);
-  const searchTool = toolSearchTool(renderIntegrations(integrationsOf(searchable)));
+  // Without the verb (an operator opted the agent out of it) there is no index to go on.
+  if (!searchVerb) {
+    const allTokens = await toolTokens(registry.tools(), counter);
+    return carryAll(registry, { allTokens, indexTokens: allTokens, index: false });
+  }
+  const searchTool = toolSearchTool(
+    searchVerb.tool,
+    renderIntegrations(integrationsOf(searchable)),
+  );
   const inputTokens = Math.max(0, input.budget.contextTokens - input.budget.reservedOutputTokens);
   const capacity = Math.floor(LOADED_SHARE * inputTokens);
   const costs = new Map<string, number>();
@@ -121,9 +134,9 @@ export async function planToolLoading(input: LoadingInput): Promise<ToolLoading>
   const indexed = searchable.length > 0 && decision.indexTokens < decision.allTokens;
   if (!indexed) return carryAll(registry, decision);
   return onIndex(
-    input,
+    { ...input, registry },
     { ...decision, index: true },
-    { own, searchable, searchTool, costs, capacity },
+    { own, searchable, searchVerb, searchTool, costs, capacity },
   );
 }
 
@@ -147,6 +160,7 @@ function carryAll(registry: Registry, decision: LoadingDecision): ToolLoading {
 interface IndexParts {
   readonly own: readonly Definition[];
   readonly searchable: readonly Definition[];
+  readonly searchVerb: Definition;
   readonly searchTool: Tool;
   readonly costs: ReadonlyMap<string, number>;
   readonly capacity: number;
@@ -204,7 +218,7 @@ async function onIndex(
     await save();
     return searchOutput(matches, change);
   };
-  const definition = toolSearchDefinition(parts.searchTool, search);
+  const definition = toolSearchDefinition(parts.searchVerb, parts.searchTool, search);
   const execution = createRegistry([...registry.definitions(), definition]);
 
   return {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { JsonObject } from '../model/json.ts';
 import type { Tool } from '../model/wire.ts';
 import type { Definition, ToolOutput } from '../tool/definition.ts';
@@ -6,47 +5,33 @@ import { sourceLabel } from './integration-summary.ts';
 import type { LoadChange } from './loaded-set.ts';
 import type { ToolMatch } from './tool-index.ts';
 
-/** The one verb a turn on the index adds: it is Mesh's own, like the memory verbs. */
+/** The one verb a turn on the index adds: the agent's own (tools/agent/), like its memory verbs. */
 export const TOOL_SEARCH = 'tool_search';
-/** The package tool_search is recorded under (it has no manifest: the turn engine owns it). */
-export const TOOL_SEARCH_PACKAGE = 'mesh.turn';
 
-const PARAMETERS = {
-  type: 'object',
-  required: ['query'],
-  additionalProperties: false,
-  properties: {
-    query: { type: 'string', minLength: 1, maxLength: 500, description: 'What you need to do' },
-  },
-} as const;
-
-/** The tool as the model sees it: what it does, and the summary of what it can find. */
-export function toolSearchTool(summary: string): Tool {
+/**
+ * The verb as a turn on the index offers it: its declaration (tools/agent/), with the summary of
+ * what it can find appended to its description.
+ */
+export function toolSearchTool(declared: Tool, summary: string): Tool {
   return Object.freeze({
-    name: TOOL_SEARCH,
-    description:
-      'Find more operations; matches are offered from your next request.' +
-      (summary === '' ? '' : ` Connected: ${summary}.`),
-    parameters: PARAMETERS,
+    ...declared,
+    description: declared.description + (summary === '' ? '' : ` Connected: ${summary}.`),
   });
 }
 
-/** tool_search as a definition whose handler is the turn's `search`. */
+/**
+ * tool_search as a turn on the index runs it: the declared definition (its class, replay, schema
+ * and package pin), offered as `tool`, answered by the turn's own `search` (which loads what it
+ * finds into the next request).
+ */
 export function toolSearchDefinition(
+  declared: Definition,
   tool: Tool,
   search: (query: string) => Promise<ToolOutput>,
 ): Definition {
   return {
+    ...declared,
     tool,
-    class: 'query',
-    replay: 'replayable',
-    needs: [],
-    origin: {
-      source: 'first_party',
-      packageId: TOOL_SEARCH_PACKAGE,
-      version: '1.0.0',
-      digest: createHash('sha256').update(JSON.stringify(tool)).digest('hex'),
-    },
     execute: async (_ctx, args) => {
       const query = args['query'];
       return search(typeof query === 'string' ? query : '');

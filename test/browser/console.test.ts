@@ -350,7 +350,8 @@ describe('the operator console in a browser', () => {
     ).resolves.toBe('');
     const tools = await page.evaluate<number>('document.documentElement.scrollHeight');
     console.log(`Tools tab: ${tools} px`);
-    expect(tools).toBeLessThan(4_000);
+    // Two packages open (memory and the agent's own verbs), the other ten folded.
+    expect(tools).toBeLessThan(4_500);
   }, 60_000);
 
   it('moves a live run page’s budget meters as the run spends, without a reload', async () => {
@@ -446,5 +447,42 @@ describe('the operator console in a browser', () => {
     await expect(
       page.locator('li.message.outbound', { hasText: 'Deploys are frozen until Monday.' }).count(),
     ).resolves.toBe(1);
+  }, 60_000);
+
+  it('shows a progress note in the chat as the run posts it, before the reply, and after a reload', async () => {
+    let release!: () => void;
+    model.enqueue(
+      {
+        kind: 'completion',
+        content: null,
+        toolCalls: [
+          {
+            id: 'p1',
+            name: 'progress',
+            arguments: '{"text":"Read the three reports; comparing them now"}',
+          },
+        ],
+      },
+      {
+        kind: 'after',
+        gate: new Promise<void>((resolve) => (release = resolve)),
+        reply: { kind: 'completion', content: 'The Q3 report is the outlier.' },
+      },
+    );
+    await send('which report is off?');
+    // Posted while the run goes on: the model has not answered yet.
+    const note = page.locator('li.message.outbound.progress', {
+      hasText: 'Read the three reports; comparing them now',
+    });
+    await note.waitFor();
+    await expect(
+      page.locator('li.message.outbound', { hasText: 'The Q3 report is the outlier.' }).count(),
+    ).resolves.toBe(0);
+    release();
+    await page
+      .locator('li.message.outbound', { hasText: 'The Q3 report is the outlier.' })
+      .waitFor();
+    await page.reload();
+    await expect(note.locator('.meta').textContent()).resolves.toContain('progress');
   }, 60_000);
 });

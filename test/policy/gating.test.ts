@@ -73,11 +73,12 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     expect(body).not.toContain('"forget"');
     const request = result.steps.find((s) => s.kind === 'model_request');
     expect(request?.data?.['offered']).toEqual([
+      'request_input',
+      'progress',
       'conversation_search',
       'remember',
       'recall',
       'amend',
-      'request_input',
     ]);
     // Other packages' tools are withheld for their own reasons (no secret, no backend).
     const withheldMemory = (request?.data?.['withheld'] as { name: string }[]).filter((w) =>
@@ -117,8 +118,9 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     for (const verb of MEMORY_VERBS) expect(body).not.toContain(`"${verb}"`);
     // What is not limited is still offered there: searching its own shared conversations.
     expect(shared.steps.find((s) => s.kind === 'model_request')?.data?.['offered']).toEqual([
-      'conversation_search',
       'request_input',
+      'progress',
+      'conversation_search',
     ]);
     const withheld = shared.steps.find((s) => s.kind === 'model_request')?.data?.['withheld'] as {
       name: string;

@@ -10,7 +10,7 @@ import type {
 import type { CrawlResult } from '../../src/manifest/crawl.ts';
 import { packageDigest, sha256Hex } from '../../src/manifest/digest.ts';
 import type { PackageHook } from '../../src/tool/hook.ts';
-import type { ToolHandler } from '../../src/tool/definition.ts';
+import type { Definition, ToolHandler } from '../../src/tool/definition.ts';
 
 /** Where the example package lives. */
 export const FIXTURE_PACKAGES = new URL('../fixtures/packages/', import.meta.url).pathname;
@@ -122,4 +122,13 @@ export function toolsDirFor(caseDir: string, dir: string): string {
     cpSync(caseDir, join(tools, name), { recursive: true });
   else cpSync(caseDir, tools, { recursive: true });
   return tools;
+}
+
+/** One of the agent's own verbs as the compiled-in catalog declares it (tools/agent/). */
+export async function declaredVerb(name: string): Promise<Definition> {
+  const { catalog } = await import('../../src/generated/catalog.ts');
+  const { loadCatalog } = await import('../../src/manifest/verify-catalog.ts');
+  const verb = loadCatalog(catalog).registry.get(name);
+  if (!verb) throw new Error(`the catalog declares no ${name}`);
+  return verb;
 }

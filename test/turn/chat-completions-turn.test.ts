@@ -196,20 +196,22 @@ describe.each(testDatabases())('turns against a Chat Completions server on $name
     const sent = fake.requests.slice(before);
     expect(sent).toHaveLength(3);
     expect(requestTools(sent[0]?.json)).toEqual([
+      'request_input',
+      'progress',
       'conversation_search',
       'remember',
       'recall',
       'amend',
       'forget',
-      'request_input',
     ]);
     expect(requestTools(sent[1]?.json)).toEqual([
+      'request_input',
+      'progress',
       'conversation_search',
       'remember',
       'recall',
       'amend',
       'forget',
-      'request_input',
     ]);
     const third = sent[2]?.body ?? '';
     expect(third).not.toContain('"tools"');

@@ -101,13 +101,14 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
 
     const offered = requests.map((r) => r.tools.map((t) => t.name));
     expect(offered[0]).toEqual([
+      'request_input',
+      // The catalog grants the browser tools: their handoff verb is the agent's own.
+      'browser_handoff',
+      'progress',
       'remember',
       'recall',
       'amend',
       'forget',
-      'request_input',
-      // The catalog grants the browser tools: their handoff verb is the agent's own.
-      'browser_handoff',
       'tool_search',
     ]);
     expect(offered[1]).toContain('github__create_pull_request');

@@ -46,12 +46,13 @@ describe.each(testDatabases())('a turn with a scripted model on $name', (databas
     ]);
     const firstRequest = dataOf(result.steps[0]);
     expect(firstRequest?.['offered']).toEqual([
+      'request_input',
+      'progress',
       'conversation_search',
       'remember',
       'recall',
       'amend',
       'forget',
-      'request_input',
     ]);
     expect(firstRequest?.['estimate']).toMatchObject({
       tools: expect.any(Number) as number,

@@ -22,6 +22,8 @@ export function chatPage(
         runs: readonly RunRecord[];
         /** The questions runs asked here, each shown under the message that asked it. */
         questions: readonly QuestionRecord[];
+        /** The messages that are progress notes a run posted while it went on. */
+        progress?: ReadonlySet<string>;
       }
     | undefined,
 ): string {
@@ -56,9 +58,13 @@ export function chatPage(
                   ${current.messages.map((m) => {
                     const run = m.direction === 'inbound' ? runFor.get(m.id) : undefined;
                     const question = m.direction === 'outbound' ? questionFor.get(m.id) : undefined;
-                    return html`<li class="message ${m.direction}" data-message="${m.id}">
+                    const note = current.progress?.has(m.id) === true;
+                    return html`<li
+                      class="message ${m.direction}${note ? ' progress' : ''}"
+                      data-message="${m.id}"
+                    >
                       <div class="meta">
-                        ${m.direction === 'inbound' ? m.actor : agent.name}${
+                        ${note ? 'progress · ' : ''}${m.direction === 'inbound' ? m.actor : agent.name}${
                           m.relayedBy ? ` (relayed by ${m.relayedBy})` : ''
                         }
                         ·

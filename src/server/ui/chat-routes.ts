@@ -11,6 +11,7 @@ import {
   listConversationRuns,
   listConversations,
   listMessages,
+  progressNotesIn,
   listRuns,
 } from '../../app/queries.ts';
 import type { Audience } from '../../app/records.ts';
@@ -51,12 +52,13 @@ export const chatRoutes: readonly UiRoute[] = [
             'conversation_not_found',
             'no conversation with that id for this agent',
           );
-        const [messages, runs, questions] = await Promise.all([
+        const [messages, runs, questions, progress] = await Promise.all([
           listMessages(mesh, conversation.id),
           listConversationRuns(mesh, conversation.id),
           conversationQuestions(mesh, conversation.id),
+          progressNotesIn(mesh, conversation.id),
         ]);
-        current = { conversation, messages, runs, questions };
+        current = { conversation, messages, runs, questions, progress };
       }
       return {
         page: chatPage(session, agent, await listConversations(mesh, agent.id), current),

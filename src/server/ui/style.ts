@@ -59,6 +59,7 @@ form.inline { display: inline; } form.inline input { width: auto; }
 .message .meta { font-size: .75rem; color: var(--muted); }
 .message .body, .step .body { white-space: pre-wrap; margin: .2rem 0; }
 .message.draft { border-style: dashed; }
+.message.progress { font-size: .9rem; background: #fafafa; border-left: 3px solid var(--muted); }
 .message.draft .body::after, .draft-reply .body::after { content: '▍'; color: var(--muted); }
 .draft-reply { margin: .6rem 0; padding: .5rem .8rem; border: 1px dashed var(--line); border-radius: 8px; background: #fff; }
 .draft-reply .meta { font-size: .75rem; color: var(--muted); }
