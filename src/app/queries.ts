@@ -1,5 +1,5 @@
 import type { Mesh } from './mesh.ts';
-import { progressMessageIds } from '../store/progress-notes.ts';
+import { progressMessageIds, runProgressNotes, type RunNoteRow } from '../store/progress-notes.ts';
 import {
   findAgent as findAgentRow,
   getAgent as getAgentRow,
@@ -70,6 +70,13 @@ export function listConversations(
   limit?: number,
 ): Promise<ConversationSummary[]> {
   return listConversationRows(mesh.db, agentId, limit);
+}
+
+export type { RunNoteRow };
+
+/** The progress notes a run posted to its conversation, oldest first. */
+export function runNotes(mesh: Mesh, runId: string): Promise<RunNoteRow[]> {
+  return runProgressNotes(mesh.db, runId);
 }
 
 /** Which of a conversation's messages are the agent's progress notes. */

@@ -1,5 +1,5 @@
 import type { Mesh } from '../app/mesh.ts';
-import { runBrowserSessions, runDraft } from '../app/queries.ts';
+import { runBrowserSessions, runDraft, runNotes, type RunNoteRow } from '../app/queries.ts';
 import type {
   BrowserSessionRecord,
   OutboundEventRecord,
@@ -98,5 +98,13 @@ export function browserFollower(mesh: Mesh, runId: string): RowFollower<BrowserS
   return new RowFollower(
     () => runBrowserSessions(mesh, runId),
     (s) => `${s.state}:${s.liveViewUrl ?? ''}:${s.recordingArtifactId ?? ''}`,
+  );
+}
+
+/** The run's progress notes (its own and the browser's Live View notes), each sent once. */
+export function noteFollower(mesh: Mesh, runId: string): RowFollower<RunNoteRow> {
+  return new RowFollower(
+    () => runNotes(mesh, runId),
+    () => 'posted',
   );
 }

@@ -12,7 +12,12 @@ import type {
 import { browserSessionJson, effectJson, stepJson } from '../app/views.ts';
 import { HttpError } from './http-error.ts';
 import { UUID_SOURCE } from './ids.ts';
-import { browserFollower, DraftFollower, effectFollower } from './run-event-followers.ts';
+import {
+  browserFollower,
+  DraftFollower,
+  effectFollower,
+  noteFollower,
+} from './run-event-followers.ts';
 import type { StreamSlots } from './stream-slots.ts';
 
 export { MAX_STREAMS, MAX_STREAMS_PER_TOKEN, StreamSlots } from './stream-slots.ts';
@@ -195,8 +200,8 @@ function isLiveStatus(status: RunStatus): boolean {
 
 /**
  * The event stream of a run: every step after `after` (`event: step`, `id: <seq>`, the step as
- * the run API shows it), a `reply` event beside a reply step (same id), `progress` when the run's
- * usage changes, `state` when its status does, and a final `state` (`final: true`) once the run
+ * the run API shows it), a `reply` event beside a reply step (same id), `note` for each progress
+ * note the run posted to its conversation, `progress` when the run's usage changes, `state` when its status does, and a final `state` (`final: true`) once the run
  * is no longer queued or running, after which the stream ends.
  */
 export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOptions): Response {
@@ -211,6 +216,7 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
       const draft = new DraftFollower(run.id);
       const effects = effectFollower(mesh, run.id);
       const browsers = browserFollower(mesh, run.id);
+      const notes = noteFollower(mesh, run.id);
       await out.send('state', stateJson(run, false));
       let tick = 0;
       do {
@@ -241,6 +247,14 @@ export function runEventStream(mesh: Mesh, run: RunRecord, options: RunEventOpti
         if (moved || ended || tick % EXTRAS_EVERY === 0) {
           for (const session of await browsers.changed())
             await out.send('browser', { run_id: run.id, ...browserSessionJson(session) });
+          for (const note of await notes.changed())
+            await out.send('note', {
+              run_id: run.id,
+              message_id: note.id,
+              body: note.body,
+              link: note.link,
+              created_at: note.createdAt.toISOString(),
+            });
           for (const effect of await effects.changed()) {
             const json = { run_id: run.id, ...effectJson(effect) };
             await out.send(

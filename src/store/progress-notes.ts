@@ -96,3 +96,23 @@ export async function progressMessageIds(
   );
   return new Set(rows.map((r) => r.id));
 }
+
+/** A run's progress note as its event stream sends it. */
+export interface RunNoteRow {
+  /** The message's id (what the chat keys a message by). */
+  readonly id: string;
+  readonly body: string;
+  readonly link: string | null;
+  readonly createdAt: Date;
+}
+
+/** The progress notes a run posted, oldest first. */
+export async function runProgressNotes(q: Queryable, runId: string): Promise<RunNoteRow[]> {
+  const { rows } = await q.query<RunNoteRow>(
+    `select m.id, m.body, p.link, p.created_at as "createdAt"
+       from progress_notes p join messages m on m.id = p.message_id
+      where p.run_id = $1 order by p.created_at, m.id`,
+    [runId],
+  );
+  return rows;
+}

@@ -153,6 +153,11 @@ describe('a browser handoff to a second participant through Live View', () => {
         )
       ).rows;
     expect((await sessions()).map((s) => s.state)).toEqual(['awaiting_human']);
+    // The session said where to watch it when it started, before anyone was asked to take over.
+    const started = grace.locator('li.message.outbound.progress', { hasText: 'watch it live' });
+    await expect(started.locator('.body').textContent()).resolves.toBe(
+      `My browser session has started; watch it live: /browser-sessions/${(await sessions())[0]?.id}/live`,
+    );
     await screenshot(grace, 'handoff-asked');
 
     const link = await asked.locator('a.live-view-link').getAttribute('href');

@@ -36,6 +36,7 @@ import { hasCode } from '../../tool/errors.ts';
 import type { Redactor } from '../../tool/redaction.ts';
 import { browserBackendFor } from './browser-backends.ts';
 import { withoutTypedText } from './browser-recording.ts';
+import { postLiveViewNote } from './live-view-note.ts';
 
 /**
  * The browser layer as the rest of Mesh uses it: hands a call its run's browser session (rented
@@ -171,6 +172,7 @@ export function createBrowserRuntime(deps: {
       const liveView =
         provisioned.liveViewUrl ?? (granted.backend.kind === 'local' ? meshLiveViewPath(id) : null);
       const ready = await markBrowserSessionReady(db, id, provisioned.externalId, liveView);
+      if (liveView !== null) await postLiveViewNote(db, ctx.runId, id, liveView);
       return { record: ready ?? record, session, backend };
     } catch (error) {
       if (externalId !== undefined) await backend.release(externalId).catch(() => undefined);

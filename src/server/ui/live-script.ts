@@ -158,7 +158,6 @@ export const LIVE_SCRIPT = `'use strict';
         var draft = list.querySelector('li.draft[data-draft="' + step.runId + '"]');
         if (draft && step.kind === 'model_response' && step.data && (step.data.toolCalls || []).length > 0)
           draft.remove();
-        progressNote(list, step);
         var text = activity(step);
         var link = list.querySelector('[data-run-status="' + step.runId + '"]');
         var item = link && link.closest('li.message');
@@ -175,6 +174,14 @@ export const LIVE_SCRIPT = `'use strict';
         line.setAttribute('data-kind', step.kind);
         line.textContent = text;
         steps.appendChild(line);
+      },
+      note: function (note) {
+        // A progress note the run posted: the agent's message in the conversation, as it happens.
+        if (list.querySelector('[data-message="' + note.message_id + '"]')) return;
+        var item = outbound(list, 'message outbound progress');
+        item.setAttribute('data-message', note.message_id);
+        item.querySelector('.meta').textContent = 'progress · ' + (list.getAttribute('data-agent') || '');
+        item.querySelector('.body').textContent = note.body;
       },
       browser: function (session) {
         // The run's browser session, under the message: its state, and where to watch it live.
@@ -327,17 +334,6 @@ export const LIVE_SCRIPT = `'use strict';
   });
 
   /** A new message from the agent at the end of a chat's list: its meta line and empty body. */
-  /** A progress note the run posted: the agent's message in the conversation, as it happens. */
-  function progressNote(list, step) {
-    var seen = step.observation;
-    if (step.kind !== 'observation' || step.toolName !== 'progress' || !seen || seen.kind !== 'result') return;
-    var note = seen.data || {};
-    if (!note.message_id || list.querySelector('[data-message="' + note.message_id + '"]')) return;
-    var item = outbound(list, 'message outbound progress');
-    item.setAttribute('data-message', note.message_id);
-    item.querySelector('.body').textContent = note.link ? note.text + '\\n' + note.link : note.text;
-  }
-
   function outbound(list, className) {
     var item = document.createElement('li');
     item.className = className;
