@@ -145,6 +145,11 @@ export async function serveMesh(mesh: Mesh, options: ServeOptions): Promise<Serv
       const ended = await expireQuestions(mesh);
       if (ended > 0) log(`Ended ${ended} run(s) whose question expired unanswered.`);
     }),
+    startSweeper('The commitment sweeper', QUESTION_SWEEP_INTERVAL_MS, log, async () => {
+      const { remindDueCommitments } = await import('./agents/commitment-reminders.ts');
+      const reminded = await remindDueCommitments(mesh);
+      if (reminded > 0) log(`Reminded ${reminded} agent(s) of a commitment that fell due.`);
+    }),
   ];
   return {
     url: server.url,

@@ -15,6 +15,7 @@ import { BROWSERS, type Browsers } from '../tool/browser.ts';
 import { WEB_READ, WEB_SEARCH, type WebRead, type WebSearch } from '../../tools/web/web-service.ts';
 import { conversationSearchService } from './conversations/search.ts';
 import { memoryStoreService } from './agents/memory-service.ts';
+import { commitmentsService } from './agents/commitments.ts';
 import { progressService, toolSearchService } from './agents/own-verb-services.ts';
 import { outboxService } from './runs/outbound-service.ts';
 import type { QueryProviderRuntime } from './backends/web-service.ts';
@@ -68,6 +69,7 @@ export const SERVICE_FACTORIES: readonly MeshServiceFactory[] = [
   conversationSearchService,
   progressService,
   toolSearchService,
+  commitmentsService,
 ];
 
 /**

@@ -43,7 +43,6 @@ function isList(value: JsonValue): value is readonly JsonValue[] {
   return Array.isArray(value);
 }
 
-
 function partOf(body: JsonValue): PromptPart {
   return { hash: createHash('sha256').update(canonical(body), 'utf8').digest('hex'), body };
 }

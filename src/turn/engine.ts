@@ -86,7 +86,9 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   // resolve against the whole authorized registry either way.
   const withheld = offer.withheld;
   const loading = await planToolLoading({
-    registry: createRegistry(withOwnVerbs(offer.registry.definitions())),
+    registry: createRegistry(
+      withOwnVerbs(offer.registry.definitions(), { openCommitments: turn.commitments.length }),
+    ),
     budget: model.budget,
     checkpoint: run.checkpoint,
     save: (checkpoint) => ledger.progress(lease, { checkpoint }),
@@ -239,6 +241,7 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
             toolSearch: loading.decision.index && offered.length > 0,
             packages: env.packages,
             memories: turn.memories,
+            commitments: turn.commitments,
             publicSettings: offer.publicSettings,
           }),
           memory: renderMemory(turn.memories),

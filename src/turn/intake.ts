@@ -16,6 +16,11 @@ export interface InboundMessage {
   /** The credential's actor, when a relay token posts for `actor` (recorded beside it). */
   readonly relayedBy?: string;
   readonly body: string;
+  /**
+   * The message's id when the caller fixed it beforehand (a commitment's reminder), so a caller
+   * that stopped half way and tries again can never post it twice: the second insert is refused.
+   */
+  readonly messageId?: string;
   readonly budget?: Partial<Budget>;
   /** Run the turn under the caller's lease instead of queueing it for a worker. */
   readonly lease?: { readonly owner: string; readonly leaseMs: number };
@@ -39,7 +44,7 @@ export async function receiveMessage(
       ? { kind: 'existing', id: input.conversationId }
       : { kind: 'new', id: randomUUID(), audience: input.audience ?? 'direct' },
     message: {
-      id: randomUUID(),
+      id: input.messageId ?? randomUUID(),
       actor: input.actor,
       body: input.body,
       ...(input.relayedBy ? { relayedBy: input.relayedBy } : {}),

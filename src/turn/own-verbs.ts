@@ -4,14 +4,25 @@ import type { Definition } from '../tool/definition.ts';
 import { hasCode, serializeError } from '../tool/errors.ts';
 import { BROWSER_HANDOFF, offersHandoff } from './browser-handoff.ts';
 
+/** The verb that closes a commitment: offered only while the agent has one open. */
+export const FULFIL = 'fulfil';
+
 /**
  * The turn's registry as offered: the agent's own verbs come from the catalog (tools/agent/) like
- * any tool, so policy has already gated them; browser_handoff is further kept only beside browser
- * tools the agent was granted (there is nothing to hand over without them).
+ * any tool, so policy has already gated them. browser_handoff is further kept only beside browser
+ * tools the agent was granted (there is nothing to hand over without them), and fulfil only while
+ * a commitment is open (its instructions list them).
  */
-export function withOwnVerbs(granted: readonly Definition[]): Definition[] {
-  if (offersHandoff(granted)) return [...granted];
-  return granted.filter((d) => d.tool.name !== BROWSER_HANDOFF);
+export function withOwnVerbs(
+  granted: readonly Definition[],
+  state: { readonly openCommitments: number },
+): Definition[] {
+  const handoff = offersHandoff(granted);
+  return granted.filter(
+    (d) =>
+      (d.tool.name !== BROWSER_HANDOFF || handoff) &&
+      (d.tool.name !== FULFIL || state.openCommitments > 0),
+  );
 }
 
 /**

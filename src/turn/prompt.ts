@@ -1,5 +1,6 @@
 import type { ToolPackage } from '../manifest/package-manifest.ts';
 import { renderSkills } from '../manifest/render-skills.ts';
+import type { OpenCommitment } from './turn-environment.ts';
 
 /** What the system prompt is made of for one turn. */
 export interface PromptInput {
@@ -14,6 +15,8 @@ export interface PromptInput {
   readonly memories: readonly { readonly id: string; readonly content: string }[];
   /** The agent's public tool settings (config fields with the `public` disposition). */
   readonly publicSettings?: string;
+  /** The agent's open commitments, soonest due first. */
+  readonly commitments?: readonly OpenCommitment[];
 }
 
 /** The system prompt without memory: persona, the rules of the ledger, and offered skills. */
@@ -39,11 +42,21 @@ export function renderSystemPrompt(input: PromptInput): string {
     tools,
     search,
     'After tools run, you are given a ledger of what actually happened; report from it truthfully.',
+    renderCommitments(input.commitments ?? []),
     settings,
     skills,
   ]
     .filter((s) => s.trim() !== '')
     .join('\n\n');
+}
+
+/** The agent's open commitments with their ids (for fulfil), soonest due first. */
+export function renderCommitments(commitments: readonly OpenCommitment[]): string {
+  if (commitments.length === 0) return '';
+  return [
+    'Your open commitments (what you promised to do later; fulfil each with its id once done):',
+    ...commitments.map((c) => `- [${c.id}] ${c.text}${c.due ? ` (due ${c.due})` : ''}`),
+  ].join('\n');
 }
 
 /** The memory section: the agent's own memories with their ids (for amend and forget). */

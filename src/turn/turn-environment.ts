@@ -25,6 +25,14 @@ export interface TurnModel {
   readonly imageInput?: boolean;
 }
 
+/** One of the agent's open commitments, as its instructions list it. */
+export interface OpenCommitment {
+  readonly id: string;
+  readonly text: string;
+  /** ISO 8601, or null when it has no due time. */
+  readonly due: string | null;
+}
+
 /** Everything a turn reads, wired by the composition root. */
 export interface TurnEnvironment {
   readonly packages: readonly ToolPackage[];
@@ -34,6 +42,8 @@ export interface TurnEnvironment {
     inbound: MessageRecord;
     history: readonly MessageRecord[];
     memories: readonly { id: string; content: string }[];
+    /** The agent's open commitments, soonest due first (what `fulfil` closes). */
+    commitments: readonly OpenCommitment[];
   }>;
   /** What this turn may offer and execute (already scoped by policy), and what it may not, why. */
   policyFor(

@@ -75,6 +75,7 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     expect(request?.data?.['offered']).toEqual([
       'request_input',
       'progress',
+      'commit',
       'conversation_search',
       'remember',
       'recall',
@@ -120,6 +121,7 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
     expect(shared.steps.find((s) => s.kind === 'model_request')?.data?.['offered']).toEqual([
       'request_input',
       'progress',
+      'commit',
       'conversation_search',
     ]);
     const withheld = shared.steps.find((s) => s.kind === 'model_request')?.data?.['withheld'] as {

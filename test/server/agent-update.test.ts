@@ -15,7 +15,12 @@ describe.each(testDatabases())('changing an agent after it was created, on $name
   });
 
   it('changes the model, persona and image input over the API, leaving the rest as it was', async () => {
-    const before = (await server.api('GET', '/api/agents/ada')).json as Record<string, unknown>;
+    // GET also lists the agent's open commitments (none here); the rest is the agent itself.
+    const { commitments, ...before } = (await server.api('GET', '/api/agents/ada')).json as Record<
+      string,
+      unknown
+    >;
+    expect(commitments).toEqual([]);
     const changed = await server.api('PATCH', '/api/agents/ada', {
       model: 'model-two',
       persona: 'You are terse.',
@@ -28,7 +33,10 @@ describe.each(testDatabases())('changing an agent after it was created, on $name
       persona: 'You are terse.',
       image_input: true,
     });
-    expect((await server.api('GET', '/api/agents/ada')).json).toEqual(changed.json);
+    expect((await server.api('GET', '/api/agents/ada')).json).toEqual({
+      ...(changed.json as object),
+      commitments: [],
+    });
     // An empty persona clears it; the model stays.
     const cleared = await server.api('PATCH', '/api/agents/ada', { persona: '' });
     expect(cleared.json).toMatchObject({ persona: null, model: 'model-two' });

@@ -198,6 +198,7 @@ describe.each(testDatabases())('turns against a Chat Completions server on $name
     expect(requestTools(sent[0]?.json)).toEqual([
       'request_input',
       'progress',
+      'commit',
       'conversation_search',
       'remember',
       'recall',
@@ -207,6 +208,7 @@ describe.each(testDatabases())('turns against a Chat Completions server on $name
     expect(requestTools(sent[1]?.json)).toEqual([
       'request_input',
       'progress',
+      'commit',
       'conversation_search',
       'remember',
       'recall',

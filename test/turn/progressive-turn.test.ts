@@ -105,6 +105,7 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
       // The catalog grants the browser tools: their handoff verb is the agent's own.
       'browser_handoff',
       'progress',
+      'commit',
       'remember',
       'recall',
       'amend',

@@ -48,6 +48,7 @@ describe.each(testDatabases())('a turn with a scripted model on $name', (databas
     expect(firstRequest?.['offered']).toEqual([
       'request_input',
       'progress',
+      'commit',
       'conversation_search',
       'remember',
       'recall',

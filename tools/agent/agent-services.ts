@@ -34,3 +34,27 @@ export interface ProgressService {
 }
 
 export const PROGRESS_SERVICE = serviceKey<ProgressService>('mesh.agent.progress');
+
+/** A commitment as the verbs report it back. */
+export interface Commitment {
+  readonly id: string;
+  readonly text: string;
+  /** ISO 8601, or null when it has no due time. */
+  readonly due: string | null;
+  readonly state: 'open' | 'fulfilled';
+  readonly note: string | null;
+}
+
+/**
+ * The agent's commitments: what it promised to do later. Writes are idempotent per call (a
+ * resumed run that runs a verb again gets its first write back); a commitment belongs to the
+ * agent and to the conversation of the run that made it, never to what the model names.
+ */
+export interface CommitmentsService {
+  commit(ctx: ToolContext, text: string, due: Date | null): Promise<Commitment>;
+  /** Undefined when `id` is not an open commitment of this agent. */
+  fulfil(ctx: ToolContext, id: string, note: string): Promise<Commitment | undefined>;
+  open(ctx: ToolContext): Promise<readonly Commitment[]>;
+}
+
+export const COMMITMENTS_SERVICE = serviceKey<CommitmentsService>('mesh.agent.commitments');

@@ -1,4 +1,5 @@
 import { AGENT_FIELD, AGENT_INPUT, NO_INPUT, nameField } from '../operations/fields.ts';
+import type { Commitment } from '../../../tools/agent/agent-services.ts';
 import { defineOperation } from '../operations/operation.ts';
 import { agentJson, isoText } from '../views.ts';
 import { agentMemoriesOperation } from './memory-operation.ts';
@@ -11,6 +12,17 @@ export interface AgentAnswer extends Record<string, unknown> {
   readonly model: string | null;
   readonly persona: string | null;
   readonly image_input: boolean;
+}
+
+/** An agent as `agents.show` answers: with what it promised to do later and has not done. */
+export interface AgentShown extends AgentAnswer {
+  readonly commitments: readonly Commitment[];
+}
+
+/** A text on one terminal line, cut at 100 characters. */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 100 ? `${flat.slice(0, 99)}…` : flat;
 }
 
 export const updateAgentOperation = defineOperation({
@@ -141,17 +153,28 @@ export const showAgentOperation = defineOperation({
   cli: {
     command: ['agents', 'show'],
     positionals: ['agent'],
-    print: (a: AgentAnswer) => [
+    print: (a: AgentShown) => [
       `${a.name}  ${String(a['id'])}`,
       `  model: ${a.model ?? 'none'}`,
       `  image input: ${a.image_input ? 'on' : 'off'}`,
       `  persona: ${a.persona === null ? 'none' : `${a.persona.length} characters`}`,
       `  created: ${isoText(a['created_at'] as Date | string)}`,
+      a.commitments.length === 0
+        ? '  open commitments: none'
+        : `  open commitments (${a.commitments.length}):`,
+      ...a.commitments.map(
+        (c) => `    ${c.id}  ${c.due ? `due ${c.due}` : 'no due time'}  ${oneLine(c.text)}`,
+      ),
     ],
   },
-  async run(mesh, input): Promise<AgentAnswer> {
-    const { requireAgent } = await import('./agents.ts');
-    return agentJson(await requireAgent(mesh, input.agent)) as AgentAnswer;
+  async run(mesh, input): Promise<AgentShown> {
+    const [{ requireAgent }, { agentCommitments }] = await Promise.all([
+      import('./agents.ts'),
+      import('./commitments.ts'),
+    ]);
+    const agent = await requireAgent(mesh, input.agent);
+    const commitments = await agentCommitments(mesh, agent.id);
+    return { ...(agentJson(agent) as AgentAnswer), commitments };
   },
 });
 

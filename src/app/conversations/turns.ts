@@ -13,6 +13,7 @@ import { getAgent } from '../../store/agents.ts';
 import { grantedQueryProviders } from '../../store/query-providers.ts';
 import { getConversation, getMessage, listMessagesBefore } from '../../store/conversations.ts';
 import { recentActiveMemories } from '../../store/memories.ts';
+import { openCommitments } from '../../store/commitments.ts';
 import { getModelProvider, type ModelProviderRecord } from '../../store/model-providers.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { turnDriver, type TurnEnvironment, type TurnModel } from '../../turn/engine.ts';
@@ -45,7 +46,7 @@ export function turnEnvironment(
       // The run names everything the turn reads, so the reads are issued together (Mesh.reads).
       const { db } = mesh.reads;
       const { conversationId, inboundMessageId } = run;
-      const [agent, conversation, inbound, history, recent] = await Promise.all([
+      const [agent, conversation, inbound, history, recent, open] = await Promise.all([
         getAgent(db, run.agentId),
         conversationId ? getConversation(db, conversationId) : undefined,
         inboundMessageId ? getMessage(db, inboundMessageId) : undefined,
@@ -53,6 +54,7 @@ export function turnEnvironment(
           ? listMessagesBefore(db, conversationId, inboundMessageId)
           : [],
         recentActiveMemories(db, run.agentId, 20),
+        openCommitments(db, run.agentId, 20),
       ]);
       if (!agent || !conversation || !inbound) {
         throw new MeshError(
@@ -61,7 +63,12 @@ export function turnEnvironment(
         );
       }
       const memories = recent.map((m) => ({ id: m.id, content: m.content }));
-      return { agent, conversation, inbound, history, memories };
+      const commitments = open.map((c) => ({
+        id: c.id,
+        text: c.text,
+        due: c.dueAt ? c.dueAt.toISOString() : null,
+      }));
+      return { agent, conversation, inbound, history, memories, commitments };
     },
     policyFor: (_run, agent, conversation) =>
       turnPolicy(mesh, agent.id, conversation.audience, conversation.id),

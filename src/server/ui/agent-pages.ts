@@ -1,4 +1,5 @@
 import type { AgentPackageView, ConfigFieldView } from '../../app/packages/packages.ts';
+import type { Commitment } from '../../app/agents/commitments.ts';
 import type { AgentRecord, ModelProviderRecord } from '../../app/records.ts';
 import type { JsonValue } from '../../model/json.ts';
 import { audienceForm, secretStatus, toggle, postButton } from './controls.ts';
@@ -260,6 +261,7 @@ export function toolsPage(
   session: PageSession,
   agent: AgentRecord,
   packages: readonly AgentPackageView[],
+  commitments: readonly Commitment[] = [],
 ): string {
   return layout(
     `${agent.name} · Tools`,
@@ -273,8 +275,31 @@ export function toolsPage(
           >Call a tool as the operator, and see every tool a turn is offered or withheld</a
         >.
       </p>
+      ${commitmentsSection(agent, commitments)}
       ${packages.map((p) => packageSection(session, agent, p))}`,
   );
+}
+
+/** What the agent promised to do later and has not done: soonest due first. */
+function commitmentsSection(agent: AgentRecord, commitments: readonly Commitment[]): Html | string {
+  if (commitments.length === 0) return '';
+  return html`<section class="commitments">
+    <h3>Open commitments</h3>
+    <ul>
+      ${commitments.map(
+        (c) =>
+          html`<li data-commitment="${c.id}">
+            ${c.text}
+            <span class="muted">${c.due ? html`due ${time(new Date(c.due))}` : 'no due time'}</span>
+          </li>`,
+      )}
+    </ul>
+    <p class="muted">
+      The agent closes one with <code>fulfil</code>; one that falls due is posted to its
+      conversation with a turn to do it. From a terminal:
+      <code>mesh agents show ${agent.name}</code>.
+    </p>
+  </section>`;
 }
 
 /** The Settings tab: the agent's model provider and model, persona and image input. */

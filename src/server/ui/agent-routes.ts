@@ -1,4 +1,5 @@
 import { captureAgentSecret, retireAgentSecret } from '../../app/agents/secrets.ts';
+import { agentCommitments } from '../../app/agents/commitments.ts';
 import { createAgent, deleteAgent, requireAgent } from '../../app/agents/agents.ts';
 import {
   configValueFromText,
@@ -120,7 +121,11 @@ export const agentRoutes: readonly UiRoute[] = [
     path: '/agents/{agent}/tools',
     handle: async ({ mesh, session, params }) => {
       const agent = await requireAgent(mesh, params['agent'] ?? '');
-      return { page: toolsPage(session, agent, await agentPackages(mesh, agent)) };
+      const [packages, commitments] = await Promise.all([
+        agentPackages(mesh, agent),
+        agentCommitments(mesh, agent.id),
+      ]);
+      return { page: toolsPage(session, agent, packages, commitments) };
     },
   },
   {
