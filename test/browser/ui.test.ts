@@ -235,11 +235,13 @@ describe('web UI in a browser (pglite)', () => {
     const request = page.locator('li.step[data-kind=model_request]').first();
     const offered = await request.locator('.offered code.tool').allTextContents();
     expect(offered).toEqual([
+      'request_input',
+      'progress',
+      'commit',
       'conversation_search',
       'remember',
       'amend',
       'forget',
-      'request_input',
     ]);
     // Withheld tools come grouped by reason, with counts, folded under one line.
     const withheld = (await request.locator('.withheld li').allTextContents()).map((w) =>
@@ -355,6 +357,9 @@ describe('web UI in a browser (pglite)', () => {
     // With the token captured the tracker's tools are offered too, and none of them or the
     // memory verbs is withheld (other packages' tools may be: mesh.github has no credential).
     await expect(request.locator('.offered code.tool').allTextContents()).resolves.toEqual([
+      'request_input',
+      'progress',
+      'commit',
       'conversation_search',
       'remember',
       'recall',
@@ -363,7 +368,6 @@ describe('web UI in a browser (pglite)', () => {
       'tracker_search_issues',
       'tracker_get_issue',
       'tracker_create_issue',
-      'request_input',
     ]);
     const stillWithheld = await request.locator('.withheld li').allTextContents();
     expect(stillWithheld.filter((w) => /tracker_|remember|recall|amend|forget/.test(w))).toEqual(
