@@ -192,7 +192,7 @@ describe('catalog operations beside a running server', () => {
     expect(updated.code, updated.stderr).toBe(0);
     const fromApi = await api('/api/agents/demo');
     // The API's agent also lists its open commitments (none); the rest is what the CLI printed.
-    const { commitments, ...agent } = fromApi.body as Record<string, unknown>;
+    const { commitments, ...agent } = fromApi.body;
     expect(commitments).toEqual([]);
     expect(JSON.parse(updated.stdout)).toEqual(agent);
     expect(fromApi.body).toMatchObject({ persona: 'You answer in one line.', image_input: true });
