@@ -5,14 +5,24 @@ import { RunQueue } from './run-queue.ts';
 
 const row = (status: RunStatus): RunRecord => runRecord({ id: 'r1', status });
 
-/** A run whose status the test sets, and a count of how often it was read. */
+/** A run whose status the test sets, a count of how often it was read, and a wait on that count. */
 function fakeRun(status: RunStatus) {
   const state = { status, reads: 0 };
+  const waiters: { n: number; resolve: () => void }[] = [];
   const read = (id: string) => {
     state.reads++;
+    for (const w of waiters.filter((w) => state.reads >= w.n)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
     return Promise.resolve(id === 'r1' ? row(state.status) : undefined);
   };
-  return { state, read };
+  /** Resolves once the run has been read `n` times. */
+  const reads = (n: number) =>
+    state.reads >= n
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => waiters.push({ n, resolve }));
+  return { state, read, reads };
 }
 
 describe('RunQueue.settled', () => {
@@ -30,10 +40,10 @@ describe('RunQueue.settled', () => {
   });
 
   it('sees a run settled elsewhere by reading it again', async () => {
-    const { state, read } = fakeRun('queued');
+    const { state, read, reads } = fakeRun('queued');
     const queue = new RunQueue(read, 1);
     const waiting = queue.settled('r1', Number.POSITIVE_INFINITY);
-    while (state.reads < 3) await new Promise((resolve) => setTimeout(resolve, 1));
+    await reads(3);
     state.status = 'failed';
     expect((await waiting)?.status).toBe('failed');
   });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunDraft } from '../run/records.ts';
 import { replyDraft } from './reply-draft.ts';
 
@@ -57,17 +57,23 @@ describe('replyDraft', () => {
   });
 
   it('waits out its interval between saves, then saves the latest text', async () => {
-    const paced = pacedSave();
-    const draft = replyDraft(1, paced.save, 40);
-    draft.onText('one', 1);
-    paced.settleAll();
-    await tick();
-    draft.onText('one two', 1);
-    await tick();
-    expect(paced.saved).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(paced.saved.map((d) => d.body)).toEqual(['one', 'one two']);
-    paced.settleAll();
-    await draft.close();
+    // The clock is the test's: the interval passes when the test says so, not after a sleep.
+    vi.useFakeTimers();
+    try {
+      const paced = pacedSave();
+      const draft = replyDraft(1, paced.save, 40);
+      draft.onText('one', 1);
+      paced.settleAll();
+      await vi.advanceTimersByTimeAsync(0);
+      draft.onText('one two', 1);
+      await vi.advanceTimersByTimeAsync(39);
+      expect(paced.saved).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(paced.saved.map((d) => d.body)).toEqual(['one', 'one two']);
+      paced.settleAll();
+      await draft.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

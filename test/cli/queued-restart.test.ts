@@ -84,10 +84,9 @@ describe('a queued run across a restart of mesh serve (embedded database)', () =
       status: string;
       steps: { kind: string; data: Record<string, unknown> | null }[];
     };
-    while (run.status === 'queued' || run.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      run = (await api('GET', `/api/runs/${runId}`)).json as typeof run;
-    }
+    // Waits on the run itself (the server answers when it settles), never on a timer.
+    while (run.status === 'queued' || run.status === 'running')
+      run = (await api('GET', `/api/runs/${runId}?wait=60`)).json as typeof run;
     expect(run.status).toBe('succeeded');
     expect(run.steps.find((s) => s.kind === 'reply')?.data?.['body']).toBe(
       'Picked up after the restart.',

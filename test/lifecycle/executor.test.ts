@@ -395,7 +395,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
   it('settles a rotation a stopped process cut: its new secret was never kept, the old stays', async () => {
     await request('enable');
     const pkg = catalogPackage(LINEAR)!;
-    let calls = 0;
+    const hook = entered();
     const stop = new AbortController();
     const cut = testLifecycle(
       db,
@@ -407,7 +407,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
           hooks: {
             ...pkg.hooks,
             on_secret_capture: (ctx: HookContext) => {
-              calls++;
+              hook.enter();
               return new Promise<HookOutcome>((_, reject) =>
                 ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)),
               );
@@ -423,7 +423,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
       actor: 'operator:ada',
       candidate: { kind: 'linear_api_key', value: 'lin_api_neverKept00000000000000000' },
     });
-    await waitFor(() => calls === 1);
+    await hook.reached;
     stop.abort(new Error('stopping'));
     await expect(cut).rejects.toThrow('stopping');
     expect(await lifecycle().resumeUnfinished()).toBe(1);
@@ -453,7 +453,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
   });
 
   it('resumes a transition a stopped process left running, with the same key', async () => {
-    let calls = 0;
+    const hook = entered();
     const keys: string[] = [];
     const pkg = catalogPackage(LINEAR)!;
     // The first process stops while its hook is in flight (the hook answers only the stop).
@@ -461,7 +461,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
       ...pkg,
       hooks: {
         on_enable: (ctx: HookContext) => {
-          calls++;
+          hook.enter();
           keys.push(ctx.idempotencyKey.key);
           return new Promise<HookOutcome>((_, reject) =>
             ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)),
@@ -472,7 +472,7 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
     const stop = new AbortController();
     const first = testLifecycle(db, {}, { packageOf: () => hanging, signal: stop.signal });
     const cut = first.request({ agentId, packageId: LINEAR, action: 'enable', actor: 'op' });
-    await waitFor(() => calls === 1);
+    await hook.reached;
     stop.abort(new Error('stopping'));
     await expect(cut).rejects.toThrow('stopping');
     const store = lifecycleStore(db);
@@ -509,7 +509,9 @@ describe.each(testDatabases())('the lifecycle executor on $name', (database) => 
   });
 });
 
-async function waitFor(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(check()).toBe(true);
+/** A point a hook reaches: `reached` resolves the first time `enter` is called. */
+function entered(): { enter: () => void; reached: Promise<void> } {
+  let enter!: () => void;
+  const reached = new Promise<void>((resolve) => (enter = resolve));
+  return { enter, reached };
 }
