@@ -1,4 +1,5 @@
 import type { ToolPackage } from './package-manifest.ts';
+import { byteOrder } from './digest.ts';
 
 /** A package to embed, with the exports its code offers. */
 export interface CatalogWriterPackage {
@@ -23,10 +24,6 @@ export const CATALOG_HEADER =
   '// CI fails when it is stale: npm run build:catalog -- --check\n';
 
 const str = (text: string) => JSON.stringify(text);
-
-function byteOrder(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /**
  * Renders `src/generated/catalog.ts`. Deterministic: packages by folder, files by path, exports

@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { matchBindings } from './bindings.ts';
 import { diagnostic, type Diagnostic } from './diagnostic.ts';
-import { fileHashes, type FileHashes } from './digest.ts';
+import { byteOrder, fileHashes, type FileHashes } from './digest.ts';
 import { diskFiles, readPackageFile } from './disk-files.ts';
 import { readFolder } from './folder-files.ts';
 import type { ExportDiscovery } from './export-discovery.ts';
@@ -48,10 +48,6 @@ export interface CrawlOptions extends Omit<ReadOptions, 'pool'> {
   readonly displayRoot?: string;
   /** Reads handlers.ts / hooks.ts exports to check bindings; omit to skip that check. */
   readonly discover?: ExportDiscovery;
-}
-
-function byteOrder(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Maps a failed read of a whole file (manifest, SKILL.md, handlers) to a diagnostic. */

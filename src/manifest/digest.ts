@@ -8,7 +8,8 @@ export function sha256Hex(text: string): string {
 /** sha256 (hex) of each file of a package, by its relative path (`/`-separated, NFC). */
 export type FileHashes = Readonly<Record<string, string>>;
 
-function byteOrder(a: string, b: string): number {
+/** Orders paths and names by their UTF-16 code units: the same on every machine and locale. */
+export function byteOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { MeshError } from '../../tool/errors.ts';
 import { PACKAGE_LIMITS } from '../versioning.ts';
+import { byteOrder } from '../digest.ts';
 
 /*
  * A package archive (format v1): a zip of a package folder's files at its root, and one reserved
@@ -72,10 +73,6 @@ export class ArchiveRefusedError extends MeshError {
   ) {
     super(ArchiveRefusedError.code, `${reason}: ${message}`, { reason }, options);
   }
-}
-
-function byteOrder(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
