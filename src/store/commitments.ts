@@ -114,9 +114,3 @@ export async function markReminded(q: Queryable, id: string): Promise<boolean> {
   );
   return rowCount > 0;
 }
-
-/** Whether a message with this id exists (a reminder posted by a sweep that stopped after it). */
-export async function messageExists(q: Queryable, id: string): Promise<boolean> {
-  const { rows } = await q.query(`select 1 from messages where id = $1`, [id]);
-  return rows.length > 0;
-}

@@ -1,4 +1,5 @@
-import { dueCommitments, markReminded, messageExists } from '../../store/commitments.ts';
+import { dueCommitments, markReminded } from '../../store/commitments.ts';
+import { getMessage } from '../../store/conversations.ts';
 import type { Commitment } from '../../../tools/agent/agent-services.ts';
 import { sendMessage } from '../conversations/turns.ts';
 import type { Mesh } from '../mesh.ts';
@@ -30,7 +31,8 @@ export async function remindDueCommitments(mesh: Mesh): Promise<number> {
       await markReminded(mesh.db, due.id);
       continue;
     }
-    if (!(await messageExists(mesh.db, due.reminderMessageId))) {
+    const reminded = () => getMessage(mesh.db, due.reminderMessageId);
+    if (!(await reminded())) {
       try {
         await sendMessage(mesh, {
           agentId: due.agentId,
@@ -42,7 +44,7 @@ export async function remindDueCommitments(mesh: Mesh): Promise<number> {
         posted += 1;
       } catch (error) {
         // Another sweep posted it first; anything else is the sweep's failure.
-        if (!(await messageExists(mesh.db, due.reminderMessageId))) throw error;
+        if (!(await reminded())) throw error;
       }
     }
     await markReminded(mesh.db, due.id);

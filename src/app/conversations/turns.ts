@@ -14,6 +14,7 @@ import { grantedQueryProviders } from '../../store/query-providers.ts';
 import { getConversation, getMessage, listMessagesBefore } from '../../store/conversations.ts';
 import { recentActiveMemories } from '../../store/memories.ts';
 import { openCommitments } from '../../store/commitments.ts';
+import { commitmentOf } from '../agents/commitments.ts';
 import { getModelProvider, type ModelProviderRecord } from '../../store/model-providers.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { turnDriver, type TurnEnvironment, type TurnModel } from '../../turn/engine.ts';
@@ -63,11 +64,7 @@ export function turnEnvironment(
         );
       }
       const memories = recent.map((m) => ({ id: m.id, content: m.content }));
-      const commitments = open.map((c) => ({
-        id: c.id,
-        text: c.text,
-        due: c.dueAt ? c.dueAt.toISOString() : null,
-      }));
+      const commitments = open.map(commitmentOf);
       return { agent, conversation, inbound, history, memories, commitments };
     },
     policyFor: (_run, agent, conversation) =>
