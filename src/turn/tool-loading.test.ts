@@ -13,7 +13,7 @@ const memory = ['remember', 'recall'].map((name) =>
   testDefinition(name, { origin: { ...testDefinition(name).origin, packageId: 'mesh.memory' } }),
 );
 // The agent's own verbs as the turn gets them from policy: tool_search comes declared.
-const own = [...memory, await declaredVerb(TOOL_SEARCH)];
+const own = [...memory, declaredVerb(TOOL_SEARCH)];
 const catalog = catalogDefinitions();
 const BUDGET = { contextTokens: 32000, reservedOutputTokens: 2000 };
 

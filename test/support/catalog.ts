@@ -8,6 +8,8 @@ import type {
   HookBinding,
 } from '../../src/manifest/catalog.ts';
 import type { CrawlResult } from '../../src/manifest/crawl.ts';
+import { catalog } from '../../src/generated/catalog.ts';
+import { loadCatalog } from '../../src/manifest/verify-catalog.ts';
 import { packageDigest, sha256Hex } from '../../src/manifest/digest.ts';
 import type { PackageHook } from '../../src/tool/hook.ts';
 import type { Definition, ToolHandler } from '../../src/tool/definition.ts';
@@ -125,9 +127,7 @@ export function toolsDirFor(caseDir: string, dir: string): string {
 }
 
 /** One of the agent's own verbs as the compiled-in catalog declares it (tools/agent/). */
-export async function declaredVerb(name: string): Promise<Definition> {
-  const { catalog } = await import('../../src/generated/catalog.ts');
-  const { loadCatalog } = await import('../../src/manifest/verify-catalog.ts');
+export function declaredVerb(name: string): Definition {
   const verb = loadCatalog(catalog).registry.get(name);
   if (!verb) throw new Error(`the catalog declares no ${name}`);
   return verb;

@@ -1,7 +1,9 @@
 import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { InstanceKey } from '../../src/secrets/instance-key.ts';
-import type { Mesh } from '../../src/app/mesh.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { TestDatabase } from './db.ts';
 import type { ModelClient } from '../../src/model/client.ts';
 import type { Script } from '../../src/providers/scripted.ts';
 import { insertAgent } from '../../src/store/agents.ts';
@@ -97,4 +99,26 @@ export async function grantLocalBrowser(mesh: Mesh, agent: string): Promise<void
     allowLoopback: true,
     operator: 'operator:test',
   });
+}
+
+/**
+ * A Mesh over a fresh database of `database` for the tests of one describe block: opened before
+ * them, its worker stopped and its database dropped after. Call the answer inside a test.
+ */
+export function suiteMesh(database: TestDatabase): () => Mesh {
+  let mesh: Mesh | undefined;
+  let dispose: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const opened = await database.open();
+    mesh = assembleMesh(opened.db, testInstanceKey());
+    dispose = () => opened.dispose();
+  });
+  afterAll(async () => {
+    await mesh?.runs.close();
+    await dispose?.();
+  });
+  return () => {
+    if (!mesh) throw new Error('the suite’s Mesh is opened in beforeAll: use it inside a test');
+    return mesh;
+  };
 }

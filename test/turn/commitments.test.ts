@@ -1,33 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { remindDueCommitments } from '../../src/app/agents/commitment-reminders.ts';
 import { agentCommitments } from '../../src/app/agents/commitments.ts';
 import { showAgentOperation, type AgentShown } from '../../src/app/agents/operations.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
 import { listMessages } from '../../src/store/conversations.ts';
 import { testDatabases } from '../support/db.ts';
 import { dataOf } from '../support/run.ts';
-import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
+import { scriptedAgent, suiteMesh } from '../support/turn.ts';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 
 describe.each(testDatabases())('commitments on $name', (database) => {
-  let mesh: Mesh;
-  let dispose: () => Promise<void>;
-  beforeAll(async () => {
-    const opened = await database.open();
-    mesh = assembleMesh(opened.db, testInstanceKey());
-    dispose = () => opened.dispose();
-  });
-  afterAll(async () => {
-    await mesh.runs.close();
-    await dispose();
-  });
+  const meshOf = suiteMesh(database);
 
   /** An agent that promises on "promise to X; due T", and fulfils what a reminder names. */
   function promisingAgent(): Promise<string> {
-    return scriptedAgent(mesh, {
+    return scriptedAgent(meshOf(), {
       rules: [
         {
           match: 'promise to ([a-z ]+); due ([0-9TZ:.-]+)',
@@ -60,6 +49,7 @@ describe.each(testDatabases())('commitments on $name', (database) => {
   }
 
   it('a commitment falls due: a reminder is posted once, and the run it starts fulfils it', async () => {
+    const mesh = meshOf();
     const agentId = await promisingAgent();
     const due = new Date(Date.now() + 3_600_000).toISOString();
     const made = await chat(mesh, {
@@ -134,6 +124,7 @@ describe.each(testDatabases())('commitments on $name', (database) => {
   });
 
   it('refuses a due time in the past, one that is not a date-time, and a fulfil of what is not open', async () => {
+    const mesh = meshOf();
     const agentId = await promisingAgent();
     const past = await chat(mesh, {
       agentId,

@@ -1,25 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { progressPoster } from '../../src/app/agents/own-verb-services.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { listMessages } from '../../src/store/conversations.ts';
 import type { ToolContext } from '../../src/tool/context.ts';
 import { createRedactor } from '../../src/tool/redaction.ts';
 import { testDatabases } from '../support/db.ts';
 import { dataOf } from '../support/run.ts';
-import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
+import { scriptedAgent, suiteMesh } from '../support/turn.ts';
 
 describe.each(testDatabases())('the progress verb on $name', (database) => {
-  let mesh: Mesh;
-  let dispose: () => Promise<void>;
-  beforeAll(async () => {
-    const opened = await database.open();
-    mesh = assembleMesh(opened.db, testInstanceKey());
-    dispose = () => opened.dispose();
-  });
-  afterAll(() => dispose());
+  const meshOf = suiteMesh(database);
 
   it('posts a note to the conversation while the run goes on, as a step and a message; a second too soon is held back', async () => {
+    const mesh = meshOf();
     const agentId = await scriptedAgent(mesh, {
       rules: [
         {
@@ -71,6 +64,7 @@ describe.each(testDatabases())('the progress verb on $name', (database) => {
   });
 
   it('posts once per call, within the run’s limits, redacted, and refuses what it cannot post without echoing it', async () => {
+    const mesh = meshOf();
     const agentId = await scriptedAgent(mesh, {
       rules: [{ match: '.*', rounds: [{ content: 'ok' }] }],
     });

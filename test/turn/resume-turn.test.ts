@@ -1,26 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import { describe, expect, it } from 'vitest';
 import { turnEnvironment } from '../../src/app/conversations/turns.ts';
 import { Worker } from '../../src/run/worker.ts';
 import { listMemories } from '../../src/store/memories.ts';
 import { turnDriver } from '../../src/turn/engine.ts';
 import { receiveMessage } from '../../src/turn/intake.ts';
 import { testDatabases } from '../support/db.ts';
-import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
+import { scriptedAgent, suiteMesh } from '../support/turn.ts';
 
 class Crash extends Error {}
 
 describe.each(testDatabases())('an interrupted turn on $name', (database) => {
-  let mesh: Mesh;
-  let dispose: () => Promise<void>;
-  beforeAll(async () => {
-    const opened = await database.open();
-    mesh = assembleMesh(opened.db, testInstanceKey());
-    dispose = () => opened.dispose();
-  });
-  afterAll(() => dispose());
+  const meshOf = suiteMesh(database);
 
   it('resumes on another worker without repeating what completed: an internal verb is not written twice', async () => {
+    const mesh = meshOf();
     const agentId = await scriptedAgent(mesh, {
       rules: [
         {

@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dataOf } from '../support/run.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
 import { listMemories } from '../../src/store/memories.ts';
 import { testDatabases } from '../support/db.ts';
-import { scriptedAgent, testInstanceKey } from '../support/turn.ts';
+import { scriptedAgent, suiteMesh } from '../support/turn.ts';
 
 describe.each(testDatabases())('a turn with a scripted model on $name', (database) => {
-  let mesh: Mesh;
-  let dispose: () => Promise<void>;
-  beforeAll(async () => {
-    const opened = await database.open();
-    mesh = assembleMesh(opened.db, testInstanceKey());
-    dispose = () => opened.dispose();
-  });
-  afterAll(() => dispose());
+  const meshOf = suiteMesh(database);
 
   it('remembers, then answers against the ledger; the memory’s provenance is the inbound message', async () => {
+    const mesh = meshOf();
     const agentId = await scriptedAgent(mesh, {
       rules: [
         {
