@@ -10,7 +10,7 @@
  * Figures are printed, never asserted. BENCH_PASSES (20) searches of each intent and BENCH_LARGE
  * (5,000) tools in the large index size it.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import { turnPolicy } from '../src/app/packages/policy.ts';
 import { chat } from '../src/app/conversations/turns.ts';
 import { searchAgentTools } from '../src/app/agents/tool-search.ts';
 import { InstanceKey } from '../src/secrets/instance-key.ts';
+import { rememberMemory } from '../src/store/memories.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPglite } from '../src/store/pglite.ts';
 import type { Definition } from '../src/tool/definition.ts';
@@ -111,6 +112,7 @@ try {
       responses: [
         { toolCalls: [{ name: 'tool_search', arguments: { query: 'open a pull request' } }] },
         { content: 'Found it.' },
+        { content: 'Noted.' },
       ],
     },
   });
@@ -156,6 +158,26 @@ try {
   );
   console.log(
     `the cost model's index side (own verbs, tool_search, one search's expected load): ${loading.indexTokens} tokens; index used: ${loading.index}`,
+  );
+  // The same agent once it has a memory to act on: recall, amend and forget are offered too.
+  await rememberMemory(
+    db,
+    randomUUID(),
+    {
+      agentId: agent.id,
+      provenance: { kind: 'operator', actor: 'bench' },
+      sourceMessageId: null,
+      runId: null,
+      callId: null,
+    },
+    'the deploy window is Friday',
+  );
+  const remembering = await chat(mesh, { agentId: agent.id, actor: 'bench', body: 'hello' });
+  const withMemory = remembering.steps.find((s) => s.kind === 'model_request')?.data ?? {};
+  const memoryCarried = (withMemory['estimate'] as { tools: number }).tools;
+  const memoryAll = (withMemory['loading'] as { allTokens: number }).allTokens;
+  console.log(
+    `with a memory to act on (recall, amend, forget offered): ${memoryCarried} of ${memoryAll} tokens, ${((memoryCarried / memoryAll) * 100).toFixed(2)}%`,
   );
   const second = requests[1] ?? {};
   console.log(

@@ -87,7 +87,10 @@ async function driveTurn(env: TurnEnvironment, ctx: DriveContext, span: Span): P
   const withheld = offer.withheld;
   const loading = await planToolLoading({
     registry: createRegistry(
-      withOwnVerbs(offer.registry.definitions(), { openCommitments: turn.commitments.length }),
+      withOwnVerbs(offer.registry.definitions(), {
+        openCommitments: turn.commitments.length,
+        memories: turn.memories.length,
+      }),
     ),
     budget: model.budget,
     checkpoint: run.checkpoint,

@@ -8,20 +8,31 @@ import { BROWSER_HANDOFF, offersHandoff } from './browser-handoff.ts';
 export const FULFIL = 'fulfil';
 
 /**
+ * The memory verbs that read or change a memory the agent already has: offered only while it has
+ * one (remember is always offered, and a memory it writes this turn is listed from the next).
+ */
+const MEMORY_PACKAGE = 'mesh.memory';
+export const ON_MEMORIES: ReadonlySet<string> = new Set(['recall', 'amend', 'forget']);
+
+/**
  * The turn's registry as offered: the agent's own verbs come from the catalog (tools/agent/) like
  * any tool, so policy has already gated them. browser_handoff is further kept only beside browser
- * tools the agent was granted (there is nothing to hand over without them), and fulfil only while
- * a commitment is open (its instructions list them).
+ * tools the agent was granted (there is nothing to hand over without them), fulfil only while a
+ * commitment is open, and recall, amend and forget only while a memory is (the instructions list
+ * both). A verb that could only answer "there is none" costs every request its schema for nothing.
  */
 export function withOwnVerbs(
   granted: readonly Definition[],
-  state: { readonly openCommitments: number },
+  state: { readonly openCommitments: number; readonly memories: number },
 ): Definition[] {
   const handoff = offersHandoff(granted);
   return granted.filter(
     (d) =>
       (d.tool.name !== BROWSER_HANDOFF || handoff) &&
-      (d.tool.name !== FULFIL || state.openCommitments > 0),
+      (d.tool.name !== FULFIL || state.openCommitments > 0) &&
+      (d.origin.packageId !== MEMORY_PACKAGE ||
+        !ON_MEMORIES.has(d.tool.name) ||
+        state.memories > 0),
   );
 }
 

@@ -11,7 +11,7 @@ import { launchBrowser, login, screenshot } from '../support/browser.ts';
 import { freshPglite } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { heldRun as heldRunOf } from '../support/held-run.ts';
-import { fakeModelAgent, scriptedAgent } from '../support/turn.ts';
+import { fakeModelAgent, scriptedAgent, seedMemory } from '../support/turn.ts';
 import { startFakeMcpServer, textTool } from '../support/mcp-server.ts';
 import { startFakeChatCompletions } from '../support/fake-chat-completions.ts';
 
@@ -63,7 +63,10 @@ describe('web UI in a browser (pglite)', () => {
     db = await freshPglite();
     server = await startTestServer(db);
     const script = parseScript(JSON.parse(readFileSync(DEMO_SCRIPT, 'utf8')));
-    await scriptedAgent(server.mesh, script, 'demo');
+    const demo = await scriptedAgent(server.mesh, script, 'demo');
+    // With a memory, the demo's turns are offered every memory verb (recall, amend and forget
+    // wait for one), so the pages below show the whole package.
+    await seedMemory(db, demo, 'the demo agent keeps notes');
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();

@@ -136,14 +136,11 @@ describe('mesh chat with progressive tool loading', () => {
       'progress',
       'commit',
       'remember',
-      'recall',
-      'amend',
-      'forget',
       'tool_search',
     ]);
     expect(toolNames(second)).toContain('gh__create_pull_request');
-    // Its own verbs (8), and no more than a search loads (at most 5).
-    expect(toolNames(second).length).toBeLessThanOrEqual(13);
+    // Its own verbs (5), and no more than a search loads (at most 5).
+    expect(toolNames(second).length).toBeLessThanOrEqual(10);
     expect(toolNames(third)).toEqual([]);
     expect(server.received.some((r) => r.tool === 'create_pull_request')).toBe(true);
 

@@ -11,7 +11,7 @@ import {
   startFakeChatCompletions,
   type FakeChatCompletions,
 } from '../support/fake-chat-completions.ts';
-import { testInstanceKey } from '../support/turn.ts';
+import { seedMemory, testInstanceKey } from '../support/turn.ts';
 
 const MEMORY_VERBS = ['remember', 'recall', 'amend', 'forget'];
 
@@ -61,6 +61,7 @@ describe.each(testDatabases())('offer-time gating on $name', (database) => {
 
   it('a tool opted out for an agent is absent from the model request, and the step says why', async () => {
     const agentId = await agent();
+    await seedMemory(mesh.db, agentId);
     // An opt-out of another package's tool of the same name withholds nothing here.
     await setToolEnabled(mesh.db, agentId, { packageId: 'acme.notes', toolName: 'forget' }, false);
     await setToolEnabled(mesh.db, agentId, forget, false);

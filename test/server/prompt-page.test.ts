@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chat } from '../../src/app/conversations/turns.ts';
 import { freshPglite } from '../support/db.ts';
 import { signIn, startTestServer, type TestServer } from '../support/server.ts';
-import { scriptedAgent } from '../support/turn.ts';
+import { scriptedAgent, seedMemory } from '../support/turn.ts';
 
 /*
  * The run page links each model request to what it sent: the prompt snapshot's page shows the
@@ -30,6 +30,7 @@ describe('the prompt snapshot on the run page and the API', () => {
       },
       'ada',
     );
+    await seedMemory(server.mesh.db, agentId, 'the deploy window is Friday');
   }, 60_000);
   afterAll(async () => {
     await server?.close();

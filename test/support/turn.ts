@@ -8,6 +8,8 @@ import type { ModelClient } from '../../src/model/client.ts';
 import type { Script } from '../../src/providers/scripted.ts';
 import { insertAgent } from '../../src/store/agents.ts';
 import { insertModelProvider } from '../../src/store/model-providers.ts';
+import { rememberMemory } from '../../src/store/memories.ts';
+import type { Db } from '../../src/store/db.ts';
 
 /** Creates a scripted provider and an agent using it; returns the agent's id. */
 export async function scriptedAgent(
@@ -85,6 +87,19 @@ export async function clientAgent(
 /** A fresh, random instance key for a test's Mesh. */
 export function testInstanceKey(): InstanceKey {
   return new InstanceKey(randomBytes(32));
+}
+
+/**
+ * Gives `agentId` a memory written by an operator, so that its turns are offered the verbs that
+ * act on one (recall, amend, forget: withheld while it has none).
+ */
+export async function seedMemory(
+  db: Db,
+  agentId: string,
+  content = 'a seeded fact',
+): Promise<void> {
+  const write = { agentId, provenance: { kind: 'operator', actor: 'test' }, sourceMessageId: null };
+  await rememberMemory(db, randomUUID(), { ...write, runId: null, callId: null }, content);
 }
 
 /**

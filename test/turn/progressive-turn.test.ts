@@ -106,10 +106,8 @@ describe.each(testDatabases())('progressive tool loading in a turn on $name', (d
       'browser_handoff',
       'progress',
       'commit',
+      // A new agent has no memory: recall, amend and forget wait for one.
       'remember',
-      'recall',
-      'amend',
-      'forget',
       'tool_search',
     ]);
     expect(offered[1]).toContain('github__create_pull_request');

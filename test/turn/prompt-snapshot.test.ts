@@ -8,7 +8,7 @@ import type { RunAnswer } from '../../src/app/runs/run-lines.ts';
 import type { ModelClient } from '../../src/model/client.ts';
 import type { ModelRequest, ModelResponse } from '../../src/model/wire.ts';
 import { testDatabases } from '../support/db.ts';
-import { clientAgent, testInstanceKey } from '../support/turn.ts';
+import { clientAgent, seedMemory, testInstanceKey } from '../support/turn.ts';
 
 const SECRET = 'sk-snapshot-canary-0123456789abcdef';
 const operator = { actor: 'operator:test' } as const;
@@ -57,6 +57,7 @@ describe.each(testDatabases())('the prompt snapshot on $name', (database) => {
       },
     };
     ({ mesh, agentId } = await clientAgent(base, model, 'ada'));
+    await seedMemory(mesh.db, agentId, 'the release train leaves on Tuesdays');
     // A credential Mesh holds: whatever carries it is stored redacted.
     base.redactor.hold(SECRET);
   }, 60_000);

@@ -20,6 +20,7 @@ describe.each(testDatabases())('a turn with a scripted model on $name', (databas
           ],
         },
       ],
+      fallback: { content: 'ok' },
     });
     const result = await chat(mesh, {
       agentId,
@@ -43,10 +44,8 @@ describe.each(testDatabases())('a turn with a scripted model on $name', (databas
       'progress',
       'commit',
       'conversation_search',
+      // A new agent has no memory: recall, amend and forget wait for one.
       'remember',
-      'recall',
-      'amend',
-      'forget',
     ]);
     expect(firstRequest?.['estimate']).toMatchObject({
       tools: expect.any(Number) as number,
@@ -59,5 +58,11 @@ describe.each(testDatabases())('a turn with a scripted model on $name', (databas
     expect(memory?.provenance).toMatchObject({ kind: 'inbound_message', actor: 'ada' });
     const run = await mesh.ledger.run(result.runId);
     expect(memory?.sourceMessageId).toBe(run?.inboundMessageId);
+
+    // With a memory to act on, the next turn is offered the verbs that read and change one.
+    const next = await chat(mesh, { agentId, actor: 'ada', body: 'hello' });
+    expect(dataOf(next.steps[0])?.['offered']).toEqual(
+      expect.arrayContaining(['remember', 'recall', 'amend', 'forget']),
+    );
   });
 });
