@@ -26,7 +26,7 @@ import { createAgent } from '../src/app/agents/agents.ts';
 import { markLegacyQuery } from '../src/app/mcp/catalog.ts';
 import { connectAgent } from '../src/app/mcp/connections.ts';
 import { addToolProvider } from '../src/app/mcp/providers.ts';
-import { assembleMesh } from '../src/app/mesh.ts';
+import { assembleMesh } from '../src/app/compose.ts';
 import { callToolAsOperator } from '../src/app/runs/operator-call.ts';
 import { agentConfig, agentRegistry } from '../src/app/packages/policy.ts';
 import { InstanceKey } from '../src/secrets/instance-key.ts';

@@ -18,7 +18,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { createAgent } from '../src/app/agents/agents.ts';
 import { connectAgent } from '../src/app/mcp/connections.ts';
 import { addToolProvider } from '../src/app/mcp/providers.ts';
-import { assembleMesh } from '../src/app/mesh.ts';
+import { assembleMesh } from '../src/app/compose.ts';
 import { addModelProvider } from '../src/app/backends/model-providers.ts';
 import { turnPolicy } from '../src/app/packages/policy.ts';
 import { chat } from '../src/app/conversations/turns.ts';

@@ -9,7 +9,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { InstanceKey } from '../src/secrets/instance-key.ts';
-import { assembleMesh, type Mesh } from '../src/app/mesh.ts';
+import type { Mesh } from '../src/app/mesh.ts';
+import { assembleMesh } from '../src/app/compose.ts';
 import { chat } from '../src/app/conversations/turns.ts';
 import type { ModelClient } from '../src/model/client.ts';
 import { parseScript, scriptedClient } from '../src/providers/scripted.ts';

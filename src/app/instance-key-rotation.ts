@@ -3,7 +3,7 @@ import { loadInstanceKey } from '../secrets/instance-key.ts';
 import { connect, resolveMeshHome } from '../store/connect.ts';
 import { instanceKeyRows } from '../store/instance-key.ts';
 import { migrate } from '../store/migrate.ts';
-import { meshOptionsFromEnv } from './mesh.ts';
+import { meshOptionsFromEnv } from './compose.ts';
 
 /** What a rotation did: the two fingerprints, and how many data keys this run re-wrapped. */
 export interface RotationOutcome {

@@ -48,11 +48,11 @@ async function inProcess(
 ): Promise<unknown> {
   const [{ openMesh, meshOptionsFromEnv }, { validateInput }, { currentOperator }] =
     await Promise.all([
-      import('./mesh.ts'),
+      import('./compose.ts'),
       import('./operations/validate-input.ts'),
       import('./runs/operator-call.ts'),
     ]);
-  validateInput(op, input);
+  validateInput(op.input, input);
   // The HTTP face refuses these before an operation runs; a file's text is refused here alike,
   // never by the database's own message.
   refuseUnstorable(input);

@@ -1,14 +1,5 @@
-import type { Db } from '../store/db.ts';
-import type { Clock } from '../tool/clock.ts';
-import {
-  declaredServices,
-  lazyServices,
-  serviceKey,
-  type ServiceFactory,
-  type Services,
-} from '../tool/context.ts';
+import { declaredServices, lazyServices, serviceKey, type Services } from '../tool/context.ts';
 import { MeshError } from '../tool/errors.ts';
-import type { Redactor } from '../tool/redaction.ts';
 import type { Registry } from '../tool/registry.ts';
 import { WORKSPACES, type Workspaces } from '../tool/workspace.ts';
 import { BROWSERS, type Browsers } from '../tool/browser.ts';
@@ -19,28 +10,12 @@ import { commitmentsService } from './agents/commitments.ts';
 import { progressService, toolSearchService } from './agents/own-verb-services.ts';
 import { outboxService } from './runs/outbound-service.ts';
 import type { QueryProviderRuntime } from './backends/web-service.ts';
-
-/** What a service factory may build on: the platform's own parts, never a face. */
-export interface ServiceHost {
-  readonly db: Db;
-  readonly clock: Clock;
-  /** The execution layer's runtime: the run's workspace for workspace-class tools. */
-  readonly workspaces?: Workspaces;
-  /** The browser layer's runtime: the run's browser session for browser-class tools. */
-  readonly browsers?: Browsers;
-  /** The query providers behind the web verbs. */
-  readonly web?: QueryProviderRuntime;
-  /** Removes held secrets from what a service keeps of the outside world's answers. */
-  readonly redactor?: Redactor;
-}
+import type { MeshServiceFactory, ServiceHost } from './service-host.ts';
 
 function webRuntime(host: ServiceHost): QueryProviderRuntime {
   if (!host.web) throw new Error('this runtime has no query providers');
   return host.web;
 }
-
-/** A factory for one of the services Mesh provides to packages. */
-export type MeshServiceFactory<T = unknown> = ServiceFactory<T, ServiceHost>;
 
 /**
  * Every service Mesh provides to packages. A package names what it uses in its tools' `needs`

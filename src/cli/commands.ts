@@ -24,6 +24,7 @@ import { operationUsage } from './operation-command.ts';
 import { webOperations } from '../app/backends/web-operations.ts';
 import { workspaceOperations } from '../app/backends/workspace-operations.ts';
 import { browserOperations } from '../app/backends/browser-operations.ts';
+import { SERVE_USAGE } from './serve-usage.ts';
 
 /*
  * Every `mesh` subcommand's name, summary and usage, and how to load its body. This module imports
@@ -31,20 +32,6 @@ import { browserOperations } from '../app/backends/browser-operations.ts';
  * module (with the database drivers, the MCP client or the turn engine behind it) is imported only
  * when that command runs.
  */
-
-/** The port `mesh serve` listens on unless told otherwise. */
-export const DEFAULT_PORT = 8420;
-
-const SERVE_USAGE = `Usage:
-  mesh serve [--port P] [--host H] [--demo] [--new-token]
-
-Serves the web UI and the JSON API (described at /api/openapi.json), and drives runs that
-were left unfinished. Prints the URL, and on first start an operator token (shown once; only
-its hash is stored).
-  --port P       port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
-  --host H       address to bind (default 127.0.0.1)
-  --demo         create a demo agent with a scripted model on first run, so it works offline
-  --new-token    mint another operator token and print it once`;
 
 const AGENTS_USAGE = `Usage:
 ${agentOperations.map(operationUsage).join('\n')}`;

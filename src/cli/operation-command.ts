@@ -1,11 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import {
-  fieldFromText,
-  type AnyOperation,
-  type CliFace,
-  type InputSchema,
-} from '../app/operations/operation.ts';
+import type { InputSchema } from '../app/operations/input.ts';
+import { fieldFromText, type AnyOperation, type CliFace } from '../app/operations/operation.ts';
 import type { JsonSchema } from '../model/json.ts';
 import { isMeshError, MeshError } from '../tool/errors.ts';
 import { commandGroup, UsageError, type CommandBody, type Subcommand } from './command.ts';

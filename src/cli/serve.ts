@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
-import { meshOptionsFromEnv, openMesh } from '../app/mesh.ts';
+import { meshOptionsFromEnv, openMesh } from '../app/compose.ts';
 import { serveMesh, type Serving } from '../app/serve.ts';
 import { parseTrustedProxies, type TrustedProxies } from '../server/client-address.ts';
 import { startServer } from '../server/server.ts';
 import { listenOnSocket } from '../server/socket-server.ts';
 import { UsageError, type CommandBody } from './command.ts';
-import { DEFAULT_PORT } from './commands.ts';
+import { DEFAULT_PORT } from './serve-usage.ts';
 
 /**
  * The reverse proxies in front of this server (`MESH_TRUSTED_PROXIES`: addresses or CIDR ranges,

@@ -6,6 +6,9 @@ import type { Audience } from '../policy/audience.ts';
  * them: defined here, implemented by src/store/mcp.ts (as src/run/records.ts is by the run store).
  */
 
+/** The longest request timeout an operator may set on a server, in seconds. */
+export const MAX_MCP_TIMEOUT_SECONDS = 3600;
+
 /** A registered remote MCP server (a `tool_providers` row of kind `mcp`). */
 export interface ToolProviderRecord {
   readonly id: string;

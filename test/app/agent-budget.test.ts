@@ -8,7 +8,8 @@ import {
   setWebProvider,
 } from '../../src/app/backends/web-admin.ts';
 import { chat, sendMessage } from '../../src/app/conversations/turns.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
 import { budgetFrom } from '../../src/run/budget.ts';
 import { testDatabases } from '../support/db.ts';

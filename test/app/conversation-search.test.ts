@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { turnPolicy } from '../../src/app/packages/policy.ts';
 import { insertAgent } from '../../src/store/agents.ts';
 import { insertConversation, insertMessage } from '../../src/store/conversations.ts';

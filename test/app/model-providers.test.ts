@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { addModelProvider, describeProviders } from '../../src/app/backends/model-providers.ts';
 import { hasCode } from '../../src/tool/errors.ts';
 import { testDatabases } from '../support/db.ts';

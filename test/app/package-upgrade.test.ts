@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { autoUpgrade, setAutoUpgrade, sweepDrift } from '../../src/app/packages/drift.ts';
 import { driftLines } from '../../src/app/packages/install-operations.ts';
 import { installAnswer, lifecycleOf } from '../../src/app/packages/installs.ts';

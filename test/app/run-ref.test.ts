@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { resolveRun, shortRunId } from '../../src/app/runs/run-ref.ts';
 import { insertAgent } from '../../src/store/agents.ts';
 import { testDatabases } from '../support/db.ts';

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { callToolAsOperator, operatorCallDriver } from '../../src/app/runs/operator-call.ts';
 import { turnPolicy } from '../../src/app/packages/policy.ts';
 import {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentBudgetOperation } from '../../src/app/agents/budget-operation.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
 import { answerRunOperation } from '../../src/app/runs/answer-operation.ts';
 import { stepJson } from '../../src/app/views.ts';

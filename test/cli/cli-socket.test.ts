@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectToServer } from '../../src/app/cli-socket.ts';
 import type { JsonObject } from '../../src/model/json.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import {
   listConnectionsOperation,
   connectOperation,

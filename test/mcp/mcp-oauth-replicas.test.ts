@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { createAgent } from '../../src/app/agents/agents.ts';
 import { finishOAuthConnection, startOAuthConnection } from '../../src/app/mcp/connections.ts';
 import { credentialFor, expireOAuthToken } from '../../src/app/mcp/credentials.ts';

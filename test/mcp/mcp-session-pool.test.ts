@@ -5,7 +5,8 @@ import { connectAgent, disconnectAgent } from '../../src/app/mcp/connections.ts'
 import { bindingKey } from '../../src/app/mcp/credentials.ts';
 import { addToolProvider } from '../../src/app/mcp/providers.ts';
 import { DEFAULT_CATALOG_FRESH_MS } from '../../src/app/mcp/runtime.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
 import type { AgentRecord } from '../../src/run/records.ts';

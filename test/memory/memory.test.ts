@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
 import { randomUUID } from 'node:crypto';
 import { listMemories, rememberMemory } from '../../src/store/memories.ts';

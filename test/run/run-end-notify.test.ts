@@ -8,7 +8,8 @@ import type { Db } from '../../src/store/db.ts';
 import { testDatabases } from '../support/db.ts';
 import { heldRun } from '../support/held-run.ts';
 import { scriptedAgent } from '../support/turn.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { testInstanceKey } from '../support/turn.ts';
 
 const postgres = testDatabases().filter((d) => d.name === 'postgres');

@@ -1,5 +1,6 @@
 import { catalog as firstParty } from '../../src/generated/catalog.ts';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { ensureFirstOperatorToken } from '../../src/app/operators/operator-auth.ts';
 import type { Catalog, HookBinding } from '../../src/manifest/catalog.ts';
 import { loadCatalog, type LoadedCatalog } from '../../src/manifest/verify-catalog.ts';

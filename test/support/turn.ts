@@ -2,7 +2,8 @@ import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/b
 import { randomBytes, randomUUID } from 'node:crypto';
 import { InstanceKey } from '../../src/secrets/instance-key.ts';
 import { afterAll, beforeAll } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import type { TestDatabase } from './db.ts';
 import type { ModelClient } from '../../src/model/client.ts';
 import type { Script } from '../../src/providers/scripted.ts';

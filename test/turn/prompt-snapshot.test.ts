@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
 import { invokeOperation } from '../../src/app/operations/operation.ts';
 import { promptLines, type PromptAnswer } from '../../src/app/runs/prompt-view.ts';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { turnEnvironment } from '../../src/app/conversations/turns.ts';
 import { RunLedger } from '../../src/run/ledger.ts';
 import type { RunStore } from '../../src/run/run-store.ts';

@@ -6,7 +6,8 @@ import {
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleMesh, type Mesh } from '../../src/app/mesh.ts';
+import type { Mesh } from '../../src/app/mesh.ts';
+import { assembleMesh } from '../../src/app/compose.ts';
 import { registerTracing } from '../../src/app/telemetry.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
 import { freshPglite } from '../support/db.ts';

@@ -13,7 +13,7 @@ import {
 import type { Db } from '../../store/db.ts';
 import type { Redactor } from '../../tool/redaction.ts';
 import type { Mesh } from '../mesh.ts';
-import type { MeshServiceFactory } from '../service-factories.ts';
+import type { MeshServiceFactory } from '../service-host.ts';
 
 export type { Commitment };
 

@@ -16,7 +16,7 @@ import {
   type MemoryCall,
   type MemoryStore,
 } from '../../../tools/memory/memory-store.ts';
-import type { MeshServiceFactory } from '../service-factories.ts';
+import type { MeshServiceFactory } from '../service-host.ts';
 
 function toMemory(row: MemoryRow): Memory {
   return {

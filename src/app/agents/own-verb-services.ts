@@ -8,7 +8,7 @@ import {
 import { insertProgressNote, type ProgressLimits } from '../../store/progress-notes.ts';
 import type { Db } from '../../store/db.ts';
 import type { Redactor } from '../../tool/redaction.ts';
-import type { MeshServiceFactory } from '../service-factories.ts';
+import type { MeshServiceFactory } from '../service-host.ts';
 
 /** How often a run may post progress: enough to narrate a long task, never a flood. */
 export const PROGRESS_LIMITS: ProgressLimits = Object.freeze({ perRun: 20, minIntervalMs: 5_000 });

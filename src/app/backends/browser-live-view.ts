@@ -13,7 +13,7 @@ import {
 } from '../../store/browsers.ts';
 import type { Db } from '../../store/db.ts';
 import { MeshError } from '../../tool/errors.ts';
-import { InvalidInputError } from '../operations/operation.ts';
+import { InvalidInputError } from '../operations/input.ts';
 import type { BrowserRuntime } from './browsers.ts';
 
 /** A person watching a session through Mesh's own Live View. */

@@ -112,7 +112,7 @@ export const addProviderOperation = defineOperation({
       await Promise.all([
         import('./model-providers.ts'),
         import('../views.ts'),
-        import('../operations/operation.ts'),
+        import('../operations/input.ts'),
       ]);
     const kind = input.kind ?? (input.script === undefined ? 'openai_compatible' : 'scripted');
     const contextTokens =

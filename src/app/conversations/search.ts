@@ -5,7 +5,7 @@ import {
 import { searchAgentMessages } from '../../store/conversations.ts';
 import type { Db } from '../../store/db.ts';
 import { getRun } from '../../store/runs.ts';
-import type { MeshServiceFactory } from '../service-factories.ts';
+import type { MeshServiceFactory } from '../service-host.ts';
 
 /**
  * conversation_search over the database. The scope comes from the run the call belongs to (its

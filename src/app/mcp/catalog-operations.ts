@@ -1,6 +1,7 @@
 import type { Mesh } from '../mesh.ts';
 import { AGENT_FIELD, listOrAll } from '../operations/fields.ts';
-import { defineOperation, InvalidInputError } from '../operations/operation.ts';
+import { InvalidInputError } from '../operations/input.ts';
+import { defineOperation } from '../operations/operation.ts';
 import { PROVIDER_FIELD } from './provider-operations.ts';
 import { isoText } from '../views.ts';
 

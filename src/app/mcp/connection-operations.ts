@@ -1,5 +1,6 @@
 import { AGENT_FIELD, AGENT_INPUT } from '../operations/fields.ts';
-import { defineOperation, InvalidInputError } from '../operations/operation.ts';
+import { InvalidInputError } from '../operations/input.ts';
+import { defineOperation } from '../operations/operation.ts';
 import { isoText } from '../views.ts';
 import { agentNamed, BINDING, type CheckAnswer } from './catalog-operations.ts';
 import { PROVIDER_FIELD } from './provider-operations.ts';

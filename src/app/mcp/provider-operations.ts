@@ -1,15 +1,13 @@
 import { NO_INPUT } from '../operations/fields.ts';
 import type { ToolProviderRecord } from '../records.ts';
 import { defineOperation } from '../operations/operation.ts';
+import { MAX_MCP_TIMEOUT_SECONDS } from '../../mcp/records.ts';
 
 /*
  * Remote MCP servers as the operator registers them, as operations of the catalog: adding one,
  * listing them, setting a server's request timeout and removing one. A server is named by its slug,
  * which namespaces its tools (`<slug>__<tool>`).
  */
-
-/** The longest request timeout an operator may set on a server, in seconds. */
-export const MAX_MCP_TIMEOUT_SECONDS = 3600;
 
 /** A registered server as the API answers it. */
 export interface ToolProviderAnswer {

@@ -14,7 +14,7 @@ import { checkUrlAtRegistration } from '../../egress/address-policy.ts';
 import { hasCode, MeshError } from '../../tool/errors.ts';
 import type { Mesh } from '../mesh.ts';
 import { someNames } from '../agents/agents.ts';
-import { MAX_MCP_TIMEOUT_SECONDS } from './provider-operations.ts';
+import { MAX_MCP_TIMEOUT_SECONDS } from '../../mcp/records.ts';
 
 /** Remote MCP servers as the operator registers them, and an agent's binding to one. */
 

@@ -14,6 +14,7 @@ import { createRegistry } from '../../tool/registry.ts';
 import { toOutput } from './content.ts';
 import { bindingKey, withSession } from './credentials.ts';
 import type { Mesh } from '../mesh.ts';
+import type { CheckedDefinition } from './runtime.ts';
 
 /** A catalog row as a definition the executor runs: the call goes to the server as the agent. */
 
@@ -194,10 +195,10 @@ function outputChecker(schema: JsonSchema): (data: unknown) => string | undefine
 }
 
 /**
- * Checked definitions by (provider, tool, fingerprint, semantics), per Mesh: an unchanged remote
- * tool is compiled once, not at every turn (the decoders are cached by schema object).
+ * Checked definitions by (provider, tool, fingerprint, semantics), per Mesh (McpRuntime): an
+ * unchanged remote tool is compiled once, not at every turn (the decoders are cached by schema
+ * object).
  */
-export type CheckedDefinition = { definition: Definition } | { refused: string };
 const MAX_CHECKED = 5000;
 
 export function checkedDefinition(

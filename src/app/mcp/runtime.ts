@@ -2,12 +2,15 @@ import type { OAuthStateStore } from '../../mcp/oauth-state.ts';
 import { SessionPool } from '../../mcp/session-pool.ts';
 import type { ToolProviderRecord } from '../../store/mcp.ts';
 import type { Clock } from '../../tool/clock.ts';
-import type { CheckedDefinition } from './remote-definition.ts';
+import type { Definition } from '../../tool/definition.ts';
 
 /** How long a listing without a server-given lifetime counts as fresh (see decision 0017). */
 export const DEFAULT_CATALOG_FRESH_MS = 60_000;
 /** How long a background catalog check may take before it counts as failed. */
 export const DEFAULT_CATALOG_CHECK_DEADLINE_MS = 20_000;
+
+/** A remote tool's definition as checked once (remote-definition.ts), or why it is refused. */
+export type CheckedDefinition = { definition: Definition } | { refused: string };
 
 /** Tunables of remote MCP's in-memory state; tests shorten them. */
 export interface McpRuntimeOptions {

@@ -1,8 +1,8 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { JsonSchema } from '../../model/json.ts';
 import type { ErrorCode } from '../../tool/error-codes.ts';
-import { MeshError } from '../../tool/errors.ts';
 import type { Mesh } from '../mesh.ts';
+import type { InputSchema } from './input.ts';
 
 /*
  * The operation catalog's unit: one thing an operator can do, declared once — its name, input and
@@ -28,14 +28,6 @@ export interface Caller {
   readonly relay?: boolean;
   /** This Mesh's origin as the caller reached it, when it came over HTTP (not the socket). */
   readonly origin?: string;
-}
-
-/** An input object's schema: closed, each field described (the descriptions become help). */
-export interface InputSchema {
-  readonly type: 'object';
-  readonly additionalProperties: false;
-  readonly required: readonly string[];
-  readonly properties: Readonly<Record<string, JsonSchema & { readonly description: string }>>;
 }
 
 /** How the HTTP API serves an operation. Path parameters are input fields of the same name. */
@@ -135,20 +127,6 @@ export function defineOperation<const S extends InputSchema, O>(
 /** The type of an input that passed schema `S`. */
 export type InputOf<S> = S extends JSONSchema ? FromSchema<S> : never;
 
-/**
- * The input refused: names the field (dotted, under `input`) and what was wrong, never a value.
- * Faces rename the root to where the field came from (`body.model`, `query.status`, `--model`).
- */
-export class InvalidInputError extends MeshError {
-  static readonly code = 'invalid_input';
-  constructor(
-    message: string,
-    readonly field: string,
-  ) {
-    super(InvalidInputError.code, message, { field });
-  }
-}
-
 /** Runs an operation for a caller, after validating its input: the one way every face runs it. */
 export async function invokeOperation<O>(
   mesh: Mesh,
@@ -156,7 +134,7 @@ export async function invokeOperation<O>(
   input: unknown,
   caller: Caller,
 ): Promise<O> {
-  (await import('./validate-input.ts')).validateInput(op, input);
+  (await import('./validate-input.ts')).validateInput(op.input, input);
   return (op as AnyOperation).run(mesh, input, caller) as Promise<O>;
 }
 

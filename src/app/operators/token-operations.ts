@@ -87,7 +87,7 @@ export const createTokenOperation = defineOperation({
   async run(mesh, input): Promise<TokenAnswer & { token: string }> {
     const [{ createOperatorToken }, { InvalidInputError }] = await Promise.all([
       import('./operator-auth.ts'),
-      import('../operations/operation.ts'),
+      import('../operations/input.ts'),
     ]);
     const label = (input.name ?? input.label ?? 'cli').trim();
     if (label === '')

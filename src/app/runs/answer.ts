@@ -5,7 +5,7 @@ import { handBackObservation } from '../../turn/browser-handoff.ts';
 import { answerObservation } from '../../turn/request-input.ts';
 import type { Mesh } from '../mesh.ts';
 import { runQueued } from '../conversations/turns.ts';
-import { InvalidInputError } from '../operations/operation.ts';
+import { InvalidInputError } from '../operations/input.ts';
 import { resolveRun } from './run-ref.ts';
 
 /** What answering a run's question came to. */

@@ -3,7 +3,7 @@ import type { OutboundStore } from '../../outbound/records.ts';
 import { outboundStore } from '../../store/outbound-events.ts';
 import { OUTBOX, type Outbox } from '../../tool/outbound.ts';
 import { noRedaction, type Redactor } from '../../tool/redaction.ts';
-import type { MeshServiceFactory } from '../service-factories.ts';
+import type { MeshServiceFactory } from '../service-host.ts';
 
 /**
  * The outbound store with held secrets removed from what a vendor answered before it is kept:

@@ -2,7 +2,7 @@ import type { RunRecord } from '../../run/records.ts';
 import { findRunsByPrefix } from '../../store/run-reads.ts';
 import { MeshError } from '../../tool/errors.ts';
 import type { Mesh } from '../mesh.ts';
-import { InvalidInputError } from '../operations/operation.ts';
+import { InvalidInputError } from '../operations/input.ts';
 
 /** The fewest characters of a run id that name it: what listings show, and what is accepted. */
 export const SHORT_RUN_ID = 8;

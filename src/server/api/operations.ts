@@ -1,8 +1,8 @@
 import { operations } from '../../app/operations/catalog.ts';
 import { httpLayout } from '../../app/operations/http-layout.ts';
+import { InvalidInputError } from '../../app/operations/input.ts';
 import {
   fieldFromText,
-  InvalidInputError,
   invokeOperation,
   type AnyOperation,
 } from '../../app/operations/operation.ts';
