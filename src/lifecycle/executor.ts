@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { hasCode } from '../tool/errors.ts';
-import type { HookContext, HookOutcome } from '../tool/hook.ts';
+import type { HookOutcome } from '../tool/hook.ts';
+import { attemptHook, settleInFlight, type DrainWaits } from './hook-attempt.ts';
 import { idempotencyKey } from '../tool/idempotency.ts';
-import { backoffDelayMs, sleep as abortableSleep } from '../tool/retry-policy.ts';
+import { backoffDelayMs, retrying, sleep as abortableSleep } from '../tool/retry-policy.ts';
 import {
   CANDIDATE_DETAIL,
   DEFAULT_LIFECYCLE_RETRY,
@@ -11,7 +11,6 @@ import {
   PLAN,
   retriedAs,
   WHEN_ENABLED,
-  type InstallContext,
   type LifecycleOptions,
   type LifecyclePackage,
   type LifecycleRequest,
@@ -21,6 +20,13 @@ import type { InstallRecord, InstallState, LifecycleAction, TransitionRecord } f
 
 const STOPPED = new AbortController().signal;
 
+/** A hook's retryable outcome, recorded: {@link retrying} waits the backoff and attempts again. */
+class RetryableOutcome extends Error {
+  constructor(readonly retryAfterMs: number) {
+    super('the hook may be attempted again');
+  }
+}
+
 /**
  * The durable lifecycle executor: every enable, disable, health check and rotation of an install
  * is an attributed transition record, pinned to the package and the config and secret versions
@@ -29,188 +35,203 @@ const STOPPED = new AbortController().signal;
  * transition a crash cut is resumed (the same hook, the same key) before anything else is done
  * to its install, and a failure parks the install in `error` with a compensation task.
  */
-export function createLifecycleExecutor(options: LifecycleOptions) {
-  const { store } = options;
+export class LifecycleExecutor {
+  readonly #options: LifecycleOptions;
+  readonly #store: LifecycleOptions['store'];
+  readonly #retry: NonNullable<LifecycleOptions['retry']>;
+  readonly #deadlineMs: number;
+  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #stop: AbortSignal;
+  readonly #waits: DrainWaits;
+
+  constructor(options: LifecycleOptions) {
+    this.#options = options;
+    this.#store = options.store;
+    this.#retry = options.retry ?? DEFAULT_LIFECYCLE_RETRY;
+    this.#deadlineMs = options.attemptDeadlineMs ?? 30_000;
+    this.#sleep = options.sleep ?? abortableSleep;
+    this.#stop = options.signal ?? STOPPED;
+    this.#waits = {
+      drainMs: options.drainMs ?? 60_000,
+      drainPollMs: options.drainPollMs ?? 250,
+      sleep: this.#sleep,
+      stop: this.#stop,
+    };
+  }
+
   /** Every enabled install pinned to another build of its package than the one running. */
-  const drifted = async (): Promise<InstallRecord[]> =>
-    (await store.enabledInstalls()).filter((install) => {
-      const pkg = options.packageOf(install.packageId);
+  async drifted(): Promise<InstallRecord[]> {
+    return (await this.#store.enabledInstalls()).filter((install) => {
+      const pkg = this.#options.packageOf(install.packageId);
       return pkg !== undefined && pkg.digest !== install.packageDigest;
     });
-  const retry = options.retry ?? DEFAULT_LIFECYCLE_RETRY;
-  const deadlineMs = options.attemptDeadlineMs ?? 30_000;
-  const sleep = options.sleep ?? abortableSleep;
-  const stop = options.signal ?? STOPPED;
-  const drainMs = options.drainMs ?? 60_000;
-  const drainPollMs = options.drainPollMs ?? 250;
+  }
+
+  /** Moves an install (enable, disable), checks it (health) or rotates its secret, serialized. */
+  request(request: LifecycleRequest): Promise<LifecycleResult> {
+    return this.#held(request.agentId, request.packageId, () => this.#run(request));
+  }
 
   /**
-   * A disable's calls in flight (its tools are already withheld): drained — waited for, up to
-   * `drainMs`, then cancelled — or cancelled at once, as the package declares. Says what it did.
+   * Settles an install parked in `error`: `retry` runs the failed action's hook again (a failed
+   * health check re-enables), `abandon` records that the operator accepts the provider state
+   * as it is and moves the install to `disabled`. Either resolves its compensation tasks.
    */
-  const settleInFlight = async (pkg: LifecyclePackage, install: InstallRecord) => {
-    const running = await store.inFlightCalls(install.agentId, install.packageId);
-    if (running === 0) return undefined;
-    if (pkg.inFlight === 'drain') {
-      const until = Date.now() + drainMs;
-      let left = running;
-      while (left > 0 && Date.now() < until) {
-        await sleep(drainPollMs, stop);
-        left = await store.inFlightCalls(install.agentId, install.packageId);
-      }
-      if (left === 0) return `drained ${running} call(s) in flight`;
-    }
-    const cancelled = await store.cancelInFlight(install.agentId, install.packageId);
-    return pkg.inFlight === 'drain'
-      ? `drained for ${Math.round(drainMs / 1000)} s, then cancelled ${cancelled} run(s) still calling the package`
-      : `cancelled ${cancelled} run(s) calling the package`;
-  };
-
-  const packageFor = (packageId: string): LifecyclePackage => {
-    const pkg = options.packageOf(packageId);
-    if (!pkg) throw new LifecycleError('package_not_found', `no package ${packageId} is installed`);
-    return pkg;
-  };
-
-  /** One attempt of a hook, its failures (a throw, the deadline) made outcomes. */
-  const attemptHook = async (
-    pkg: LifecyclePackage,
-    transition: TransitionRecord,
-    install: InstallRecord,
-    context: InstallContext,
-    candidate: LifecycleRequest['candidate'],
-  ): Promise<HookOutcome> => {
-    const name = PLAN[transition.action as Exclude<LifecycleAction, 'abandon'>].hook;
-    const hook = pkg.hooks[name];
-    if (!hook) return { kind: 'success' };
-    const deadline = AbortSignal.timeout(deadlineMs);
-    const ctx: HookContext = {
-      packageId: pkg.id,
-      hook: name,
-      installId: install.id,
-      agentId: install.agentId,
-      idempotencyKey: idempotencyKey(['mesh.lifecycle.v1', transition.idempotencyKey]),
-      signal: AbortSignal.any([stop, deadline]),
-      services: context.services,
-      config: context.config,
-      state: install.hookState,
-      secret: (kind) =>
-        candidate && kind === candidate.kind
-          ? Promise.resolve(candidate.value)
-          : context.secret(kind),
-      fetch: context.fetch,
-    };
-    try {
-      return await hook(ctx);
-    } catch (error) {
-      stop.throwIfAborted();
-      // A secret the install does not hold: no attempt can succeed until an operator captures it.
-      if (hasCode(error, 'secret_missing')) return { kind: 'terminal', reason: error.message };
-      // The hook's own words may quote what it was handed: the operator reads only what failed.
-      return {
-        kind: 'retryable',
-        reason: deadline.aborted
-          ? `${name} did not finish within ${Math.round(deadlineMs / 1000)} s`
-          : `${name} failed without an outcome (${error instanceof Error ? error.name : 'a non-error was thrown'})`,
-      };
-    }
-  };
-
-  /** Attempts the transition's hook until it ends, and records the end. */
-  const drive = async (
-    pkg: LifecyclePackage,
-    started: TransitionRecord,
-    install: InstallRecord,
-    candidate?: LifecycleRequest['candidate'],
-  ): Promise<LifecycleResult> => {
-    const context = await options.contextFor(install.agentId, install.packageId);
-    // A rotation's candidate lives only in the process that was handed it: one cut by a crash
-    // is settled by whether the new version was stored before the process stopped.
-    if (started.action === 'rotate' && started.detail === CANDIDATE_DETAIL && !candidate) {
-      const kept = context.secretVersion !== started.secretVersion;
-      await store.finish(await store.attempt(started.id), {
-        outcome: kept ? 'succeeded' : 'failed',
-        installState: 'enabled',
-        compensate: false,
-        ...(kept
-          ? {}
-          : { error: 'the process stopped before the new secret was kept; capture it again' }),
+  compensate(
+    agentId: string,
+    packageId: string,
+    how: 'retry' | 'abandon',
+    actor: string,
+  ): Promise<LifecycleResult> {
+    return this.#held(agentId, packageId, async () => {
+      const store = this.#store;
+      const pkg = this.#packageFor(packageId);
+      const install = await this.#resumeCut(
+        pkg,
+        await store.install(agentId, packageId, pkg, initialState(pkg)),
+      );
+      const open = (await store.compensations(install.id)).filter((c) => c.state === 'open');
+      const last = open.at(-1);
+      if (install.state !== 'error' || !last)
+        throw new LifecycleError(
+          'no_compensation',
+          `${packageId} has no open compensation task for this agent (it is ${install.state})`,
+        );
+      await store.resolveCompensations(
+        install.id,
+        how === 'retry' ? 'retried' : 'abandoned',
+        actor,
+      );
+      if (how === 'retry')
+        return this.#run({ agentId, packageId, action: retriedAs(last.action), actor });
+      const transition = await this.#begin(install, pkg, 'abandon', actor, 'disabled', 'error');
+      await store.finish(await store.attempt(transition.id), {
+        outcome: 'succeeded',
+        installState: 'disabled',
+        hookState: {},
       });
-      return settled(install, started.id);
+      return this.#settled(install, transition.id);
+    });
+  }
+
+  /**
+   * Upgrades every enabled install pinned to another version of its package than the one
+   * running (Mesh was upgraded): each is an explicit transition, attributed to `actor`, the
+   * operator who asked (or whose standing instruction this is): it runs on_enable. Returns how
+   * many it upgraded; an install another process holds is left for the next sweep.
+   */
+  async upgradeDrifted(actor: string): Promise<number> {
+    let upgraded = 0;
+    for (const install of await this.drifted()) {
+      const { agentId, packageId } = install;
+      const done = await this.#store.serialize(
+        agentId,
+        packageId,
+        () => this.#run({ agentId, packageId, action: 'upgrade', actor }),
+        { wait: false },
+      );
+      if (done?.transition) upgraded++;
     }
-    if (started.action === 'disable') {
-      const detail = await settleInFlight(pkg, install);
-      if (detail !== undefined) await store.noteDetail(started.id, detail);
-    }
-    for (;;) {
-      stop.throwIfAborted();
-      const transition = await store.attempt(started.id);
-      const outcome = await attemptHook(pkg, transition, install, context, candidate);
-      if (outcome.kind === 'success') {
-        if (candidate) {
-          if (!options.captureSecret)
-            throw new LifecycleError('lifecycle_misuse', 'this executor cannot store secrets');
-          await options.captureSecret(
+    return upgraded;
+  }
+
+  /**
+   * Resumes every transition a crash cut whose install no live process holds (a replica still
+   * driving one keeps it): run at start-up and from time to time. Returns how many it finished.
+   */
+  async resumeUnfinished(): Promise<number> {
+    const store = this.#store;
+    let resumed = 0;
+    for (const install of await store.withUnfinished()) {
+      const pkg = this.#options.packageOf(install.packageId);
+      if (!pkg) continue;
+      const done = await store.serialize(
+        install.agentId,
+        install.packageId,
+        async () => {
+          const now = await store.install(
             install.agentId,
             install.packageId,
-            candidate.kind,
-            candidate.value,
+            pkg,
+            initialState(pkg),
           );
-        }
-        await store.finish(transition, {
-          outcome: 'succeeded',
-          installState: transition.toState,
-          ...(outcome.state === undefined ? {} : { hookState: outcome.state }),
-        });
-        return settled(install, transition.id);
-      }
-      const spent = outcome.kind === 'retryable' && transition.attempts >= retry.maxAttempts;
-      if (outcome.kind === 'terminal' || spent) {
-        const error = spent
-          ? `${outcome.reason} (gave up after ${transition.attempts} attempts)`
-          : outcome.reason;
-        // A refused candidate leaves the version in use, and the install as it was.
-        await store.finish(
-          transition,
-          candidate
-            ? { outcome: 'failed', installState: 'enabled', error, compensate: false }
-            : { outcome: 'failed', installState: 'error', error },
-        );
-        return settled(install, transition.id);
-      }
-      await store.noteRetry(transition.id, outcome.reason);
-      await sleep(backoffDelayMs(retry, transition.attempts, options.random), stop);
+          const cut = await store.unfinished(now.id);
+          if (!cut) return false;
+          await this.#drive(pkg, cut, now);
+          return true;
+        },
+        { wait: false },
+      );
+      if (done) resumed++;
     }
-  };
+    return resumed;
+  }
 
-  const settled = async (install: InstallRecord, transitionId: string) => {
-    const [now, history] = await Promise.all([
-      store.findInstall(install.agentId, install.packageId),
-      store.history(install.id),
-    ]);
-    const transition = history.find((t) => t.id === transitionId);
-    return { install: now ?? install, ...(transition ? { transition } : {}) };
-  };
+  async #run(request: LifecycleRequest): Promise<LifecycleResult> {
+    const store = this.#store;
+    const pkg = this.#packageFor(request.packageId);
+    const found = await store.install(request.agentId, request.packageId, pkg, initialState(pkg));
+    const install = await this.#resumeCut(pkg, found);
+    const plan = PLAN[request.action];
+    if (request.action === 'enable' && install.state === 'enabled') return { install };
+    if (request.action === 'disable' && install.state === 'disabled') return { install };
+    if (WHEN_ENABLED[request.action] && install.state !== 'enabled')
+      throw new LifecycleError(
+        'install_not_enabled',
+        `${request.packageId} is ${install.state} for this agent: only an enabled install can be ${WHEN_ENABLED[request.action]}`,
+      );
+    if (request.action === 'upgrade' && install.packageDigest === pkg.digest) return { install };
+    const transition = await this.#begin(
+      install,
+      pkg,
+      request.action,
+      request.actor,
+      plan.to,
+      plan.during,
+    );
+    if (request.candidate) await store.noteDetail(transition.id, CANDIDATE_DETAIL);
+    if (request.action === 'upgrade') {
+      // The migration is part of the transition: recorded (begun) before, said in its detail.
+      const migrated = await this.#options.migrateConfig?.(request.agentId, request.packageId);
+      await store.noteDetail(
+        transition.id,
+        `upgraded from ${install.packageVersion} (${install.packageDigest.slice(0, 19)}…) to ${pkg.version} (${pkg.digest.slice(0, 19)}…)${migrated ? `; config: ${migrated}` : ''}`,
+      );
+    }
+    return this.#drive(pkg, transition, { ...install, state: plan.during }, request.candidate);
+  }
+
+  async #held<T>(agentId: string, packageId: string, fn: () => Promise<T>): Promise<T> {
+    const result = await this.#store.serialize(agentId, packageId, fn);
+    if (result === undefined) throw new Error('the install lock was not taken');
+    return result;
+  }
+
+  #packageFor(packageId: string): LifecyclePackage {
+    const pkg = this.#options.packageOf(packageId);
+    if (!pkg) throw new LifecycleError('package_not_found', `no package ${packageId} is installed`);
+    return pkg;
+  }
 
   /** Finishes what a crash cut on this install, if anything; the install as it then is. */
-  const resumeCut = async (pkg: LifecyclePackage, install: InstallRecord) => {
-    const cut = await store.unfinished(install.id);
+  async #resumeCut(pkg: LifecyclePackage, install: InstallRecord): Promise<InstallRecord> {
+    const cut = await this.#store.unfinished(install.id);
     if (!cut) return install;
-    const done = await drive(pkg, cut, install);
+    const done = await this.#drive(pkg, cut, install);
     return done.install;
-  };
+  }
 
-  const begin = async (
+  async #begin(
     install: InstallRecord,
     pkg: LifecyclePackage,
     action: LifecycleAction,
     actor: string,
     to: InstallState,
     during: InstallState,
-  ): Promise<TransitionRecord> => {
-    const context = await options.contextFor(install.agentId, install.packageId);
+  ): Promise<TransitionRecord> {
+    const context = await this.#options.contextFor(install.agentId, install.packageId);
     const id = randomUUID();
-    return store.begin(
+    return this.#store.begin(
       {
         id,
         installId: install.id,
@@ -232,153 +253,114 @@ export function createLifecycleExecutor(options: LifecycleOptions) {
       },
       during,
     );
-  };
+  }
 
-  const run = async (request: LifecycleRequest): Promise<LifecycleResult> => {
-    const pkg = packageFor(request.packageId);
-    const found = await store.install(request.agentId, request.packageId, pkg, initialState(pkg));
-    const install = await resumeCut(pkg, found);
-    const plan = PLAN[request.action];
-    if (request.action === 'enable' && install.state === 'enabled') return { install };
-    if (request.action === 'disable' && install.state === 'disabled') return { install };
-    if (WHEN_ENABLED[request.action] && install.state !== 'enabled')
-      throw new LifecycleError(
-        'install_not_enabled',
-        `${request.packageId} is ${install.state} for this agent: only an enabled install can be ${WHEN_ENABLED[request.action]}`,
-      );
-    if (request.action === 'upgrade' && install.packageDigest === pkg.digest) return { install };
-    const transition = await begin(
-      install,
-      pkg,
-      request.action,
-      request.actor,
-      plan.to,
-      plan.during,
-    );
-    if (request.candidate) await store.noteDetail(transition.id, CANDIDATE_DETAIL);
-    if (request.action === 'upgrade') {
-      // The migration is part of the transition: recorded (begun) before, said in its detail.
-      const migrated = await options.migrateConfig?.(request.agentId, request.packageId);
-      await store.noteDetail(
-        transition.id,
-        `upgraded from ${install.packageVersion} (${install.packageDigest.slice(0, 19)}…) to ${pkg.version} (${pkg.digest.slice(0, 19)}…)${migrated ? `; config: ${migrated}` : ''}`,
-      );
-    }
-    return drive(pkg, transition, { ...install, state: plan.during }, request.candidate);
-  };
-
-  const held = async <T>(agentId: string, packageId: string, fn: () => Promise<T>) => {
-    const result = await store.serialize(agentId, packageId, fn);
-    if (result === undefined) throw new Error('the install lock was not taken');
-    return result;
-  };
-
-  return Object.freeze({
-    /** Moves an install (enable, disable), checks it (health) or rotates its secret, serialized. */
-    request(request: LifecycleRequest): Promise<LifecycleResult> {
-      return held(request.agentId, request.packageId, () => run(request));
-    },
-
-    /**
-     * Settles an install parked in `error`: `retry` runs the failed action's hook again (a failed
-     * health check re-enables), `abandon` records that the operator accepts the provider state
-     * as it is and moves the install to `disabled`. Either resolves its compensation tasks.
-     */
-    compensate(
-      agentId: string,
-      packageId: string,
-      how: 'retry' | 'abandon',
-      actor: string,
-    ): Promise<LifecycleResult> {
-      return held(agentId, packageId, async () => {
-        const pkg = packageFor(packageId);
-        const install = await resumeCut(
-          pkg,
-          await store.install(agentId, packageId, pkg, initialState(pkg)),
-        );
-        const open = (await store.compensations(install.id)).filter((c) => c.state === 'open');
-        const last = open.at(-1);
-        if (install.state !== 'error' || !last)
-          throw new LifecycleError(
-            'no_compensation',
-            `${packageId} has no open compensation task for this agent (it is ${install.state})`,
-          );
-        await store.resolveCompensations(
-          install.id,
-          how === 'retry' ? 'retried' : 'abandoned',
-          actor,
-        );
-        if (how === 'retry')
-          return run({ agentId, packageId, action: retriedAs(last.action), actor });
-        const transition = await begin(install, pkg, 'abandon', actor, 'disabled', 'error');
-        await store.finish(await store.attempt(transition.id), {
-          outcome: 'succeeded',
-          installState: 'disabled',
-          hookState: {},
-        });
-        return settled(install, transition.id);
+  /** Attempts the transition's hook until it ends, and records the end. */
+  async #drive(
+    pkg: LifecyclePackage,
+    started: TransitionRecord,
+    install: InstallRecord,
+    candidate?: LifecycleRequest['candidate'],
+  ): Promise<LifecycleResult> {
+    const store = this.#store;
+    const context = await this.#options.contextFor(install.agentId, install.packageId);
+    // A rotation's candidate lives only in the process that was handed it: one cut by a crash
+    // is settled by whether the new version was stored before the process stopped.
+    if (started.action === 'rotate' && started.detail === CANDIDATE_DETAIL && !candidate) {
+      const kept = context.secretVersion !== started.secretVersion;
+      await store.finish(await store.attempt(started.id), {
+        outcome: kept ? 'succeeded' : 'failed',
+        installState: 'enabled',
+        compensate: false,
+        ...(kept
+          ? {}
+          : { error: 'the process stopped before the new secret was kept; capture it again' }),
       });
-    },
+      return this.#settled(install, started.id);
+    }
+    if (started.action === 'disable') {
+      const detail = await settleInFlight(store, pkg, install, this.#waits);
+      if (detail !== undefined) await store.noteDetail(started.id, detail);
+    }
+    // The attempts are counted in the transition's record, so a resumed transition goes on from
+    // where the crash cut it: the record, not this loop, says when they are spent.
+    const ended = await retrying(
+      async () => {
+        const transition = await store.attempt(started.id);
+        const outcome = await attemptHook(
+          { pkg, transition, install, context, candidate },
+          this.#stop,
+          this.#deadlineMs,
+        );
+        return this.#settleAttempt(transition, outcome, install, candidate);
+      },
+      {
+        policy: { ...this.#retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+        signal: this.#stop,
+        judge: (error) => (error instanceof RetryableOutcome ? error : undefined),
+        sleep: this.#sleep,
+      },
+    );
+    return this.#settled(install, ended.id);
+  }
 
-    drifted,
-
-    /**
-     * Upgrades every enabled install pinned to another version of its package than the one
-     * running (Mesh was upgraded): each is an explicit transition, attributed to `actor`, the
-     * operator who asked (or whose standing instruction this is): it runs on_enable. Returns how
-     * many it upgraded; an install another process holds is left for the next sweep.
-     */
-    async upgradeDrifted(actor: string): Promise<number> {
-      let upgraded = 0;
-      for (const install of await drifted()) {
-        const done = await store.serialize(
+  /** Records an attempt's outcome; throws a {@link RetryableOutcome} when it is to be made again. */
+  async #settleAttempt(
+    transition: TransitionRecord,
+    outcome: HookOutcome,
+    install: InstallRecord,
+    candidate: LifecycleRequest['candidate'],
+  ): Promise<TransitionRecord> {
+    const store = this.#store;
+    if (outcome.kind === 'success') {
+      if (candidate) {
+        if (!this.#options.captureSecret)
+          throw new LifecycleError('lifecycle_misuse', 'this executor cannot store secrets');
+        await this.#options.captureSecret(
           install.agentId,
           install.packageId,
-          () =>
-            run({
-              agentId: install.agentId,
-              packageId: install.packageId,
-              action: 'upgrade',
-              actor,
-            }),
-          { wait: false },
+          candidate.kind,
+          candidate.value,
         );
-        if (done?.transition) upgraded++;
       }
-      return upgraded;
-    },
+      await store.finish(transition, {
+        outcome: 'succeeded',
+        installState: transition.toState,
+        ...(outcome.state === undefined ? {} : { hookState: outcome.state }),
+      });
+      return transition;
+    }
+    const spent = outcome.kind === 'retryable' && transition.attempts >= this.#retry.maxAttempts;
+    if (outcome.kind === 'terminal' || spent) {
+      const error = spent
+        ? `${outcome.reason} (gave up after ${transition.attempts} attempts)`
+        : outcome.reason;
+      // A refused candidate leaves the version in use, and the install as it was.
+      await store.finish(
+        transition,
+        candidate
+          ? { outcome: 'failed', installState: 'enabled', error, compensate: false }
+          : { outcome: 'failed', installState: 'error', error },
+      );
+      return transition;
+    }
+    await store.noteRetry(transition.id, outcome.reason);
+    throw new RetryableOutcome(
+      backoffDelayMs(this.#retry, transition.attempts, this.#options.random),
+    );
+  }
 
-    /**
-     * Resumes every transition a crash cut whose install no live process holds (a replica still
-     * driving one keeps it): run at start-up and from time to time. Returns how many it finished.
-     */
-    async resumeUnfinished(): Promise<number> {
-      let resumed = 0;
-      for (const install of await store.withUnfinished()) {
-        const pkg = options.packageOf(install.packageId);
-        if (!pkg) continue;
-        const done = await store.serialize(
-          install.agentId,
-          install.packageId,
-          async () => {
-            const now = await store.install(
-              install.agentId,
-              install.packageId,
-              pkg,
-              initialState(pkg),
-            );
-            const cut = await store.unfinished(now.id);
-            if (!cut) return false;
-            await drive(pkg, cut, now);
-            return true;
-          },
-          { wait: false },
-        );
-        if (done) resumed++;
-      }
-      return resumed;
-    },
-  });
+  async #settled(install: InstallRecord, transitionId: string): Promise<LifecycleResult> {
+    const [now, history] = await Promise.all([
+      this.#store.findInstall(install.agentId, install.packageId),
+      this.#store.history(install.id),
+    ]);
+    const transition = history.find((t) => t.id === transitionId);
+    return { install: now ?? install, ...(transition ? { transition } : {}) };
+  }
 }
 
-export type LifecycleExecutor = ReturnType<typeof createLifecycleExecutor>;
+/** The lifecycle executor over `options` (see {@link LifecycleExecutor}). */
+export function createLifecycleExecutor(options: LifecycleOptions): LifecycleExecutor {
+  return new LifecycleExecutor(options);
+}
