@@ -2,6 +2,29 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Files that still hold a function over 120 lines (issue "One house"): each comes off this list
+ * when its function is split, and the list ends empty. Nothing may be added to it.
+ */
+export const LONG_FUNCTIONS = [
+  'src/app/backends/browsers.ts',
+  'src/app/backends/web-service.ts',
+  'src/app/backends/workspaces.ts',
+  'src/app/mcp/remote-definition.ts',
+  'src/browser/backends/cdp-driver.ts',
+  'src/browser/backends/local.ts',
+  'src/egress/guarded-fetch.ts',
+  'src/exec/backends/e2b.ts',
+  'src/mcp/oauth-provider.ts',
+  'src/mcp/session.ts',
+  'src/outbound/outbox.ts',
+  'src/run/call-loop.ts',
+  'src/server/ui/chat-page.ts',
+  'src/store/lifecycle.ts',
+  'src/store/postgres.ts',
+  'src/turn/engine.ts',
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.mesh/', 'coverage/', 'test-output/'] },
   js.configs.recommended,
@@ -26,6 +49,14 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // One function is one reading: none in src/ or tools/ over 120 lines. A test file's describe
+    // block is a list of cases, not a function, and is not held to it.
+    files: ['src/**/*.ts', 'tools/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 120, IIFEs: true }] },
+  },
+  { files: LONG_FUNCTIONS, rules: { 'max-lines-per-function': 'off' } },
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
