@@ -19,7 +19,6 @@ export const LONG_FUNCTIONS = [
   'src/mcp/session.ts',
   'src/outbound/outbox.ts',
   'src/run/call-loop.ts',
-  'src/server/ui/chat-page.ts',
   'src/store/lifecycle.ts',
   'src/store/postgres.ts',
   'src/turn/engine.ts',

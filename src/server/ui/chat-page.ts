@@ -5,7 +5,7 @@ import type {
   RunRecord,
 } from '../../app/records.ts';
 import type { QuestionRecord } from '../../app/records.ts';
-import { html } from './html.ts';
+import { html, type Html } from './html.ts';
 import { questionPanel } from './question-panel.ts';
 import { agentHeader, csrfField, layout, sticky, time, type PageSession } from './layout.ts';
 import { isLive } from './run-pages.ts';
@@ -55,51 +55,14 @@ export function chatPage(
                   class="messages"
                   ${following ? html`data-reply-events="/runs/${following.id}/events" data-agent="${agent.name}"` : ''}
                 >
-                  ${current.messages.map((m) => {
-                    const run = m.direction === 'inbound' ? runFor.get(m.id) : undefined;
-                    const question = m.direction === 'outbound' ? questionFor.get(m.id) : undefined;
-                    const note = current.progress?.has(m.id) === true;
-                    return html`<li
-                      class="message ${m.direction}${note ? ' progress' : ''}"
-                      data-message="${m.id}"
-                    >
-                      <div class="meta">
-                        ${note ? 'progress · ' : ''}${m.direction === 'inbound' ? m.actor : agent.name}${
-                          m.relayedBy ? ` (relayed by ${m.relayedBy})` : ''
-                        }
-                        ·
-                        ${time(m.createdAt)}${
-                          run
-                            ? html` ·
-                                <a
-                                  href="/runs/${run.id}"
-                                  class="run-link"
-                                  data-run-status="${run.id}"
-                                  data-prefix="run "
-                                  >run ${run.status}</a
-                                >`
-                            : ''
-                        }
-                      </div>
-                      <div class="body">${m.body}</div>
-                      ${
-                        run?.status === 'failed'
-                          ? html`<p class="run-error" role="alert">
-                              The turn failed: ${run.reason ?? 'no reason recorded'}
-                            </p>`
-                          : ''
-                      }
-                      ${
-                        question
-                          ? questionPanel(
-                              session,
-                              question,
-                              `${base}?conversation=${current.conversation.id}`,
-                            )
-                          : ''
-                      }
-                    </li>`;
-                  })}
+                  ${current.messages.map((m) =>
+                    messageItem(session, agent, m, {
+                      run: m.direction === 'inbound' ? runFor.get(m.id) : undefined,
+                      question: m.direction === 'outbound' ? questionFor.get(m.id) : undefined,
+                      note: current.progress?.has(m.id) === true,
+                      back: `${base}?conversation=${current.conversation.id}`,
+                    }),
+                  )}
                 </ol>`
               : html`<p class="muted">Start a conversation with ${agent.name}.</p>`
           }
@@ -135,4 +98,54 @@ ${sticky(session, 'body', '')}</textarea>
       </div>`,
     following !== undefined,
   );
+}
+
+/** One message of the open conversation: who and when, its run, and a question it asked. */
+function messageItem(
+  session: PageSession,
+  agent: AgentRecord,
+  m: MessageRecord,
+  {
+    run,
+    question,
+    note,
+    back,
+  }: {
+    readonly run: RunRecord | undefined;
+    readonly question: QuestionRecord | undefined;
+    /** A progress note a run posted while it went on. */
+    readonly note: boolean;
+    /** Where answering the question comes back to. */
+    readonly back: string;
+  },
+): Html {
+  return html`<li class="message ${m.direction}${note ? ' progress' : ''}" data-message="${m.id}">
+    <div class="meta">
+      ${note ? 'progress · ' : ''}${m.direction === 'inbound' ? m.actor : agent.name}${
+        m.relayedBy ? ` (relayed by ${m.relayedBy})` : ''
+      }
+      ·
+      ${time(m.createdAt)}${
+        run
+          ? html` ·
+              <a
+                href="/runs/${run.id}"
+                class="run-link"
+                data-run-status="${run.id}"
+                data-prefix="run "
+                >run ${run.status}</a
+              >`
+          : ''
+      }
+    </div>
+    <div class="body">${m.body}</div>
+    ${
+      run?.status === 'failed'
+        ? html`<p class="run-error" role="alert">
+            The turn failed: ${run.reason ?? 'no reason recorded'}
+          </p>`
+        : ''
+    }
+    ${question ? questionPanel(session, question, back) : ''}
+  </li>`;
 }
