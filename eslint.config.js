@@ -8,14 +8,11 @@ import tseslint from 'typescript-eslint';
  */
 export const LONG_FUNCTIONS = [
   'src/app/backends/browsers.ts',
-  'src/app/backends/web-service.ts',
   'src/app/backends/workspaces.ts',
-  'src/app/mcp/remote-definition.ts',
   'src/browser/backends/cdp-driver.ts',
   'src/browser/backends/local.ts',
   'src/egress/guarded-fetch.ts',
   'src/exec/backends/e2b.ts',
-  'src/mcp/oauth-provider.ts',
   'src/mcp/session.ts',
   'src/outbound/outbox.ts',
   'src/run/call-loop.ts',

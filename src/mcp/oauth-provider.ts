@@ -82,6 +82,45 @@ export function refreshRefused(): McpOAuthError {
 }
 
 /** How a provider is used inside this module; the exported one is `interactive` or `plain`. */
+/** Tokens as the store keeps them: the expiry made a time, absent fields left out. */
+function tokenState(tokens: StoredOAuthTokens, now: Date): OAuthTokenState {
+  return {
+    access_token: tokens.access_token,
+    token_type: tokens.token_type,
+    ...(tokens.refresh_token === undefined ? {} : { refresh_token: tokens.refresh_token }),
+    ...(tokens.expires_in === undefined
+      ? {}
+      : { expires_at: now.getTime() + tokens.expires_in * 1000 }),
+    ...(tokens.scope === undefined ? {} : { scope: tokens.scope }),
+    ...(tokens.issuer === undefined ? {} : { issuer: tokens.issuer }),
+  };
+}
+
+/** The state with what the SDK invalidated removed. */
+function invalidated(
+  s: OAuthState,
+  scope: Parameters<NonNullable<OAuthClientProvider['invalidateCredentials']>>[0],
+): OAuthState {
+  switch (scope) {
+    case 'all':
+      return {};
+    case 'client': {
+      const { client: _client, ...rest } = s;
+      return rest;
+    }
+    case 'tokens': {
+      const { tokens: _tokens, ...rest } = s;
+      return rest;
+    }
+    case 'verifier':
+      return withoutPending(s);
+    case 'discovery': {
+      const { discovery: _discovery, ...rest } = s;
+      return rest;
+    }
+  }
+}
+
 export type Mode = 'interactive' | 'plain' | 'refresh';
 
 /** What a provider saw during one `auth()` run. */
@@ -143,16 +182,7 @@ export function makeProvider(
       return (await store.load()).tokens;
     },
     async saveTokens(tokens: StoredOAuthTokens) {
-      const saved: OAuthTokenState = {
-        access_token: tokens.access_token,
-        token_type: tokens.token_type,
-        ...(tokens.refresh_token === undefined ? {} : { refresh_token: tokens.refresh_token }),
-        ...(tokens.expires_in === undefined
-          ? {}
-          : { expires_at: clock.now().getTime() + tokens.expires_in * 1000 }),
-        ...(tokens.scope === undefined ? {} : { scope: tokens.scope }),
-        ...(tokens.issuer === undefined ? {} : { issuer: tokens.issuer }),
-      };
+      const saved = tokenState(tokens, clock.now());
       await update(store, (s) => ({ ...s, tokens: saved }));
     },
     async redirectToAuthorization(authorizationUrl: URL) {
@@ -180,26 +210,7 @@ export function makeProvider(
     },
     async invalidateCredentials(scope) {
       if (scope === 'tokens' || scope === 'all') watch.tokensInvalidated = true;
-      await update(store, (s) => {
-        switch (scope) {
-          case 'all':
-            return {};
-          case 'client': {
-            const { client: _client, ...rest } = s;
-            return rest;
-          }
-          case 'tokens': {
-            const { tokens: _tokens, ...rest } = s;
-            return rest;
-          }
-          case 'verifier':
-            return withoutPending(s);
-          case 'discovery': {
-            const { discovery: _discovery, ...rest } = s;
-            return rest;
-          }
-        }
-      });
+      await update(store, (s) => invalidated(s, scope));
     },
     async discoveryState() {
       discovery = (await store.load()).discovery;

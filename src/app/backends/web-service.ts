@@ -107,48 +107,53 @@ function unsupportedFilter(kind: QueryProviderKind, query: WebSearchQuery): stri
     : undefined;
 }
 
+/** The adapter for a provider row, with its API key revealed for this use. */
+async function adapterFor(
+  secrets: SecretStore,
+  record: QueryProviderRecord,
+): Promise<QueryProviderAdapter> {
+  const apiKey = await secrets.reveal({
+    ownerType: 'tool_provider',
+    ownerId: record.id,
+    kind: 'api_key',
+  });
+  if (apiKey === undefined)
+    throw new WebProviderError(
+      'bad_credential',
+      `web provider ${record.name} has no API key captured; an operator re-adds it with \`mesh web add --api-key-file\``,
+      { provider: record.name, calls: 0 },
+    );
+  return createQueryProviderAdapter(record.kind, {
+    baseUrl: record.baseUrl,
+    apiKey,
+    settings: record.settings,
+    timeoutMs: record.requestTimeoutMs,
+    allowLoopbackHttp: record.allowLoopbackHttp,
+  });
+}
+
+/**
+ * The run's ceiling for this provider, and the calls left in it. The ceiling is the one the run
+ * copied when it was created; a provider granted since (or a run from before ceilings were
+ * copied) has the provider's ceiling as it is now.
+ */
+async function ceilingOf(
+  db: Db,
+  ctx: ToolContext,
+  record: QueryProviderRecord,
+): Promise<{ ceiling: number; left: number }> {
+  const run = await getRun(db, ctx.runId);
+  if (!run) return { ceiling: record.maxCallsPerRun, left: 0 };
+  const ceiling = budgetFrom(run.budget).providerCalls[record.name] ?? record.maxCallsPerRun;
+  return { ceiling, left: ceiling - (usageFrom(run.usage).providerCalls[record.name] ?? 0) };
+}
+
 export function createQueryProviderRuntime(
   deps: { db: Db; secrets: SecretStore },
   options: QueryProviderRuntimeOptions = {},
 ): QueryProviderRuntime {
   const { db, secrets } = deps;
   const maxAttempts = options.maxAttempts ?? 3;
-
-  async function adapterFor(record: QueryProviderRecord): Promise<QueryProviderAdapter> {
-    const apiKey = await secrets.reveal({
-      ownerType: 'tool_provider',
-      ownerId: record.id,
-      kind: 'api_key',
-    });
-    if (apiKey === undefined)
-      throw new WebProviderError(
-        'bad_credential',
-        `web provider ${record.name} has no API key captured; an operator re-adds it with \`mesh web add --api-key-file\``,
-        { provider: record.name, calls: 0 },
-      );
-    return createQueryProviderAdapter(record.kind, {
-      baseUrl: record.baseUrl,
-      apiKey,
-      settings: record.settings,
-      timeoutMs: record.requestTimeoutMs,
-      allowLoopbackHttp: record.allowLoopbackHttp,
-    });
-  }
-
-  /**
-   * The run's ceiling for this provider, and the calls left in it. The ceiling is the one the run
-   * copied when it was created; a provider granted since (or a run from before ceilings were
-   * copied) has the provider's ceiling as it is now.
-   */
-  async function ceilingOf(
-    ctx: ToolContext,
-    record: QueryProviderRecord,
-  ): Promise<{ ceiling: number; left: number }> {
-    const run = await getRun(db, ctx.runId);
-    if (!run) return { ceiling: record.maxCallsPerRun, left: 0 };
-    const ceiling = budgetFrom(run.budget).providerCalls[record.name] ?? record.maxCallsPerRun;
-    return { ceiling, left: ceiling - (usageFrom(run.usage).providerCalls[record.name] ?? 0) };
-  }
 
   async function serve<T>(
     ctx: ToolContext,
@@ -167,7 +172,7 @@ export function createQueryProviderRuntime(
     const refused = refusal?.(record.kind);
     if (refused !== undefined)
       throw new WebProviderError('unsupported', refused, { provider: record.name, calls: 0 });
-    const { ceiling, left } = await ceilingOf(ctx, record);
+    const { ceiling, left } = await ceilingOf(db, ctx, record);
     if (left <= 0)
       throw new WebProviderError(
         'quota_exhausted',
@@ -177,7 +182,7 @@ export function createQueryProviderRuntime(
     let calls = 0;
     try {
       // A row the adapter cannot use (a key gone empty, a bad setting) fails here, unsent.
-      const adapter = await adapterFor(record);
+      const adapter = await adapterFor(secrets, record);
       const value = await withRetries(() => call(adapter), {
         maxAttempts: Math.min(maxAttempts, left),
         signal: ctx.signal,

@@ -42,15 +42,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
       if (hasCode(error, McpProtocolError.code))
         return { text: `${provider.slug} refused the call: ${error.message}`, isError: true };
       if (hasCode(error, EgressRefusedError.code)) throw error;
-      // Nothing was sent, or the request may have reached the server: a query says unavailable.
-      const failed = transportFailure(error);
-      throw new ToolUnavailableError(
-        failed?.timedOut
-          ? hungServer(provider)
-          : failed?.delivery === 'not_sent'
-            ? `${provider.slug} could not be reached`
-            : `${provider.slug} did not answer`,
-      );
+      throw queryUnavailable(provider, error);
     }
   };
   // A call with effect semantics is an outbound event: recorded before it is sent, its delivery
@@ -67,23 +59,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
         try {
           output = toOutput(await call(ctx, args), checker);
         } catch (error) {
-          if (hasCode(error, McpProtocolError.code))
-            throw new DeliveryError(
-              'terminal',
-              `${provider.slug} refused the call: ${error.message}`,
-            );
-          if (hasCode(error, EgressRefusedError.code))
-            throw new DeliveryError('terminal', error.message);
-          const failed = transportFailure(error);
-          // A server that took the session's opening and then said nothing is hung: the call was
-          // not sent, and another attempt would wait as long again.
-          if (failed?.timedOut && failed.delivery === 'not_sent')
-            throw new DeliveryError('terminal', `${hungServer(provider)}; the call was not sent`);
-          if (failed?.delivery === 'not_sent')
-            throw new DeliveryError('retryable', `${provider.slug} could not be reached`);
-          // The request may have reached the server, and MCP has no way to ask what it did.
-          const why = error instanceof Error ? error.message : 'no answer';
-          throw new DeliveryError('ambiguous', `${provider.slug}: ${why}`, { cause: error });
+          throw deliveryFailure(provider, error);
         }
         return {
           externalId: key.uuid,
@@ -146,6 +122,35 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
       };
     },
   };
+}
+
+/** Why a query call failed without an answer: nothing was sent, or it may have reached the server. */
+function queryUnavailable(provider: ToolProviderRecord, error: unknown): ToolUnavailableError {
+  const failed = transportFailure(error);
+  return new ToolUnavailableError(
+    failed?.timedOut
+      ? hungServer(provider)
+      : failed?.delivery === 'not_sent'
+        ? `${provider.slug} could not be reached`
+        : `${provider.slug} did not answer`,
+  );
+}
+
+/** An effect call's failure as the outbox records it: refused, retryable, or ambiguous. */
+function deliveryFailure(provider: ToolProviderRecord, error: unknown): DeliveryError {
+  if (hasCode(error, McpProtocolError.code))
+    return new DeliveryError('terminal', `${provider.slug} refused the call: ${error.message}`);
+  if (hasCode(error, EgressRefusedError.code)) return new DeliveryError('terminal', error.message);
+  const failed = transportFailure(error);
+  // A server that took the session's opening and then said nothing is hung: the call was not
+  // sent, and another attempt would wait as long again.
+  if (failed?.timedOut && failed.delivery === 'not_sent')
+    return new DeliveryError('terminal', `${hungServer(provider)}; the call was not sent`);
+  if (failed?.delivery === 'not_sent')
+    return new DeliveryError('retryable', `${provider.slug} could not be reached`);
+  // The request may have reached the server, and MCP has no way to ask what it did.
+  const why = error instanceof Error ? error.message : 'no answer';
+  return new DeliveryError('ambiguous', `${provider.slug}: ${why}`, { cause: error });
 }
 
 /**
