@@ -11,13 +11,11 @@ export const LONG_FUNCTIONS = [
   'src/app/backends/workspaces.ts',
   'src/browser/backends/cdp-driver.ts',
   'src/browser/backends/local.ts',
-  'src/egress/guarded-fetch.ts',
   'src/exec/backends/e2b.ts',
   'src/mcp/session.ts',
   'src/outbound/outbox.ts',
   'src/run/call-loop.ts',
   'src/store/lifecycle.ts',
-  'src/store/postgres.ts',
   'src/turn/engine.ts',
 ];
 

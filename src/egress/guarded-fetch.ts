@@ -141,6 +141,57 @@ function toResponse(
   return response;
 }
 
+/** The pooled agents of one guarded fetch. */
+interface HopAgents {
+  readonly http: http.Agent;
+  readonly https: https.Agent;
+}
+
+/** Sends one hop's request on the pinned addresses; resolves when its response headers arrive. */
+function send(
+  agents: HopAgents,
+  url: URL,
+  hop: { target: UrlTarget; addresses: readonly ResolvedAddress[] },
+  method: string,
+  headers: Headers,
+  body: Buffer | undefined,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
+  return new Promise((resolveResponse, reject) => {
+    if (signal.aborted) return reject(abortReason(signal));
+    const outgoing: Record<string, string> = Object.fromEntries(headers);
+    if (body !== undefined) outgoing['content-length'] = String(body.byteLength);
+    else if (method === 'POST' || method === 'PUT') outgoing['content-length'] = '0';
+    const secure = url.protocol === 'https:';
+    const request = secure ? https.request : http.request;
+    const req = request({
+      protocol: url.protocol,
+      hostname: hop.target.hostname,
+      port: url.port === '' ? undefined : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      method,
+      headers: outgoing,
+      agent: secure ? agents.https : agents.http,
+      lookup: pinnedLookup(hop.target.hostname, hop.addresses),
+    });
+    const onAbort = (): void => {
+      req.destroy();
+      reject(abortReason(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    // Stays attached: an error after the response is the body's to report, not a crash.
+    req.on('error', (error) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    req.on('response', (res) => {
+      signal.removeEventListener('abort', onAbort);
+      resolveResponse(res);
+    });
+    req.end(body);
+  });
+}
+
 /**
  * A `fetch` for one remote connection that reaches only public addresses (loopback too with the
  * development setting). Each hostname is resolved once per instance and the connection is pinned
@@ -153,7 +204,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
   const { timeoutMs } = options;
   const resolved = new Map<string, Promise<readonly ResolvedAddress[]>>();
   // Own agents: pooled sockets are reused only for hosts this instance pinned and checked.
-  const agents = {
+  const agents: HopAgents = {
     http: new http.Agent({ keepAlive: true }),
     https: new https.Agent({ keepAlive: true }),
   };
@@ -189,49 +240,6 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
     return { target, addresses };
   }
 
-  function send(
-    url: URL,
-    hop: { target: UrlTarget; addresses: readonly ResolvedAddress[] },
-    method: string,
-    headers: Headers,
-    body: Buffer | undefined,
-    signal: AbortSignal,
-  ): Promise<http.IncomingMessage> {
-    return new Promise((resolveResponse, reject) => {
-      if (signal.aborted) return reject(abortReason(signal));
-      const outgoing: Record<string, string> = Object.fromEntries(headers);
-      if (body !== undefined) outgoing['content-length'] = String(body.byteLength);
-      else if (method === 'POST' || method === 'PUT') outgoing['content-length'] = '0';
-      const secure = url.protocol === 'https:';
-      const request = secure ? https.request : http.request;
-      const req = request({
-        protocol: url.protocol,
-        hostname: hop.target.hostname,
-        port: url.port === '' ? undefined : Number(url.port),
-        path: `${url.pathname}${url.search}`,
-        method,
-        headers: outgoing,
-        agent: secure ? agents.https : agents.http,
-        lookup: pinnedLookup(hop.target.hostname, hop.addresses),
-      });
-      const onAbort = (): void => {
-        req.destroy();
-        reject(abortReason(signal));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      // Stays attached: an error after the response is the body's to report, not a crash.
-      req.on('error', (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      });
-      req.on('response', (res) => {
-        signal.removeEventListener('abort', onAbort);
-        resolveResponse(res);
-      });
-      req.end(body);
-    });
-  }
-
   return async function guardedFetch(input, init = {}) {
     let url = new URL(input);
     let method = (init.method ?? 'GET').toUpperCase();
@@ -258,7 +266,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
     try {
       for (let hops = 0; ; hops++) {
         const hop = await checkedHop(url, phase.signal);
-        const res = await send(url, hop, method, headers, body, phase.signal);
+        const res = await send(agents, url, hop, method, headers, body, phase.signal);
         if (phase.signal.aborted) {
           res.destroy();
           phase.signal.throwIfAborted();

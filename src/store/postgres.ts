@@ -80,30 +80,61 @@ function wrap(error: unknown, url: string): StoreError {
   );
 }
 
+/** A pool of at most `max` connections to the server `options` names. */
+function poolOf(options: PostgresOptions, max: number, extra: object = {}): pg.Pool {
+  return new pg.Pool({
+    connectionString: options.url,
+    max,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    types: TYPES,
+    ...extra,
+  });
+}
+
+/** A connection of its own that LISTENs on `channel`, until the returned function ends it. */
+async function listenOn(
+  options: PostgresOptions,
+  channel: string,
+  onPayload: (payload: string) => void,
+  onLost: () => void,
+): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel))
+    throw new StoreError('store_misuse', 'a channel is a lowercase identifier');
+  const client = new pg.Client({
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+  });
+  let stopping = false;
+  const lost = () => {
+    if (!stopping) onLost();
+  };
+  client.on('error', lost);
+  client.on('end', lost);
+  client.on('notification', (message) => {
+    if (message.channel === channel && message.payload !== undefined) onPayload(message.payload);
+  });
+  try {
+    await client.connect();
+    await client.query(`listen ${channel}`);
+  } catch (error) {
+    stopping = true;
+    await client.end().catch(() => undefined);
+    throw wrap(error, options.url);
+  }
+  return async () => {
+    stopping = true;
+    await client.end().catch(() => undefined);
+  };
+}
+
 /** Opens a pool on a PostgreSQL server and proves it reachable, failing fast naming the host. */
 export async function openPostgres(options: PostgresOptions): Promise<Db> {
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.max ?? 10,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-    types: TYPES,
-  });
+  const pool = poolOf(options, options.max ?? 10);
   // The lease lane: two connections that only renew and release leases (see Db.leases).
-  const leasePool = new pg.Pool({
-    connectionString: options.url,
-    max: 2,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-    types: TYPES,
-  });
+  const leasePool = poolOf(options, 2);
   // The reads lane: pipelined connections for independent reads issued together (see Db.reads).
-  const readPool = new pg.Pool({
-    connectionString: options.url,
-    max: 2,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-    types: TYPES,
-    // node-postgres's pipeline mode (8.23): queued statements are sent without waiting.
-    ...({ pipeline: true } as object),
-  });
+  // node-postgres's pipeline mode (8.23): queued statements are sent without waiting.
+  const readPool = poolOf(options, 2, { pipeline: true });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   leasePool.on('error', () => undefined);
@@ -154,36 +185,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     exec: async (sql) => {
       await run(pool, sql);
     },
-    async listen(channel, onPayload, onLost) {
-      if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel))
-        throw new StoreError('store_misuse', 'a channel is a lowercase identifier');
-      const client = new pg.Client({
-        connectionString: options.url,
-        connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-      });
-      let stopping = false;
-      const lost = () => {
-        if (!stopping) onLost();
-      };
-      client.on('error', lost);
-      client.on('end', lost);
-      client.on('notification', (message) => {
-        if (message.channel === channel && message.payload !== undefined)
-          onPayload(message.payload);
-      });
-      try {
-        await client.connect();
-        await client.query(`listen ${channel}`);
-      } catch (error) {
-        stopping = true;
-        await client.end().catch(() => undefined);
-        throw wrap(error, options.url);
-      }
-      return async () => {
-        stopping = true;
-        await client.end().catch(() => undefined);
-      };
-    },
+    listen: (channel, onPayload, onLost) => listenOn(options, channel, onPayload, onLost),
     reads: pipelinedReads(readPool, run, (error) => wrap(error, options.url)),
     leases: {
       query: (sql, params) => run(leasePool, sql, params),
