@@ -44,29 +44,10 @@ export function localBrowserBackend(
     const allowLoopback = spec.egress?.allowLoopback ?? false;
     const proxy = await startEgressProxy({ port: 0 }, browserEgressAdmission({ allowLoopback }));
     writeFileSync(join(profile, EGRESS_FILE), JSON.stringify({ port: proxy.port, allowLoopback }));
-    const child = spawn(
-      executable,
-      [
-        '--headless=new',
-        '--remote-debugging-address=127.0.0.1',
-        '--remote-debugging-port=0',
-        `--user-data-dir=${profile}`,
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--no-default-browser-check',
-        '--window-size=1280,900',
-        `--proxy-server=http://127.0.0.1:${String(proxy.port)}`,
-        // Chromium sends loopback past any proxy unless told not to: nothing goes around it.
-        '--proxy-bypass-list=<-loopback>',
-        'about:blank',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
-    );
+    const child = spawn(executable, chromiumArgs(profile, proxy.port), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
     let url: string;
     try {
       url = await devtoolsUrl(child, spec.signal);
@@ -120,20 +101,9 @@ export function localBrowserBackend(
       const parsed = parseExternalId(externalId);
       if (!parsed || !commandLineOf(parsed.pid).includes(parsed.profile))
         throw new BrowserBackendUnavailableError('the session’s Chromium is no longer running');
-      let lines: string[];
-      try {
-        lines = readFileSync(join(parsed.profile, 'DevToolsActivePort'), 'utf8').split('\n');
-      } catch (error) {
-        throw new BrowserBackendUnavailableError('the session’s DevTools endpoint is unknown', {
-          cause: error,
-        });
-      }
-      const port = Number(lines[0]);
-      const path = lines[1]?.trim() ?? '';
-      if (!Number.isInteger(port) || port <= 0 || !path.startsWith('/devtools/browser/'))
-        throw new BrowserBackendUnavailableError('the session’s DevTools endpoint is unreadable');
+      const url = devtoolsEndpointOf(parsed.profile);
       await keepProxy(externalId, parsed.profile);
-      return { url: `ws://127.0.0.1:${port}${path}` };
+      return { url };
     },
     async close() {
       for (const externalId of [...mine.keys()]) await release(externalId);
@@ -170,6 +140,46 @@ export function localBrowserBackend(
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
     }
   }
+}
+
+/** How a session's Chromium is started: headless, on its profile, through its egress proxy. */
+function chromiumArgs(profile: string, proxyPort: EgressProxy['port']): string[] {
+  return [
+    '--headless=new',
+    '--remote-debugging-address=127.0.0.1',
+    '--remote-debugging-port=0',
+    `--user-data-dir=${profile}`,
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--no-default-browser-check',
+    '--window-size=1280,900',
+    `--proxy-server=http://127.0.0.1:${String(proxyPort)}`,
+    // Chromium sends loopback past any proxy unless told not to: nothing goes around it.
+    '--proxy-bypass-list=<-loopback>',
+    'about:blank',
+  ];
+}
+
+/** The DevTools URL a running session's Chromium wrote into its profile folder. */
+function devtoolsEndpointOf(profile: string): string {
+  let lines: string[];
+  try {
+    lines = readFileSync(join(profile, 'DevToolsActivePort'), 'utf8').split('\n');
+  } catch (error) {
+    throw new BrowserBackendUnavailableError('the session’s DevTools endpoint is unknown', {
+      cause: error,
+    });
+  }
+  const port = Number(lines[0]);
+  const path = lines[1]?.trim() ?? '';
+  if (!Number.isInteger(port) || port <= 0 || !path.startsWith('/devtools/browser/'))
+    throw new BrowserBackendUnavailableError('the session’s DevTools endpoint is unreadable');
+  return `ws://127.0.0.1:${port}${path}`;
 }
 
 /** A local session's external id: its Chromium's pid and profile folder. */
