@@ -242,33 +242,10 @@ function e2bWorkspace(sandbox: Sandbox, spec: ProvisionSpec, options: ResolvedOp
     } catch (error) {
       throw unavailable(error, 'starting a command', options);
     }
-    let killedBy: 'deadline' | 'signal' | undefined;
-    const kill = (why: 'deadline' | 'signal') => {
-      killedBy ??= why;
-      handle.kill().catch(() => false);
-    };
-    const timer = setTimeout(() => kill('deadline'), request.timeoutMs);
-    const onAbort = () => kill('signal');
-    request.signal?.addEventListener('abort', onAbort, { once: true });
-    if (request.signal?.aborted) onAbort();
-    let exitCode: number | null;
-    try {
-      exitCode = (await handle.wait()).exitCode;
-    } catch (error) {
-      if (errorName(error) === 'CommandExitError') {
-        exitCode = (error as { exitCode: number }).exitCode;
-      } else if (killedBy === undefined) {
-        throw unavailable(error, 'running a command', options);
-      } else {
-        exitCode = null;
-      }
-    } finally {
-      clearTimeout(timer);
-      request.signal?.removeEventListener('abort', onAbort);
-    }
+    const { exitCode, killedBy } = await settleCommand(handle, request, options);
     const computeMs = Math.max(1, Math.round(performance.now() - started));
     return {
-      exitCode: killedBy === undefined ? exitCode : null,
+      exitCode,
       stdout: concat(stdout),
       stderr: concat(stderr),
       timedOut: killedBy === 'deadline',
@@ -334,6 +311,42 @@ function e2bWorkspace(sandbox: Sandbox, spec: ProvisionSpec, options: ResolvedOp
       return released;
     },
   });
+}
+
+/**
+ * Waits for a started command: killed at its deadline or when its signal aborts. The exit code
+ * is null for a command that was killed.
+ */
+async function settleCommand(
+  handle: CommandHandle,
+  request: ExecRequest,
+  options: ResolvedOptions,
+): Promise<{ exitCode: number | null; killedBy: 'deadline' | 'signal' | undefined }> {
+  let killedBy: 'deadline' | 'signal' | undefined;
+  const kill = (why: 'deadline' | 'signal') => {
+    killedBy ??= why;
+    handle.kill().catch(() => false);
+  };
+  const timer = setTimeout(() => kill('deadline'), request.timeoutMs);
+  const onAbort = () => kill('signal');
+  request.signal?.addEventListener('abort', onAbort, { once: true });
+  if (request.signal?.aborted) onAbort();
+  let exitCode: number | null;
+  try {
+    exitCode = (await handle.wait()).exitCode;
+  } catch (error) {
+    if (errorName(error) === 'CommandExitError') {
+      exitCode = (error as { exitCode: number }).exitCode;
+    } else if (killedBy === undefined) {
+      throw unavailable(error, 'running a command', options);
+    } else {
+      exitCode = null;
+    }
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onAbort);
+  }
+  return { exitCode: killedBy === undefined ? exitCode : null, killedBy };
 }
 
 function fileError(error: unknown, doing: string, options: ResolvedOptions): Error {
