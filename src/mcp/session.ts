@@ -213,6 +213,57 @@ function failure(
 }
 
 /**
+ * Every page of the server's tool list, up to {@link MAX_LIST_PAGES}; a listing cut short (a
+ * repeated cursor, too many pages) says why. The first page's `ttlMs`, if any, is kept.
+ */
+async function listAllTools(
+  client: Client,
+  transport: StreamableHTTPClientTransport,
+  named: { readonly credential: CredentialKind; readonly timeoutMs: number },
+  signal: AbortSignal | undefined,
+): Promise<ToolListing> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  let ttlMs: number | undefined;
+  const seen = new Set<string>();
+  while (true) {
+    let page;
+    try {
+      page = await client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        { timeout: named.timeoutMs, ...(signal ? { signal } : {}) },
+      );
+    } catch (error) {
+      throw failure(error, transport.sessionId, signal, named);
+    }
+    pages++;
+    tools.push(...page.tools);
+    const pageTtl = (page as { ttlMs?: unknown }).ttlMs;
+    if (pages === 1 && typeof pageTtl === 'number' && pageTtl >= 0) ttlMs = pageTtl;
+    const next = page.nextCursor;
+    if (next === undefined || next === '')
+      return { tools, pages, ...(ttlMs === undefined ? {} : { ttlMs }) };
+    if (next === cursor || seen.has(next))
+      return {
+        tools,
+        pages,
+        stoppedBecause: 'the server repeated a cursor',
+        ...(ttlMs === undefined ? {} : { ttlMs }),
+      };
+    if (pages >= MAX_LIST_PAGES)
+      return {
+        tools,
+        pages,
+        stoppedBecause: `the listing passed ${MAX_LIST_PAGES} pages`,
+        ...(ttlMs === undefined ? {} : { ttlMs }),
+      };
+    seen.add(next);
+    cursor = next;
+  }
+}
+
+/**
  * Connects to a remote MCP server over Streamable HTTP (never stdio), negotiating the current
  * protocol revision and falling back to 2025-11-25 when the server speaks only that.
  */
@@ -288,47 +339,7 @@ export async function openMcpSession(options: SessionOptions): Promise<McpSessio
     get sessionId() {
       return transport.sessionId;
     },
-    async listTools(signal) {
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      let pages = 0;
-      let ttlMs: number | undefined;
-      const seen = new Set<string>();
-      while (true) {
-        let page;
-        try {
-          page = await client.request(
-            { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-            { timeout, ...(signal ? { signal } : {}) },
-          );
-        } catch (error) {
-          throw failure(error, transport.sessionId, signal, named);
-        }
-        pages++;
-        tools.push(...page.tools);
-        const pageTtl = (page as { ttlMs?: unknown }).ttlMs;
-        if (pages === 1 && typeof pageTtl === 'number' && pageTtl >= 0) ttlMs = pageTtl;
-        const next = page.nextCursor;
-        if (next === undefined || next === '')
-          return { tools, pages, ...(ttlMs === undefined ? {} : { ttlMs }) };
-        if (next === cursor || seen.has(next))
-          return {
-            tools,
-            pages,
-            stoppedBecause: 'the server repeated a cursor',
-            ...(ttlMs === undefined ? {} : { ttlMs }),
-          };
-        if (pages >= MAX_LIST_PAGES)
-          return {
-            tools,
-            pages,
-            stoppedBecause: `the listing passed ${MAX_LIST_PAGES} pages`,
-            ...(ttlMs === undefined ? {} : { ttlMs }),
-          };
-        seen.add(next);
-        cursor = next;
-      }
-    },
+    listTools: (signal) => listAllTools(client, transport, named, signal),
     async callTool(name, args, signal) {
       try {
         return await client.callTool(
