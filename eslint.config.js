@@ -12,7 +12,6 @@ export const LONG_FUNCTIONS = [
   'src/browser/backends/cdp-driver.ts',
   'src/outbound/outbox.ts',
   'src/run/call-loop.ts',
-  'src/store/lifecycle.ts',
   'src/turn/engine.ts',
 ];
 
