@@ -100,124 +100,160 @@ function unknownText(effect: Effect): string {
   return effect.lookup ? UNANSWERED_LOOKUP_TEXT : UNKNOWN_TEXT;
 }
 
+/** What the delivery machinery works with, defaults filled in. */
+interface OutboxDeps {
+  readonly store: OutboundStore;
+  readonly hooks?: OutboxHooks;
+  readonly retry: RetryPolicy;
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly random?: () => number;
+}
+
+/** Records a delivery and says so. */
+async function deliveredAs(
+  store: OutboundStore,
+  row: OutboundEventRecord,
+  receipt: EffectReceipt,
+  attempts: number,
+  settledEarlier: boolean,
+): Promise<Delivery> {
+  await store.delivered(row.id, stored(receipt));
+  return { state: 'delivered', receipt, attempts, settledEarlier };
+}
+
+/**
+ * Asks the provider what an attempt with our key made; undefined when it cannot be asked (no
+ * lookup, or the lookup itself failed: then nothing is known, and nothing is sent).
+ */
+async function reconcile(
+  ctx: ToolContext,
+  effect: Effect,
+  key: EffectKey,
+): Promise<EffectReceipt | 'nothing' | undefined> {
+  if (!effect.lookup) return undefined;
+  try {
+    return (await effect.lookup(key)) ?? 'nothing';
+  } catch (error) {
+    if (ctx.signal.aborted) throw error;
+    return undefined;
+  }
+}
+
+/**
+ * Attempts an effect until it is delivered, fails for good, or its attempts (counted on its row,
+ * across every holder of the run) are spent. Each attempt is begun on the row first; a retryable
+ * failure is recorded there, and the next attempt waits the shared backoff or the provider's
+ * Retry-After.
+ */
+async function attemptUntilSettled(
+  deps: OutboxDeps,
+  ctx: ToolContext,
+  effect: Effect,
+  key: EffectKey,
+  first: OutboundEventRecord,
+): Promise<Delivery> {
+  const { store, hooks, retry, sleep } = deps;
+  const delivered = (
+    row: OutboundEventRecord,
+    receipt: EffectReceipt,
+    attempts: number,
+    settledEarlier: boolean,
+  ) => deliveredAs(store, row, receipt, attempts, settledEarlier);
+  let row = first;
+  const attemptOnce = async (): Promise<Delivery> => {
+    // A holder that has stopped (its lease lapsed) never begins an attempt: the run's next
+    // holder may have read this row already, and would then find its own attempt contended.
+    ctx.signal.throwIfAborted();
+    const begun = await store.beginAttempt(row.id, row.attempts);
+    if (!begun) {
+      // Another holder of this run began an attempt since this one read the row: its outcome
+      // is that holder's to record, and sending too could duplicate the effect. A provider that
+      // can be asked may already show what it made.
+      const found = await reconcile(ctx, effect, key);
+      if (found !== undefined && found !== 'nothing')
+        return delivered(row, found, row.attempts + 1, true);
+      return { state: 'unknown', error: CONTENDED_TEXT, attempts: row.attempts + 1 };
+    }
+    row = begun;
+    let failure: DeliveryError;
+    try {
+      const receipt = await effect.send(key);
+      await hooks?.at('after_send', row);
+      return await delivered(row, receipt, row.attempts, false);
+    } catch (error) {
+      // A stop mid-attempt leaves the row `delivering`: the run's next holder settles it. So
+      // does a failure to store the answer: the effect happened, and saying so is for the next
+      // holder's reconcile (or its unknown), not a retry.
+      if (ctx.signal.aborted || hasCode(error, 'database_error')) throw error;
+      failure = classify(error);
+    }
+    if (failure.failure === 'terminal') {
+      await store.failed(row.id, failure.message);
+      return { state: 'failed', error: failure.message, attempts: row.attempts };
+    }
+    if (failure.failure === 'ambiguous') {
+      const found = await reconcile(ctx, effect, key);
+      if (found === undefined) {
+        const error = `${failure.message}; ${unknownText(effect)}`;
+        await store.unknown(row.id, error);
+        return { state: 'unknown', error, attempts: row.attempts };
+      }
+      if (found !== 'nothing') return delivered(row, found, row.attempts, false);
+    }
+    if (row.attempts >= retry.maxAttempts) {
+      const error = `${failure.message} (gave up after ${row.attempts} attempts)`;
+      await store.failed(row.id, error);
+      return { state: 'failed', error, attempts: row.attempts };
+    }
+    await store.retryLater(row.id, failure.message);
+    throw failure;
+  };
+  return retrying(attemptOnce, {
+    // The row counts the attempts, so the loop itself never gives up; the waits stop when the
+    // run does (the signal reaches them through `sleep`, and an aborted attempt is rethrown).
+    policy: { ...retry, maxAttempts: Number.MAX_SAFE_INTEGER },
+    signal: NEVER_ABORTED,
+    sleep: (ms) => sleep(ms, ctx.signal),
+    ...(deps.random ? { random: deps.random } : {}),
+    judge: (error) =>
+      error instanceof DeliveryError
+        ? error.retryAfterMs === undefined
+          ? {}
+          : { retryAfterMs: error.retryAfterMs }
+        : undefined,
+  });
+}
+
+/** The retry loop's own signal: the run's reaches the waits and the attempts directly. */
+const NEVER_ABORTED = new AbortController().signal;
+
 /**
  * The delivery machinery: records each effect under its key before the first attempt, attempts
  * it with backoff while the provider says to retry, and settles what an earlier holder of the run
  * left (`delivering` after a crash): reconciled through the provider's lookup when it has one,
  * otherwise reported unknown and never sent again.
  */
-/** The retry loop's own signal: the run's reaches the waits and the attempts directly. */
-const NEVER_ABORTED = new AbortController().signal;
-
 export function createOutbox(options: OutboxOptions): Outbox {
   const { store, hooks } = options;
-  const retry = options.retry ?? DEFAULT_RETRY;
-  const sleep = options.sleep ?? abortableSleep;
-
-  const delivered = async (
+  const deps: OutboxDeps = {
+    store,
+    ...(hooks ? { hooks } : {}),
+    retry: options.retry ?? DEFAULT_RETRY,
+    sleep: options.sleep ?? abortableSleep,
+    ...(options.random ? { random: options.random } : {}),
+  };
+  const delivered = (
     row: OutboundEventRecord,
     receipt: EffectReceipt,
     attempts: number,
     settledEarlier: boolean,
-  ): Promise<Delivery> => {
-    await store.delivered(row.id, stored(receipt));
-    return { state: 'delivered', receipt, attempts, settledEarlier };
-  };
-
-  /**
-   * Asks the provider what an attempt with our key made; undefined when it cannot be asked (no
-   * lookup, or the lookup itself failed: then nothing is known, and nothing is sent).
-   */
-  const reconcile = async (
-    ctx: ToolContext,
-    effect: Effect,
-    key: EffectKey,
-  ): Promise<EffectReceipt | 'nothing' | undefined> => {
-    if (!effect.lookup) return undefined;
-    try {
-      return (await effect.lookup(key)) ?? 'nothing';
-    } catch (error) {
-      if (ctx.signal.aborted) throw error;
-      return undefined;
-    }
-  };
-
-  /**
-   * Attempts an effect until it is delivered, fails for good, or its attempts (counted on its row,
-   * across every holder of the run) are spent. Each attempt is begun on the row first; a retryable
-   * failure is recorded there, and the next attempt waits the shared backoff or the provider's
-   * Retry-After.
-   */
-  const attemptLoop = async (
+  ) => deliveredAs(store, row, receipt, attempts, settledEarlier);
+  const attemptLoop = (
     ctx: ToolContext,
     effect: Effect,
     key: EffectKey,
     first: OutboundEventRecord,
-  ): Promise<Delivery> => {
-    let row = first;
-    const attemptOnce = async (): Promise<Delivery> => {
-      // A holder that has stopped (its lease lapsed) never begins an attempt: the run's next
-      // holder may have read this row already, and would then find its own attempt contended.
-      ctx.signal.throwIfAborted();
-      const begun = await store.beginAttempt(row.id, row.attempts);
-      if (!begun) {
-        // Another holder of this run began an attempt since this one read the row: its outcome
-        // is that holder's to record, and sending too could duplicate the effect. A provider that
-        // can be asked may already show what it made.
-        const found = await reconcile(ctx, effect, key);
-        if (found !== undefined && found !== 'nothing')
-          return delivered(row, found, row.attempts + 1, true);
-        return { state: 'unknown', error: CONTENDED_TEXT, attempts: row.attempts + 1 };
-      }
-      row = begun;
-      let failure: DeliveryError;
-      try {
-        const receipt = await effect.send(key);
-        await hooks?.at('after_send', row);
-        return await delivered(row, receipt, row.attempts, false);
-      } catch (error) {
-        // A stop mid-attempt leaves the row `delivering`: the run's next holder settles it. So
-        // does a failure to store the answer: the effect happened, and saying so is for the next
-        // holder's reconcile (or its unknown), not a retry.
-        if (ctx.signal.aborted || hasCode(error, 'database_error')) throw error;
-        failure = classify(error);
-      }
-      if (failure.failure === 'terminal') {
-        await store.failed(row.id, failure.message);
-        return { state: 'failed', error: failure.message, attempts: row.attempts };
-      }
-      if (failure.failure === 'ambiguous') {
-        const found = await reconcile(ctx, effect, key);
-        if (found === undefined) {
-          const error = `${failure.message}; ${unknownText(effect)}`;
-          await store.unknown(row.id, error);
-          return { state: 'unknown', error, attempts: row.attempts };
-        }
-        if (found !== 'nothing') return delivered(row, found, row.attempts, false);
-      }
-      if (row.attempts >= retry.maxAttempts) {
-        const error = `${failure.message} (gave up after ${row.attempts} attempts)`;
-        await store.failed(row.id, error);
-        return { state: 'failed', error, attempts: row.attempts };
-      }
-      await store.retryLater(row.id, failure.message);
-      throw failure;
-    };
-    return retrying(attemptOnce, {
-      // The row counts the attempts, so the loop itself never gives up; the waits stop when the
-      // run does (the signal reaches them through `sleep`, and an aborted attempt is rethrown).
-      policy: { ...retry, maxAttempts: Number.MAX_SAFE_INTEGER },
-      signal: NEVER_ABORTED,
-      sleep: (ms) => sleep(ms, ctx.signal),
-      ...(options.random ? { random: options.random } : {}),
-      judge: (error) =>
-        error instanceof DeliveryError
-          ? error.retryAfterMs === undefined
-            ? {}
-            : { retryAfterMs: error.retryAfterMs }
-          : undefined,
-    });
-  };
+  ) => attemptUntilSettled(deps, ctx, effect, key, first);
 
   return Object.freeze({
     async deliver(ctx: ToolContext, effect: Effect): Promise<Delivery> {
