@@ -11,7 +11,6 @@ export const LONG_FUNCTIONS = [
   'src/app/backends/workspaces.ts',
   'src/browser/backends/cdp-driver.ts',
   'src/run/call-loop.ts',
-  'src/turn/engine.ts',
 ];
 
 export default tseslint.config(

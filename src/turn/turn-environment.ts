@@ -57,3 +57,6 @@ export interface TurnEnvironment {
   /** Where budgets read the time; the system clock when omitted. */
   readonly clock?: Clock;
 }
+
+/** What a turn reads of its run's world at its start. */
+export type LoadedTurn = Awaited<ReturnType<TurnEnvironment['loadTurn']>>;
