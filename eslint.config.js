@@ -10,7 +10,6 @@ export const LONG_FUNCTIONS = [
   'src/app/backends/browsers.ts',
   'src/app/backends/workspaces.ts',
   'src/browser/backends/cdp-driver.ts',
-  'src/run/call-loop.ts',
 ];
 
 export default tseslint.config(

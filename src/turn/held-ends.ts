@@ -1,4 +1,4 @@
-import type { PendingEnds } from '../run/call-loop.ts';
+import type { PendingEnds } from '../run/call-plan.ts';
 import type { LedgerWrite, RunLedger } from '../run/ledger.ts';
 import type { Lease, StepRecord } from '../run/records.ts';
 

@@ -1,5 +1,5 @@
 import { formatSeconds, usageJson, type Budget, type Exhaustion } from '../run/budget.ts';
-import type { CallsSettled } from '../run/call-loop.ts';
+import type { CallsSettled } from '../run/call-plan.ts';
 import type { RunEnd } from '../run/driver.ts';
 import type { RunLedger } from '../run/ledger.ts';
 import type { Lease, ModelResponseStep, StepRecord } from '../run/records.ts';
