@@ -9,7 +9,6 @@ import tseslint from 'typescript-eslint';
 export const LONG_FUNCTIONS = [
   'src/app/backends/browsers.ts',
   'src/app/backends/workspaces.ts',
-  'src/browser/backends/cdp-driver.ts',
 ];
 
 export default tseslint.config(

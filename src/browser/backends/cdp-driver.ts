@@ -1,6 +1,7 @@
 import {
   chromium,
   type Browser,
+  type BrowserContext,
   type Frame,
   type Locator,
   type Page,
@@ -23,6 +24,18 @@ const REF = /^e\d{1,6}$/;
  */
 export type RequestGuard = (url: URL) => Promise<string | undefined>;
 
+/** How a session is driven: its request guard, action timeout, and whether Mesh records it. */
+export interface CdpDriveOptions {
+  readonly guard?: RequestGuard;
+  readonly timeoutMs?: number;
+  /**
+   * Keep Mesh's own recording of the session (for a backend that records none): each action
+   * with the page it left and a screenshot after it, each page the session went to, each
+   * request refused.
+   */
+  readonly journal?: boolean;
+}
+
 /**
  * Connects to a session over CDP with playwright-core and drives its first page: the one way
  * every backend's sessions are driven. With a guard, every request the browser makes is checked
@@ -30,16 +43,7 @@ export type RequestGuard = (url: URL) => Promise<string | undefined>;
  */
 export async function driveOverCdp(
   endpoint: CdpEndpoint,
-  options: {
-    readonly guard?: RequestGuard;
-    readonly timeoutMs?: number;
-    /**
-     * Keep Mesh's own recording of the session (for a backend that records none): each action
-     * with the page it left and a screenshot after it, each page the session went to, each
-     * request refused.
-     */
-    readonly journal?: boolean;
-  } = {},
+  options: CdpDriveOptions = {},
 ): Promise<DrivenSession> {
   const timeout = options.timeoutMs ?? ACTION_TIMEOUT_MS;
   const browser: Browser = await chromium.connectOverCDP(endpoint.url, {
@@ -49,10 +53,37 @@ export async function driveOverCdp(
   const context = browser.contexts()[0] ?? (await browser.newContext());
   const page: Page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(timeout);
+  const session = new CdpSession(browser, page, timeout, options);
+  if (options.guard) await session.guard(context, options.guard);
+  return session;
+}
+
+/** A session's first page, driven: every action through {@link CdpSession.acting}. */
+class CdpSession implements DrivenSession {
   /** Why the latest refused request was refused: a failed navigation says it. */
-  let refused: string | undefined;
-  const { guard } = options;
-  if (guard) {
+  #refused: string | undefined;
+  readonly #guard: RequestGuard | undefined;
+  readonly #journal: JournalEntry[] | undefined;
+  readonly #started = Date.now();
+
+  constructor(
+    private readonly browser: Browser,
+    private readonly page: Page,
+    private readonly timeout: number,
+    options: CdpDriveOptions,
+  ) {
+    this.#guard = options.guard;
+    this.#journal = options.journal ? [] : undefined;
+    const journal = this.#journal;
+    if (journal)
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame())
+          journal.push({ at_ms: this.#at(), kind: 'page', url: maskedUrl(frame.url()) });
+      });
+  }
+
+  /** Checks every request and WebSocket the browser opens; a refused one is aborted. */
+  async guard(context: BrowserContext, guard: RequestGuard): Promise<void> {
     await context.route('**/*', async (route) => {
       let url: URL;
       try {
@@ -63,59 +94,169 @@ export async function driveOverCdp(
       const reason =
         url.protocol === 'data:' || url.protocol === 'blob:' ? undefined : await guard(url);
       if (reason === undefined) return route.continue();
-      refused = reason;
-      journal?.push({ at_ms: Date.now() - started, kind: 'refused', url: url.origin, reason });
+      this.#refused = reason;
+      this.#journal?.push({ at_ms: this.#at(), kind: 'refused', url: url.origin, reason });
       return route.abort('blockedbyclient');
     });
     await context.routeWebSocket(/.*/, async (ws) => {
       const reason = await guard(new URL(ws.url()));
       if (reason === undefined) ws.connectToServer();
       else {
-        refused = reason;
+        this.#refused = reason;
         await ws.close({ code: 1008, reason: 'refused by egress policy' });
       }
     });
   }
 
-  // A GET form's credentials ride in the URL: every URL Mesh shows or keeps is masked first.
-  const pageUrl = () => maskedUrl(page.url());
-  const state = async () => ({ url: pageUrl(), title: await page.title().catch(() => '') });
-
-  const journal: JournalEntry[] | undefined = options.journal ? [] : undefined;
-  const started = Date.now();
-  if (journal)
-    page.on('framenavigated', (frame) => {
-      if (frame === page.mainFrame())
-        journal.push({ at_ms: Date.now() - started, kind: 'page', url: maskedUrl(frame.url()) });
+  async navigate(raw: string): Promise<Awaited<ReturnType<DrivenSession['navigate']>>> {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new BrowserActionError('bad_url', 'field `url` is not an absolute URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new BrowserActionError(
+        'bad_url',
+        `field \`url\` must be http or https, not ${url.protocol}`,
+      );
+    if (this.#guard) {
+      const reason = await this.#guard(url);
+      if (reason !== undefined)
+        throw new BrowserActionError('egress_refused', `navigation was refused: ${reason}`);
+    }
+    this.#refused = undefined;
+    return this.#acting('navigation', async () => {
+      const response = await this.page.goto(url.href, { waitUntil: 'domcontentloaded' });
+      await this.#note('navigate', { to: maskedUrl(url.href), status: response?.status() ?? null });
+      return { ...(await this.#state()), status: response?.status() ?? null };
     });
+  }
+
+  read(mode: Parameters<DrivenSession['read']>[0]): ReturnType<DrivenSession['read']> {
+    return this.#acting('reading the page', async () => {
+      // The title comes with the reading: one round trip to the page, not two.
+      const read = await this.page.evaluate<{ markdown: string; refs: number; title: string }>(
+        readPageExpression(mode),
+      );
+      return {
+        url: this.#pageUrl(),
+        title: read.title,
+        mode,
+        markdown: read.markdown,
+        refs: read.refs,
+      };
+    });
+  }
+
+  act(action: BrowserAction): ReturnType<DrivenSession['act']> {
+    return this.#acting(action.kind, async () => {
+      const navigated = await this.#perform(action);
+      // What was typed is in the call's step; the journal keeps only its length.
+      const detail =
+        action.kind === 'type'
+          ? { ref: action.ref, characters: action.text.length, submit: action.submit === true }
+          : { ...action };
+      await this.#note(action.kind, { ...detail, navigated });
+      return { ...(await this.#state()), navigated };
+    });
+  }
+
+  screenshot(fullPage: boolean): ReturnType<DrivenSession['screenshot']> {
+    return this.#acting('the screenshot', async () => {
+      // A page that is not the window's front tab is not painted, and would never be shot.
+      await this.page.bringToFront();
+      const png = await this.page.screenshot({ type: 'png', fullPage });
+      return { ...(await this.#state()), png: new Uint8Array(png) };
+    });
+  }
+
+  journal(): ReturnType<DrivenSession['journal']> {
+    if (!this.#journal) return undefined;
+    const body = { format: 'mesh.browser-journal/1', events: this.#journal };
+    return { mediaType: 'application/json', content: Buffer.from(JSON.stringify(body)) };
+  }
+
+  async disconnect(): Promise<void> {
+    await this.browser.close().catch(() => undefined);
+  }
+
+  /** Does one action on the page; whether it started a navigation. */
+  async #perform(action: BrowserAction): Promise<boolean> {
+    switch (action.kind) {
+      case 'click': {
+        const el = await this.#located(action.ref);
+        return this.#mayNavigate(() => el.click());
+      }
+      case 'type': {
+        const el = await this.#located(action.ref);
+        await el.fill(action.text);
+        return action.submit ? this.#mayNavigate(() => el.press('Enter')) : false;
+      }
+      case 'select': {
+        const el = await this.#located(action.ref);
+        const chosen = await el
+          .selectOption(action.value)
+          .catch(async () => el.selectOption({ label: action.value }));
+        if (chosen.length === 0)
+          throw new BrowserActionError(
+            'not_actionable',
+            'no option of that select matches `value`',
+          );
+        return false;
+      }
+      case 'press': {
+        const el = action.ref === undefined ? undefined : await this.#located(action.ref);
+        return this.#mayNavigate(() =>
+          el ? el.press(action.key) : this.page.keyboard.press(action.key),
+        );
+      }
+      case 'scroll': {
+        if (action.ref !== undefined)
+          await (await this.#located(action.ref)).scrollIntoViewIfNeeded();
+        else await this.page.mouse.wheel(0, action.direction === 'down' ? 700 : -700);
+        return false;
+      }
+    }
+  }
+
+  #at(): number {
+    return Date.now() - this.#started;
+  }
+
+  // A GET form's credentials ride in the URL: every URL Mesh shows or keeps is masked first.
+  #pageUrl(): string {
+    return maskedUrl(this.page.url());
+  }
+
+  async #state(): Promise<{ url: string; title: string }> {
+    return { url: this.#pageUrl(), title: await this.page.title().catch(() => '') };
+  }
+
   /** Notes an action in the journal, with the page it left and what the page looked like. */
-  async function note(kind: string, detail: Record<string, unknown>): Promise<void> {
-    if (!journal) return;
-    const shot = await page
+  async #note(kind: string, detail: Record<string, unknown>): Promise<void> {
+    if (!this.#journal) return;
+    const shot = await this.page
       .screenshot({ type: 'jpeg', quality: 50 })
       .then((b) => `data:image/jpeg;base64,${b.toString('base64')}`)
       .catch(() => undefined);
-    journal.push({
-      at_ms: Date.now() - started,
+    this.#journal.push({
+      at_ms: this.#at(),
       kind,
       ...detail,
-      url: pageUrl(),
-      title: await page.title().catch(() => ''),
+      url: this.#pageUrl(),
+      title: await this.page.title().catch(() => ''),
       ...(shot ? { screenshot: shot } : {}),
     });
   }
 
-  function target(ref: string): Locator {
+  async #located(ref: string): Promise<Locator> {
     if (!REF.test(ref))
       throw new BrowserActionError(
         'unknown_ref',
         'field `ref` must be a ref from the last browser_read snapshot, like e12',
       );
-    return page.locator(`[data-mesh-ref="${ref}"]`);
-  }
-
-  async function located(ref: string): Promise<Locator> {
-    const locator = target(ref);
+    const locator = this.page.locator(`[data-mesh-ref="${ref}"]`);
     if ((await locator.count()) === 0)
       throw new BrowserActionError(
         'unknown_ref',
@@ -129,7 +270,8 @@ export async function driveOverCdp(
    * the new page to load. A navigation an action starts is requested within the action's own
    * task, so a short look after it tells; an action that starts none costs only that look.
    */
-  async function mayNavigate(action: () => Promise<void>): Promise<boolean> {
+  async #mayNavigate(action: () => Promise<void>): Promise<boolean> {
+    const page = this.page;
     const before = page.url();
     let requested = false;
     let navigated = false;
@@ -157,17 +299,18 @@ export async function driveOverCdp(
     return navigated || page.url() !== before;
   }
 
-  async function acting<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /** Runs an action, its failures made typed errors that say what went wrong, never a value. */
+  async #acting<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (error) {
       if (error instanceof BrowserActionError) throw error;
       const message = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
       if (/Timeout \d+ms exceeded/.test(message))
-        throw new BrowserActionError('timeout', `${what} did not finish within ${timeout} ms`);
-      if (refused !== undefined && /ERR_BLOCKED_BY_CLIENT/.test(message)) {
-        const reason = refused;
-        refused = undefined;
+        throw new BrowserActionError('timeout', `${what} did not finish within ${this.timeout} ms`);
+      if (this.#refused !== undefined && /ERR_BLOCKED_BY_CLIENT/.test(message)) {
+        const reason = this.#refused;
+        this.#refused = undefined;
         throw new BrowserActionError('egress_refused', `${what} was refused: ${reason}`);
       }
       if (
@@ -179,115 +322,6 @@ export async function driveOverCdp(
       throw new BrowserActionError('navigation_failed', `${what} failed: ${message}`);
     }
   }
-
-  return {
-    async navigate(raw) {
-      let url: URL;
-      try {
-        url = new URL(raw);
-      } catch {
-        throw new BrowserActionError('bad_url', 'field `url` is not an absolute URL');
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:')
-        throw new BrowserActionError(
-          'bad_url',
-          `field \`url\` must be http or https, not ${url.protocol}`,
-        );
-      if (guard) {
-        const reason = await guard(url);
-        if (reason !== undefined)
-          throw new BrowserActionError('egress_refused', `navigation was refused: ${reason}`);
-      }
-      refused = undefined;
-      return acting('navigation', async () => {
-        const response = await page.goto(url.href, { waitUntil: 'domcontentloaded' });
-        await note('navigate', { to: maskedUrl(url.href), status: response?.status() ?? null });
-        return { ...(await state()), status: response?.status() ?? null };
-      });
-    },
-    async read(mode) {
-      return acting('reading the page', async () => {
-        // The title comes with the reading: one round trip to the page, not two.
-        const read = await page.evaluate<{ markdown: string; refs: number; title: string }>(
-          readPageExpression(mode),
-        );
-        return {
-          url: pageUrl(),
-          title: read.title,
-          mode,
-          markdown: read.markdown,
-          refs: read.refs,
-        };
-      });
-    },
-    async act(action: BrowserAction) {
-      const what = action.kind;
-      return acting(what, async () => {
-        let navigated = false;
-        switch (action.kind) {
-          case 'click': {
-            const el = await located(action.ref);
-            navigated = await mayNavigate(() => el.click());
-            break;
-          }
-          case 'type': {
-            const el = await located(action.ref);
-            await el.fill(action.text);
-            if (action.submit) navigated = await mayNavigate(() => el.press('Enter'));
-            break;
-          }
-          case 'select': {
-            const el = await located(action.ref);
-            const chosen = await el
-              .selectOption(action.value)
-              .catch(async () => el.selectOption({ label: action.value }));
-            if (chosen.length === 0)
-              throw new BrowserActionError(
-                'not_actionable',
-                'no option of that select matches `value`',
-              );
-            break;
-          }
-          case 'press': {
-            const el = action.ref === undefined ? undefined : await located(action.ref);
-            navigated = await mayNavigate(() =>
-              el ? el.press(action.key) : page.keyboard.press(action.key),
-            );
-            break;
-          }
-          case 'scroll': {
-            if (action.ref !== undefined)
-              await (await located(action.ref)).scrollIntoViewIfNeeded();
-            else await page.mouse.wheel(0, action.direction === 'down' ? 700 : -700);
-            break;
-          }
-        }
-        // What was typed is in the call's step; the journal keeps only its length.
-        const detail =
-          action.kind === 'type'
-            ? { ref: action.ref, characters: action.text.length, submit: action.submit === true }
-            : { ...action };
-        await note(action.kind, { ...detail, navigated });
-        return { ...(await state()), navigated };
-      });
-    },
-    async screenshot(fullPage) {
-      return acting('the screenshot', async () => {
-        // A page that is not the window's front tab is not painted, and would never be shot.
-        await page.bringToFront();
-        const png = await page.screenshot({ type: 'png', fullPage });
-        return { ...(await state()), png: new Uint8Array(png) };
-      });
-    },
-    journal() {
-      if (!journal) return undefined;
-      const body = { format: 'mesh.browser-journal/1', events: journal };
-      return { mediaType: 'application/json', content: Buffer.from(JSON.stringify(body)) };
-    },
-    async disconnect() {
-      await browser.close().catch(() => undefined);
-    },
-  };
 }
 
 /** One entry of Mesh's own recording of a session. */
