@@ -58,6 +58,86 @@ interface Held {
 /** How long past its lease a run's workspace is kept for a holder that is only slow. */
 export const REAP_GRACE_MS = 30_000;
 
+/**
+ * Rents a workspace for the run from the backend the agent was granted, recorded first (a row
+ * per rental, held by `holder`), then marked ready or failed.
+ */
+async function provision(
+  deps: {
+    readonly db: Db;
+    readonly redactor: Redactor;
+    readonly backendOf: (record: ExecutionBackendRecord) => Promise<WorkspaceBackend>;
+  },
+  ctx: ToolContext,
+  holder: string,
+): Promise<Held> {
+  const { db, backendOf } = deps;
+  const granted = await backendGrantOf(db, ctx.agentId);
+  if (!granted) {
+    throw new WorkspaceUnavailableError(
+      'no_backend',
+      'no workspace backend is configured for this agent; an operator grants one with `mesh workspaces grant --agent <agent> --backend <name>`',
+    );
+  }
+  if (granted.backend.kind === 'local' && !granted.backend.development) {
+    throw new WorkspaceUnavailableError(
+      'development_only',
+      `backend ${granted.backend.name} is a local (development) backend registered without --dev; an operator re-adds it with --dev or grants a managed backend`,
+    );
+  }
+  const backend = await backendOf(granted.backend);
+  const id = randomUUID();
+  const record = await insertWorkspace(db, {
+    id,
+    runId: ctx.runId,
+    agentId: ctx.agentId,
+    backendId: granted.backend.id,
+    holder,
+  });
+  if (!record) {
+    throw new WorkspaceUnavailableError(
+      'backend_down',
+      'another process holds this run’s workspace; try again',
+    );
+  }
+  let workspace: Workspace;
+  try {
+    workspace = await backend.provision({
+      workspaceId: id,
+      runId: ctx.runId,
+      agentId: ctx.agentId,
+      egress: granted.grant.egress
+        .map((h) => parseEgressRule(h))
+        .filter((r): r is EgressRule => r !== undefined),
+      credentials: {},
+      limits: DEFAULT_LIMITS,
+      signal: ctx.signal,
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    await markWorkspaceEnded(db, id, 'failed', deps.redactor.text(message).slice(0, 500));
+    throw new WorkspaceUnavailableError(
+      'backend_down',
+      `workspace backend ${granted.backend.name} could not provision a workspace: ${deps.redactor.text(message)}; an operator checks the backend with \`mesh workspaces list\``,
+      { cause: error },
+    );
+  }
+  await markWorkspaceReady(db, id, workspace.externalId);
+  return {
+    record: { ...record, state: 'ready', externalId: workspace.externalId },
+    workspace,
+    backend,
+  };
+}
+
+/** Compute left in the run's budget, in ms. */
+async function computeLeftMs(db: Db, runId: string): Promise<number> {
+  const run = await getRun(db, runId);
+  if (!run) return 0;
+  const budget = budgetFrom(run.budget);
+  return budget.maxComputeSeconds * 1000 - usageFrom(run.usage).computeMs;
+}
+
 export function createWorkspaceRuntime(deps: {
   db: Db;
   secrets: SecretStore;
@@ -91,65 +171,6 @@ export function createWorkspaceRuntime(deps: {
     await markWorkspaceEnded(db, record.id, 'released', reason);
   }
 
-  async function provision(ctx: ToolContext, holder: string): Promise<Held> {
-    const granted = await backendGrantOf(db, ctx.agentId);
-    if (!granted) {
-      throw new WorkspaceUnavailableError(
-        'no_backend',
-        'no workspace backend is configured for this agent; an operator grants one with `mesh workspaces grant --agent <agent> --backend <name>`',
-      );
-    }
-    if (granted.backend.kind === 'local' && !granted.backend.development) {
-      throw new WorkspaceUnavailableError(
-        'development_only',
-        `backend ${granted.backend.name} is a local (development) backend registered without --dev; an operator re-adds it with --dev or grants a managed backend`,
-      );
-    }
-    const backend = await backendOf(granted.backend);
-    const id = randomUUID();
-    const record = await insertWorkspace(db, {
-      id,
-      runId: ctx.runId,
-      agentId: ctx.agentId,
-      backendId: granted.backend.id,
-      holder,
-    });
-    if (!record) {
-      throw new WorkspaceUnavailableError(
-        'backend_down',
-        'another process holds this run’s workspace; try again',
-      );
-    }
-    let workspace: Workspace;
-    try {
-      workspace = await backend.provision({
-        workspaceId: id,
-        runId: ctx.runId,
-        agentId: ctx.agentId,
-        egress: granted.grant.egress
-          .map((h) => parseEgressRule(h))
-          .filter((r): r is EgressRule => r !== undefined),
-        credentials: {},
-        limits: DEFAULT_LIMITS,
-        signal: ctx.signal,
-      });
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      await markWorkspaceEnded(db, id, 'failed', deps.redactor.text(message).slice(0, 500));
-      throw new WorkspaceUnavailableError(
-        'backend_down',
-        `workspace backend ${granted.backend.name} could not provision a workspace: ${deps.redactor.text(message)}; an operator checks the backend with \`mesh workspaces list\``,
-        { cause: error },
-      );
-    }
-    await markWorkspaceReady(db, id, workspace.externalId);
-    return {
-      record: { ...record, state: 'ready', externalId: workspace.externalId },
-      workspace,
-      backend,
-    };
-  }
-
   async function acquire(ctx: ToolContext): Promise<Held> {
     const run = await getRun(db, ctx.runId);
     if (!run) throw new WorkspaceUnavailableError('no_backend', `run ${ctx.runId} does not exist`);
@@ -164,24 +185,16 @@ export function createWorkspaceRuntime(deps: {
       held.delete(ctx.runId);
       await mine.workspace.release().catch(() => undefined);
     }
-    const fresh = await provision(ctx, holder);
+    const fresh = await provision({ db, redactor: deps.redactor, backendOf }, ctx, holder);
     held.set(ctx.runId, fresh);
     return fresh;
-  }
-
-  /** Compute left in the run's budget, in ms. */
-  async function computeLeftMs(runId: string): Promise<number> {
-    const run = await getRun(db, runId);
-    if (!run) return 0;
-    const budget = budgetFrom(run.budget);
-    return budget.maxComputeSeconds * 1000 - usageFrom(run.usage).computeMs;
   }
 
   function session(ctx: ToolContext, h: Held): WorkspaceSession {
     return {
       root: h.workspace.root,
       async exec(request: ExecRequest): Promise<ExecResult> {
-        const left = await computeLeftMs(ctx.runId);
+        const left = await computeLeftMs(db, ctx.runId);
         if (left <= 0) {
           await end(h.record, 'the run’s compute budget is spent');
           throw new WorkspaceUnavailableError(
