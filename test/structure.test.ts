@@ -2,9 +2,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { Linter } from 'eslint';
-import tsParser from '@typescript-eslint/parser';
-import { LONG_FUNCTIONS } from '../eslint.config.js';
 import { describe, expect, it } from 'vitest';
 
 /*
@@ -108,21 +105,6 @@ describe('the shape of the source tree', () => {
     expect(imports.length).toBeGreaterThan(0);
     const values = imports.filter((i) => i.importClause?.isTypeOnly !== true);
     expect(values.map((i) => i.moduleSpecifier.getText(source))).toEqual([]);
-  });
-
-  it('lists in eslint.config.js only files that still hold a function over 120 lines', () => {
-    const linter = new Linter({ configType: 'flat' });
-    const config = {
-      languageOptions: { parser: tsParser },
-      rules: { 'max-lines-per-function': ['error', { max: 120, IIFEs: true }] },
-    } as Linter.Config;
-    const split = LONG_FUNCTIONS.filter(
-      (file) =>
-        linter.verify(readFileSync(join(root, file), 'utf8'), config, { filename: file }).length ===
-        0,
-    );
-    // A file whose long function was split comes off the list, so the rule holds it again.
-    expect(split).toEqual([]);
   });
 
   it('finds a cycle when there is one (the check is not vacuous)', () => {

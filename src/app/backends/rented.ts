@@ -9,9 +9,16 @@ import type { JsonObject } from '../../model/json.ts';
  * The client of each registered backend, built on first use and kept per row and settings (a
  * changed row is a new client; a client that failed to build is built again next time).
  */
+/** The clients of one family's registered backends (see {@link backendClients}). */
+export interface BackendClients<R, B> {
+  of(record: R): Promise<B>;
+  /** Ends every client built (with `close`), and forgets them. */
+  closeAll(close: (client: B) => Promise<void>): Promise<void>;
+}
+
 export function backendClients<R extends { readonly id: string; readonly settings: JsonObject }, B>(
   build: (record: R) => Promise<B>,
-) {
+): BackendClients<R, B> {
   const clients = new Map<string, { stamp: string; client: Promise<B> }>();
   return {
     of(record: R): Promise<B> {
