@@ -28,6 +28,7 @@ const SIZES: Readonly<Record<string, { env?: Record<string, string>; args?: stri
   'bench:workspace': { env: { BENCH_PROVISIONS: '2', BENCH_EXECS: '10' } },
   'bench:browser': { env: { BENCH_PROVISIONS: '2', BENCH_ACTIONS: '5' } },
   'bench:progressive': { env: { BENCH_PASSES: '1', BENCH_LARGE: '300' } },
+  'bench:stall': { env: { BENCH_ROUNDS: '1' } },
   'bench:tenants': {
     env: {
       BENCH_AGENTS: '3',
