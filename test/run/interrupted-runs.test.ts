@@ -79,9 +79,11 @@ describe.each(databases)('a run killed mid-call on every resume, on %s', (databa
     const env = {
       ...dbEnv,
       COUNTER_URL: counterUrl,
-      // Long enough that a child slowed by a loaded machine keeps its lease (a lapse is an
-      // interruption too); each kill's lease lapses before the next child can claim the run.
-      LEASE_MS: '2000',
+      // Long enough that a child slowed by a loaded machine keeps its lease: renewed every 1.3 s,
+      // it lapses only after a 2.7 s stall (a lapse is an interruption too: at 2 s, with a 1.3 s
+      // stall enough, one was seen in CI). Each kill's lease lapses before the next child can
+      // claim the run, so each kill costs the test that long.
+      LEASE_MS: '4000',
       MAX_INTERRUPTIONS: '3',
       KILL_POINT: 'after_execute',
       KILL_NTH: '1',
