@@ -153,12 +153,6 @@ async function attemptUntilSettled(
   first: OutboundEventRecord,
 ): Promise<Delivery> {
   const { store, hooks, retry, sleep } = deps;
-  const delivered = (
-    row: OutboundEventRecord,
-    receipt: EffectReceipt,
-    attempts: number,
-    settledEarlier: boolean,
-  ) => deliveredAs(store, row, receipt, attempts, settledEarlier);
   let row = first;
   const attemptOnce = async (): Promise<Delivery> => {
     // A holder that has stopped (its lease lapsed) never begins an attempt: the run's next
@@ -171,7 +165,7 @@ async function attemptUntilSettled(
       // can be asked may already show what it made.
       const found = await reconcile(ctx, effect, key);
       if (found !== undefined && found !== 'nothing')
-        return delivered(row, found, row.attempts + 1, true);
+        return deliveredAs(store, row, found, row.attempts + 1, true);
       return { state: 'unknown', error: CONTENDED_TEXT, attempts: row.attempts + 1 };
     }
     row = begun;
@@ -179,7 +173,7 @@ async function attemptUntilSettled(
     try {
       const receipt = await effect.send(key);
       await hooks?.at('after_send', row);
-      return await delivered(row, receipt, row.attempts, false);
+      return await deliveredAs(store, row, receipt, row.attempts, false);
     } catch (error) {
       // A stop mid-attempt leaves the row `delivering`: the run's next holder settles it. So
       // does a failure to store the answer: the effect happened, and saying so is for the next
@@ -198,7 +192,7 @@ async function attemptUntilSettled(
         await store.unknown(row.id, error);
         return { state: 'unknown', error, attempts: row.attempts };
       }
-      if (found !== 'nothing') return delivered(row, found, row.attempts, false);
+      if (found !== 'nothing') return deliveredAs(store, row, found, row.attempts, false);
     }
     if (row.attempts >= retry.maxAttempts) {
       const error = `${failure.message} (gave up after ${row.attempts} attempts)`;
@@ -242,18 +236,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     sleep: options.sleep ?? abortableSleep,
     ...(options.random ? { random: options.random } : {}),
   };
-  const delivered = (
-    row: OutboundEventRecord,
-    receipt: EffectReceipt,
-    attempts: number,
-    settledEarlier: boolean,
-  ) => deliveredAs(store, row, receipt, attempts, settledEarlier);
-  const attemptLoop = (
-    ctx: ToolContext,
-    effect: Effect,
-    key: EffectKey,
-    first: OutboundEventRecord,
-  ) => attemptUntilSettled(deps, ctx, effect, key, first);
 
   return Object.freeze({
     async deliver(ctx: ToolContext, effect: Effect): Promise<Delivery> {
@@ -290,7 +272,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
         case 'pending':
           // Recorded and never attempted, or waiting to retry: nothing of it is on the wire.
           if (row.attempts === 0) await hooks?.at('after_record', row);
-          return attemptLoop(ctx, effect, key, row);
+          return attemptUntilSettled(deps, ctx, effect, key, row);
         case 'delivering': {
           // An earlier holder began an attempt and stopped before its answer was stored.
           const found = await reconcile(ctx, effect, key);
@@ -300,8 +282,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
             await store.unknown(row.id, error);
             return { state: 'unknown', error, attempts: row.attempts };
           }
-          if (found !== 'nothing') return delivered(row, found, row.attempts, true);
-          return attemptLoop(ctx, effect, key, row);
+          if (found !== 'nothing') return deliveredAs(store, row, found, row.attempts, true);
+          return attemptUntilSettled(deps, ctx, effect, key, row);
         }
         default: {
           const never: never = row.state;
