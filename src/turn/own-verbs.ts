@@ -11,7 +11,6 @@ export const FULFIL = 'fulfil';
  * The memory verbs that read or change a memory the agent already has: offered only while it has
  * one (remember is always offered, and a memory it writes this turn is listed from the next).
  */
-const MEMORY_PACKAGE = 'mesh.memory';
 export const ON_MEMORIES: ReadonlySet<string> = new Set(['recall', 'amend', 'forget']);
 
 /**
@@ -30,9 +29,7 @@ export function withOwnVerbs(
     (d) =>
       (d.tool.name !== BROWSER_HANDOFF || handoff) &&
       (d.tool.name !== FULFIL || state.openCommitments > 0) &&
-      (d.origin.packageId !== MEMORY_PACKAGE ||
-        !ON_MEMORIES.has(d.tool.name) ||
-        state.memories > 0),
+      (!ON_MEMORIES.has(d.tool.name) || state.memories > 0),
   );
 }
 

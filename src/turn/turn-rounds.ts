@@ -54,9 +54,12 @@ export class TurnRounds {
   /** A round whose calls were settled with its response: the next pass starts the next round. */
   #settledRound = false;
   readonly #held: HeldEnds;
+  /** When the run started: its wall-clock budget counts from here. */
+  readonly #startedAt: Date;
 
   constructor(input: TurnRoundsInput) {
     this.#in = input;
+    this.#startedAt = input.ctx.run.startedAt ?? input.ctx.run.createdAt;
     this.#steps = input.steps;
     this.#usage = input.usage;
     this.#held = new HeldEnds(input.ctx.ledger, input.ctx.lease);
@@ -102,8 +105,7 @@ export class TurnRounds {
       await this.#writeHeld();
       return { status: 'failed', reason: `the model did not answer within ${maxRounds} rounds` };
     }
-    const startedAt = ctx.run.startedAt ?? ctx.run.createdAt;
-    const out = exhaustion(budget, { ...this.#usage, rounds: round }, startedAt, clock.now());
+    const out = exhaustion(budget, { ...this.#usage, rounds: round }, this.#startedAt, clock.now());
     if (out) {
       await this.#writeHeld();
       return ends.stop(out, this.#steps);
@@ -310,7 +312,7 @@ export class TurnRounds {
       steps: this.#steps,
       usage: lead?.usage ?? this.#usage,
       budget,
-      startedAt: ctx.run.startedAt ?? ctx.run.createdAt,
+      startedAt: this.#startedAt,
       clock,
       signal: ctx.signal,
       ...(lead ? { lead: lead.writes, leadUsage: usageJson(lead.usage) } : {}),

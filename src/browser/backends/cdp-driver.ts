@@ -65,13 +65,14 @@ class CdpSession implements DrivenSession {
   readonly #guard: RequestGuard | undefined;
   readonly #journal: JournalEntry[] | undefined;
   readonly #started = Date.now();
+  readonly #browser: Browser;
+  readonly #page: Page;
+  readonly #timeout: number;
 
-  constructor(
-    private readonly browser: Browser,
-    private readonly page: Page,
-    private readonly timeout: number,
-    options: CdpDriveOptions,
-  ) {
+  constructor(browser: Browser, page: Page, timeout: number, options: CdpDriveOptions) {
+    this.#browser = browser;
+    this.#page = page;
+    this.#timeout = timeout;
     this.#guard = options.guard;
     this.#journal = options.journal ? [] : undefined;
     const journal = this.#journal;
@@ -127,7 +128,7 @@ class CdpSession implements DrivenSession {
     }
     this.#refused = undefined;
     return this.#acting('navigation', async () => {
-      const response = await this.page.goto(url.href, { waitUntil: 'domcontentloaded' });
+      const response = await this.#page.goto(url.href, { waitUntil: 'domcontentloaded' });
       await this.#note('navigate', { to: maskedUrl(url.href), status: response?.status() ?? null });
       return { ...(await this.#state()), status: response?.status() ?? null };
     });
@@ -136,7 +137,7 @@ class CdpSession implements DrivenSession {
   read(mode: Parameters<DrivenSession['read']>[0]): ReturnType<DrivenSession['read']> {
     return this.#acting('reading the page', async () => {
       // The title comes with the reading: one round trip to the page, not two.
-      const read = await this.page.evaluate<{ markdown: string; refs: number; title: string }>(
+      const read = await this.#page.evaluate<{ markdown: string; refs: number; title: string }>(
         readPageExpression(mode),
       );
       return {
@@ -165,8 +166,8 @@ class CdpSession implements DrivenSession {
   screenshot(fullPage: boolean): ReturnType<DrivenSession['screenshot']> {
     return this.#acting('the screenshot', async () => {
       // A page that is not the window's front tab is not painted, and would never be shot.
-      await this.page.bringToFront();
-      const png = await this.page.screenshot({ type: 'png', fullPage });
+      await this.#page.bringToFront();
+      const png = await this.#page.screenshot({ type: 'png', fullPage });
       return { ...(await this.#state()), png: new Uint8Array(png) };
     });
   }
@@ -178,7 +179,7 @@ class CdpSession implements DrivenSession {
   }
 
   async disconnect(): Promise<void> {
-    await this.browser.close().catch(() => undefined);
+    await this.#browser.close().catch(() => undefined);
   }
 
   /** Does one action on the page; whether it started a navigation. */
@@ -208,13 +209,13 @@ class CdpSession implements DrivenSession {
       case 'press': {
         const el = action.ref === undefined ? undefined : await this.#located(action.ref);
         return this.#mayNavigate(() =>
-          el ? el.press(action.key) : this.page.keyboard.press(action.key),
+          el ? el.press(action.key) : this.#page.keyboard.press(action.key),
         );
       }
       case 'scroll': {
         if (action.ref !== undefined)
           await (await this.#located(action.ref)).scrollIntoViewIfNeeded();
-        else await this.page.mouse.wheel(0, action.direction === 'down' ? 700 : -700);
+        else await this.#page.mouse.wheel(0, action.direction === 'down' ? 700 : -700);
         return false;
       }
     }
@@ -226,17 +227,17 @@ class CdpSession implements DrivenSession {
 
   // A GET form's credentials ride in the URL: every URL Mesh shows or keeps is masked first.
   #pageUrl(): string {
-    return maskedUrl(this.page.url());
+    return maskedUrl(this.#page.url());
   }
 
   async #state(): Promise<{ url: string; title: string }> {
-    return { url: this.#pageUrl(), title: await this.page.title().catch(() => '') };
+    return { url: this.#pageUrl(), title: await this.#page.title().catch(() => '') };
   }
 
   /** Notes an action in the journal, with the page it left and what the page looked like. */
   async #note(kind: string, detail: Record<string, unknown>): Promise<void> {
     if (!this.#journal) return;
-    const shot = await this.page
+    const shot = await this.#page
       .screenshot({ type: 'jpeg', quality: 50 })
       .then((b) => `data:image/jpeg;base64,${b.toString('base64')}`)
       .catch(() => undefined);
@@ -245,7 +246,7 @@ class CdpSession implements DrivenSession {
       kind,
       ...detail,
       url: this.#pageUrl(),
-      title: await this.page.title().catch(() => ''),
+      title: await this.#page.title().catch(() => ''),
       ...(shot ? { screenshot: shot } : {}),
     });
   }
@@ -256,7 +257,7 @@ class CdpSession implements DrivenSession {
         'unknown_ref',
         'field `ref` must be a ref from the last browser_read snapshot, like e12',
       );
-    const locator = this.page.locator(`[data-mesh-ref="${ref}"]`);
+    const locator = this.#page.locator(`[data-mesh-ref="${ref}"]`);
     if ((await locator.count()) === 0)
       throw new BrowserActionError(
         'unknown_ref',
@@ -271,7 +272,7 @@ class CdpSession implements DrivenSession {
    * task, so a short look after it tells; an action that starts none costs only that look.
    */
   async #mayNavigate(action: () => Promise<void>): Promise<boolean> {
-    const page = this.page;
+    const page = this.#page;
     const before = page.url();
     let requested = false;
     let navigated = false;
@@ -307,7 +308,10 @@ class CdpSession implements DrivenSession {
       if (error instanceof BrowserActionError) throw error;
       const message = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
       if (/Timeout \d+ms exceeded/.test(message))
-        throw new BrowserActionError('timeout', `${what} did not finish within ${this.timeout} ms`);
+        throw new BrowserActionError(
+          'timeout',
+          `${what} did not finish within ${this.#timeout} ms`,
+        );
       if (this.#refused !== undefined && /ERR_BLOCKED_BY_CLIENT/.test(message)) {
         const reason = this.#refused;
         this.#refused = undefined;
