@@ -249,6 +249,16 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   };
   try {
     await Promise.all(Array.from({ length: parallel }, slot));
+    // A slot may have added runs and had its child killed in them after another slot decided the
+    // campaign was done: one more child, never killed, drives what is left to its end (as any
+    // worker would in production) before the record is read.
+    const last = await runChild(
+      childPath,
+      { ...dbEnv, COUNTER_URL: counter.url, LEASE_MS: '300' },
+      undefined,
+    );
+    if (last.stderr.trim() !== '')
+      problems.push(`child failed: ${last.stderr.trim().split('\n').slice(-3).join(' | ')}`);
 
     if (!pgFresh) db = await open();
     return {
