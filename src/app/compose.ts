@@ -151,20 +151,31 @@ export function assembleMesh(
           `model provider ${provider.name} is not an OpenAI-compatible endpoint`,
         );
       }
+      // A client serves one turn: its key is read at the turn's first request and kept for the
+      // turn's others (one statement and one unwrap a turn, not one a request). A read that
+      // failed is tried again at the next request; a rotation is seen by the next turn.
+      let key: Promise<string> | undefined;
+      const revealKey = async (): Promise<string> => {
+        const revealed = await secrets.reveal({
+          ownerType: 'model_provider',
+          ownerId: provider.id,
+          kind: 'api_key',
+        });
+        if (revealed === undefined) {
+          throw new MeshError(
+            'provider_key_missing',
+            `model provider ${provider.name} has no API key captured`,
+          );
+        }
+        return revealed;
+      };
       return lazyOpenAiClient({
         baseUrl: provider.baseUrl,
-        async apiKey() {
-          const key = await secrets.reveal({
-            ownerType: 'model_provider',
-            ownerId: provider.id,
-            kind: 'api_key',
+        apiKey() {
+          key ??= revealKey().catch((error: unknown) => {
+            key = undefined;
+            throw error;
           });
-          if (key === undefined) {
-            throw new MeshError(
-              'provider_key_missing',
-              `model provider ${provider.name} has no API key captured`,
-            );
-          }
           return key;
         },
         ...(onAttempt ? { onAttempt } : {}),

@@ -112,6 +112,50 @@ describe.each(testDatabases())('turns against a Chat Completions server on $name
     expect(fake.requests[before]?.headers['authorization']).toBe(`Bearer ${CANARY_KEY}`);
   });
 
+  it('the API key is read once a turn: a rotation during a turn is used from the next turn', async () => {
+    const provider = (
+      await mesh.db.query<{ id: string }>(
+        'select model_provider_id as id from agents where id = $1',
+        [agentId],
+      )
+    ).rows[0]?.id as string;
+    const rotated = `sk-rotated-${randomUUID()}`;
+    const restore = () =>
+      mesh.secrets.capture({
+        ownerType: 'model_provider',
+        ownerId: provider,
+        kind: 'api_key',
+        value: CANARY_KEY,
+      });
+    try {
+      const before = fake.requests.length;
+      // The key is rotated once the turn's first request has arrived, before it is answered.
+      const rotation = fake.waitForRequests(before + 1).then(() =>
+        mesh.secrets.capture({
+          ownerType: 'model_provider',
+          ownerId: provider,
+          kind: 'api_key',
+          value: rotated,
+        }),
+      );
+      fake.enqueue(
+        {
+          kind: 'after',
+          gate: rotation,
+          reply: { kind: 'completion', toolCalls: [toolCall('recall', '{"query": "deploy"}')] },
+        },
+        { kind: 'completion', content: 'Nothing on that.' },
+        { kind: 'completion', content: 'Still nothing.' },
+      );
+      expect((await say('what do you remember about deploys?')).status).toBe('succeeded');
+      expect((await say('and now?')).status).toBe('succeeded');
+      const keys = fake.requests.slice(before).map((r) => r.headers['authorization']);
+      expect(keys).toEqual([`Bearer ${CANARY_KEY}`, `Bearer ${CANARY_KEY}`, `Bearer ${rotated}`]);
+    } finally {
+      await restore();
+    }
+  });
+
   it('recall, amend, then answer: the ledger reports the supersession the store committed', async () => {
     const seeded = await callToolAsOperator(mesh, {
       agent: agentName,
