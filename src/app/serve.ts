@@ -6,7 +6,8 @@ import type { Mesh } from './mesh.ts';
 import { createOperatorToken, ensureFirstOperatorToken } from './operators/operator-auth.ts';
 import { createAgent } from './agents/agents.ts';
 import { addModelProvider } from './backends/model-providers.ts';
-import { findAgent, findModelProvider } from './queries.ts';
+import { findAgent } from './agents/reads.ts';
+import { findModelProvider } from './backends/provider-reads.ts';
 import { meshWorker } from './conversations/turns.ts';
 import { meshVersion } from './version.ts';
 

@@ -34,7 +34,7 @@ export const chatCommand: CommandBody = async (args, io) => {
   if (!agent) throw new UsageError('--agent is required');
   const text = positionals.join(' ');
   if (text.trim() === '') throw new UsageError('the message text is missing');
-  const { invokeFromCli } = await import('../app/operation-client.ts');
+  const { invokeFromCli } = await import('./operation-client.ts');
   const sent = (await invokeFromCli(sendMessageOperation, {
     agent,
     body: text,

@@ -50,7 +50,7 @@ const oauth: Subcommand = async (args, io) => {
   if (values.wait !== undefined && !/^\d+$/.test(values.wait))
     throw new UsageError('--wait is a whole number of seconds');
   const waitSeconds = values.wait === undefined ? OAUTH_WAIT_SECONDS : Number(values.wait);
-  const { invokeFromCli } = await import('../app/operation-client.ts');
+  const { invokeFromCli } = await import('./operation-client.ts');
   const started = (await invokeFromCli(startOAuthOperation, { agent, provider, origin })) as {
     authorization_url: string;
   };

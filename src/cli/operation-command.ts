@@ -259,7 +259,7 @@ export function operationSubcommand(
 ): Subcommand {
   return async (args, io) => {
     const { input, json } = readInput(op, args, preset);
-    const { invokeFromCli } = await import('../app/operation-client.ts');
+    const { invokeFromCli } = await import('./operation-client.ts');
     const output = await invokeFromCli(op, input).catch((error: unknown) => {
       throw asCliRefusal(op, error);
     });

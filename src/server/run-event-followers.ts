@@ -1,5 +1,5 @@
 import type { Mesh } from '../app/mesh.ts';
-import { runBrowserSessions, runDraft, runNotes, type RunNoteRow } from '../app/queries.ts';
+import { runBrowserSessions, runDraft, runNotes, type RunNoteRow } from '../app/runs/reads.ts';
 import type {
   BrowserSessionRecord,
   OutboundEventRecord,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SSEStreamingApi } from 'hono/streaming';
 import type { Mesh } from '../app/mesh.ts';
-import { listConversationRuns, listStepsAfter } from '../app/queries.ts';
+import { listConversationRuns, listStepsAfter } from '../app/runs/reads.ts';
 import type {
   ChangeWatch,
   OutboundEventRecord,

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
-import { findAgent } from '../../src/app/queries.ts';
+import { findAgent } from '../../src/app/agents/reads.ts';
 import type { Lease } from '../../src/run/records.ts';
 import { parseScript } from '../../src/providers/scripted.ts';
 import type { Db } from '../../src/store/db.ts';

@@ -3,7 +3,7 @@ import { chmodSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectToServer } from '../../src/app/cli-socket.ts';
+import { connectToServer } from '../../src/cli/socket-client.ts';
 import type { JsonObject } from '../../src/model/json.ts';
 import type { Mesh } from '../../src/app/mesh.ts';
 import { assembleMesh } from '../../src/app/compose.ts';
@@ -15,7 +15,8 @@ import {
   addMcpProviderOperation,
   listMcpProvidersOperation,
 } from '../../src/app/mcp/provider-operations.ts';
-import { cliTarget, invokeFromCli } from '../../src/app/operation-client.ts';
+import { cliTarget } from '../../src/app/cli-target.ts';
+import { invokeFromCli } from '../../src/cli/operation-client.ts';
 import { operationRequest } from '../../src/app/operations/http-layout.ts';
 import { invokeOperation, type AnyOperation } from '../../src/app/operations/operation.ts';
 import { showRunOperation } from '../../src/app/runs/operations.ts';

@@ -51,7 +51,7 @@ export const agentMemoriesOperation = defineOperation({
   async run(mesh, input): Promise<{ memories: MemoryAnswer[] }> {
     const [{ requireAgent }, { agentMemories }] = await Promise.all([
       import('./agents.ts'),
-      import('../queries.ts'),
+      import('./reads.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     const rows = await agentMemories(mesh, agent.id, input.limit ?? 100, input.status);

@@ -94,7 +94,7 @@ export const listAgentsOperation = defineOperation({
           ),
   },
   async run(mesh): Promise<AgentListing> {
-    const { listAgents } = await import('../queries.ts');
+    const { listAgents } = await import('./reads.ts');
     return { agents: (await listAgents(mesh)).map((a) => agentJson(a) as AgentAnswer) };
   },
 });

@@ -175,7 +175,7 @@ export const listConversationsOperation = defineOperation({
   async run(mesh, input): Promise<{ conversations: ConversationAnswer[] }> {
     const [{ requireAgent }, { listConversations }, { conversationJson }] = await Promise.all([
       import('../agents/agents.ts'),
-      import('../queries.ts'),
+      import('./reads.ts'),
       import('../views.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
@@ -225,7 +225,7 @@ export const showConversationOperation = defineOperation({
   async run(mesh, input): Promise<{ conversation: ConversationAnswer; messages: MessageAnswer[] }> {
     const [{ getConversation, listMessages }, { conversationJson, messageJson }, { MeshError }] =
       await Promise.all([
-        import('../queries.ts'),
+        import('./reads.ts'),
         import('../views.ts'),
         import('../../tool/errors.ts'),
       ]);

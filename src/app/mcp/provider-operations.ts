@@ -111,7 +111,7 @@ export const listMcpProvidersOperation = defineOperation({
         : out.providers.map((p) => `${p.slug}  ${p.url}  timeout ${p.timeout_seconds} s`),
   },
   async run(mesh): Promise<{ providers: ToolProviderAnswer[] }> {
-    const { listToolProviders } = await import('../queries.ts');
+    const { listToolProviders } = await import('./provider-reads.ts');
     const all = await listToolProviders(mesh);
     return { providers: await Promise.all(all.map((p) => answer(Promise.resolve(p)))) };
   },

@@ -1,6 +1,6 @@
 import { MeshError } from '../../tool/errors.ts';
 import type { Mesh } from '../mesh.ts';
-import { getArtifact } from '../queries.ts';
+import { getArtifact } from './reads.ts';
 import { resolveRun } from './run-ref.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

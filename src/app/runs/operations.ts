@@ -75,7 +75,7 @@ export const listRunsOperation = defineOperation({
     const [{ requireAgent }, { listRuns }, { listAgents }] = await Promise.all([
       import('../agents/agents.ts'),
       import('../../store/run-reads.ts'),
-      import('../queries.ts'),
+      import('../agents/reads.ts'),
     ]);
     const agent = input.agent === undefined ? undefined : await requireAgent(mesh, input.agent);
     const [runs, agents] = await Promise.all([
@@ -137,7 +137,7 @@ export const showRunOperation = defineOperation({
         import('./run-ref.ts'),
         import('./outbound-view.ts'),
         import('../views.ts'),
-        import('../queries.ts'),
+        import('./reads.ts'),
       ]);
     const found = await resolveRun(mesh, input.run, 'input.run');
     const run = input.wait
@@ -177,7 +177,7 @@ export const agentRunsOperation = defineOperation({
   async run(mesh, input): Promise<{ runs: Record<string, unknown>[] }> {
     const [{ requireAgent }, { listRuns }] = await Promise.all([
       import('../agents/agents.ts'),
-      import('../queries.ts'),
+      import('./reads.ts'),
     ]);
     const agent = await requireAgent(mesh, input.agent);
     const runs = await listRuns(mesh, { agentId: agent.id, limit: input.limit ?? 50 });

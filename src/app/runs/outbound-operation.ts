@@ -57,7 +57,7 @@ export const listOutboundOperation = defineOperation({
   async run(mesh, input): Promise<OutboundListing> {
     const [{ requireAgent }, { outboundEvents }, { effectJson }] = await Promise.all([
       import('../agents/agents.ts'),
-      import('../queries.ts'),
+      import('./reads.ts'),
       import('../views.ts'),
     ]);
     const agent = input.agent === undefined ? undefined : await requireAgent(mesh, input.agent);

@@ -69,7 +69,7 @@ export const usageOperation = defineOperation({
     ],
   },
   async run(mesh, input): Promise<UsageAnswer> {
-    const { usageByDay, failuresByReason, slowestTools } = await import('../queries.ts');
+    const { usageByDay, failuresByReason, slowestTools } = await import('./usage.ts');
     const days = input.days ?? 14;
     const [byDay, failures, slowest] = await Promise.all([
       usageByDay(mesh, days),

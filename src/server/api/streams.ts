@@ -1,5 +1,5 @@
 import type { Mesh } from '../../app/mesh.ts';
-import { getConversation } from '../../app/queries.ts';
+import { getConversation } from '../../app/conversations/reads.ts';
 import { runArtifact } from '../../app/runs/artifacts.ts';
 import { resolveRun } from '../../app/runs/run-ref.ts';
 import { MeshError } from '../../tool/errors.ts';

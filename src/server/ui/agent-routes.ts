@@ -8,7 +8,8 @@ import {
   setAgentConfig,
   setAgentToolEnabled,
 } from '../../app/packages/packages.ts';
-import { listAgents, listModelProviders } from '../../app/queries.ts';
+import { listAgents } from '../../app/agents/reads.ts';
+import { listModelProviders } from '../../app/backends/provider-reads.ts';
 import { agentBudgetOperation } from '../../app/agents/budget-operation.ts';
 import { METERS } from '../../app/agents/budget-meters.ts';
 import { updateAgentOperation } from '../../app/agents/operations.ts';

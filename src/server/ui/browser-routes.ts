@@ -6,7 +6,7 @@ import {
   revokeBrowserBackendOperation,
 } from '../../app/backends/browser-operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
-import { listAgents } from '../../app/queries.ts';
+import { listAgents } from '../../app/agents/reads.ts';
 import { browsersPage, type BrowsersState } from './browser-pages.ts';
 import { field, post, type UiRoute } from './ui-route.ts';
 

@@ -2,18 +2,19 @@ import { mappedRemoteNames } from '../../app/mcp/catalog.ts';
 import { requireAgent } from '../../app/agents/agents.ts';
 import {
   conversationQuestions,
-  getAgent,
-  runQuestions,
-  runBrowserSessions,
-  getArtifact,
   getConversation,
-  listAgents,
-  listConversationRuns,
   listConversations,
   listMessages,
   progressNotesIn,
+} from '../../app/conversations/reads.ts';
+import { getAgent, listAgents } from '../../app/agents/reads.ts';
+import {
+  runQuestions,
+  runBrowserSessions,
+  getArtifact,
+  listConversationRuns,
   listRuns,
-} from '../../app/queries.ts';
+} from '../../app/runs/reads.ts';
 import type { Audience } from '../../app/records.ts';
 import { sendMessage } from '../../app/conversations/turns.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';

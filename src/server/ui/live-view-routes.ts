@@ -1,5 +1,5 @@
 import { screenInputFrom } from '../../app/backends/browser-live-view.ts';
-import { runQuestions } from '../../app/queries.ts';
+import { runQuestions } from '../../app/runs/reads.ts';
 import type { BrowserSessionRecord, ChangeWatch, QuestionRecord } from '../../app/records.ts';
 import { isUuid } from '../ids.ts';
 import { MeshError } from '../../tool/errors.ts';

@@ -8,7 +8,7 @@ import {
 } from '../../app/mcp/catalog.ts';
 import { connectAgent, disconnectAgent, startOAuthConnection } from '../../app/mcp/connections.ts';
 import { requireAgent } from '../../app/agents/agents.ts';
-import { listToolProviders } from '../../app/queries.ts';
+import { listToolProviders } from '../../app/mcp/provider-reads.ts';
 import type { Audience } from '../../app/records.ts';
 import { isMeshError } from '../../tool/errors.ts';
 import { mcpPage, oauthContinuePage } from './mcp-pages.ts';

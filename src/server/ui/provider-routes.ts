@@ -6,7 +6,7 @@ import {
 } from '../../app/backends/model-providers.ts';
 import { packageViews } from '../../app/packages/packages.ts';
 import { addToolProvider, removeToolProvider } from '../../app/mcp/providers.ts';
-import { listToolProviders } from '../../app/queries.ts';
+import { listToolProviders } from '../../app/mcp/provider-reads.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { mcpProvidersSection } from './mcp-pages.ts';
 import { html } from './html.ts';

@@ -1,4 +1,4 @@
-import { listAgents } from '../../app/queries.ts';
+import { listAgents } from '../../app/agents/reads.ts';
 import { workspaceBackendKeyOperation } from '../../app/backends/operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import {

@@ -1,9 +1,7 @@
 import { resolve } from 'node:path';
 import { connectOptionsFromEnv, resolveMeshHome } from '../store/connect.ts';
 import { readHomeLock, type HomeLockInfo } from '../store/home-lock.ts';
-import type { JsonObject } from '../model/json.ts';
 import { MeshError } from '../tool/errors.ts';
-import type { CliSocketClient } from './cli-socket.ts';
 import { invokeOperation, type AnyOperation } from './operations/operation.ts';
 import { findUnstorable, unstorableMessage } from '../tool/storable-text.ts';
 
@@ -15,6 +13,12 @@ function refuseUnstorable(input: Readonly<Record<string, unknown>>): void {
       field: unstorable.field,
     });
 }
+
+/*
+ * Where the CLI's work runs, and running it here: the half of the CLI's client that needs the
+ * store (the home's lock, the connection options) and the composition. The other half, which
+ * talks to a running server, is src/cli/operation-client.ts.
+ */
 
 /** Where the CLI's work runs: this process, or the server that holds the embedded database. */
 export type CliTarget =
@@ -39,9 +43,10 @@ export function cliTarget(env: NodeJS.ProcessEnv = process.env): CliTarget {
 /**
  * Runs an operation in this process, on a Mesh opened for this one command (a small embedded
  * buffer pool), as the process's own user. Opened only when the input passed, so work refused
- * before it needs the database never opens it.
+ * before it needs the database never opens it. The answer is the operation's wire shape, as the
+ * API's body is (JSON: times as ISO text).
  */
-async function inProcess(
+export async function invokeInProcess(
   op: AnyOperation,
   input: Readonly<Record<string, unknown>>,
   env: NodeJS.ProcessEnv,
@@ -63,7 +68,11 @@ async function inProcess(
   });
   try {
     // The machine's own user, in-process: it may post as the people it names (`mesh chat --as`).
-    return await invokeOperation(mesh, op, input, { actor: currentOperator(), relay: true });
+    const output: unknown = await invokeOperation(mesh, op, input, {
+      actor: currentOperator(),
+      relay: true,
+    });
+    return output === undefined ? undefined : (JSON.parse(JSON.stringify(output)) as unknown);
   } catch (error) {
     // A failure's message may carry what a server or provider said: a held secret is removed
     // before any face prints it.
@@ -72,62 +81,4 @@ async function inProcess(
   } finally {
     await mesh.close();
   }
-}
-
-/**
- * Runs `here` in this process, or `there` with the server holding the home (see
- * {@link cliTarget}). A server that stopped between reading its lock and connecting is
- * noticed: the work then runs here once the lock is free.
- */
-async function hereOrThere<T>(
-  here: () => Promise<T>,
-  there: (server: CliSocketClient) => Promise<T>,
-  env: NodeJS.ProcessEnv,
-): Promise<T> {
-  const target = cliTarget(env);
-  if (target.kind === 'local') return here();
-  const { connectToServer } = await import('./cli-socket.ts');
-  let client;
-  try {
-    client = await connectToServer(target.socket);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ECONNREFUSED' && code !== 'ENOENT') throw error;
-    if (cliTarget(env).kind === 'local') return here();
-    throw new MeshError(
-      'home_locked',
-      `the embedded database is in use by process ${target.holder.pid}` +
-        `${target.holder.url ? ` (serving ${target.holder.url})` : ''}, which is not answering on its socket; try again, or stop it first`,
-    );
-  }
-  try {
-    return await there(client);
-  } finally {
-    client.close();
-  }
-}
-
-/**
- * Runs an operation of the catalog for the CLI: over the HTTP API of the server holding the home
- * (on its socket), or in this process. Either way the input is validated by the operation, and
- * the answer is its wire shape, as the API's body is (JSON: times as ISO text).
- */
-export function invokeFromCli(
-  op: AnyOperation,
-  input: Readonly<Record<string, unknown>>,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<unknown> {
-  return hereOrThere(
-    async () => {
-      const output = await inProcess(op, input, env);
-      return output === undefined ? undefined : (JSON.parse(JSON.stringify(output)) as unknown);
-    },
-    async (server) => {
-      const { operationRequest } = await import('./operations/http-layout.ts');
-      const request = operationRequest(op, input);
-      return (await server.request(request.method, request.target, request.body as JsonObject))
-        .body;
-    },
-    env,
-  );
 }
