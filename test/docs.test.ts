@@ -2,6 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { operations } from '../src/app/operations/catalog.ts';
+import { apiRoutes } from '../src/server/api.ts';
+import { ROUTES_BEGIN, routeTables, unpadded, withRouteTables } from '../src/server/route-doc.ts';
 
 const decisions = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'docs', 'decisions');
 
@@ -42,5 +45,30 @@ describe("the README's screenshots", () => {
       expect(bytes.readUInt32BE(16)).toBe(1280);
       expect(readme).toContain(`(docs/screenshots/${page}.png)`);
     }
+  });
+});
+
+describe("docs/api.md's route tables", () => {
+  const page = readFileSync(join(decisions, '..', 'api.md'), 'utf8');
+
+  it('are what the catalog writes (run `npm run docs:api` after changing an operation)', () => {
+    const written = withRouteTables(page, routeTables(apiRoutes));
+    expect(written && unpadded(written)).toBe(unpadded(page));
+  });
+
+  it('read the same once a formatter has aligned them', () => {
+    const aligned = page
+      .replace(/^\| --- \| --- \|/m, '| ------ | -------- |')
+      .replace(/^\| GET \|/m, '| GET    |');
+    expect(unpadded(aligned)).toBe(unpadded(page));
+  });
+
+  it('list every operation of the catalog under its method and path', () => {
+    for (const op of operations)
+      expect(unpadded(page)).toContain(`|${op.http.method}|\`${op.http.path}\`|`);
+  });
+
+  it('are found only between their markers: a page without them is refused, not rewritten', () => {
+    expect(withRouteTables(page.replace(ROUTES_BEGIN, ''), 'x')).toBeUndefined();
   });
 });

@@ -23,7 +23,7 @@ import { route, type Route } from './context.ts';
 const QUERY_BOOLEANS = { true: true, false: false };
 
 /** The camelCase operationId of `runs.list`: `runsList`. */
-function operationId(name: string): string {
+export function operationId(name: string): string {
   return name.replace(/[._-](\w)/g, (_, c: string) => c.toUpperCase());
 }
 
