@@ -224,28 +224,33 @@ export function readInput(
   return { input, json: parsed.values['json'] === true };
 }
 
-/** A refusal of an input field, said with the flag or argument the operator typed. */
+/**
+ * A refusal said with the flags and arguments the operator typed: the field it names, and every
+ * input field its message names in backticks (`development` is `--dev` here, a form's field in
+ * the UI).
+ */
 function asCliRefusal(op: AnyOperation, error: unknown): unknown {
-  const field =
-    isMeshError(error) && /^invalid_(input|body|query|text)$/.test(error.code)
-      ? error.data?.['field']
-      : undefined;
+  if (!isMeshError(error)) return error;
+  const cli = cliFace(op);
+  const said = (name: string) =>
+    cli?.positionals?.includes(name)
+      ? name.toUpperCase()
+      : `--${cli?.files?.[name] ?? flagOf(name, cli)}`;
+  const invalid = /^invalid_(input|body|query|text)$/.test(error.code);
+  const field = error.data?.['field'];
   // Named under `input` in this process, under `path`, `query` or `body` by the server's API.
   const root = typeof field === 'string' ? /^(input|path|query|body)\./.exec(field) : null;
-  if (!isMeshError(error) || typeof field !== 'string' || !root) return error;
-  const name = field.slice(root[0].length).split('.')[0] ?? '';
-  const cli = cliFace(op);
-  const said = cli?.positionals?.includes(name)
-    ? name.toUpperCase()
-    : `--${cli?.files?.[name] ?? flagOf(name, cli)}`;
-  return new MeshError(
-    'invalid_input',
-    error.message
-      .replace(`\`${field}\``, said)
-      .replace(`field \`${name}\``, said)
-      .replace(`\`${name}\``, said),
-    { field: said },
-  );
+  let message = error.message;
+  let data = error.data;
+  if (typeof field === 'string' && root) {
+    const name = field.slice(root[0].length).split('.')[0] ?? '';
+    message = message.replace(`\`${field}\``, said(name)).replace(`field \`${name}\``, said(name));
+    data = { ...data, field: said(name) };
+  }
+  for (const name of Object.keys(op.input.properties))
+    message = message.replaceAll(`\`${name}\``, said(name));
+  if (message === error.message && data === error.data) return error;
+  return new MeshError(invalid ? 'invalid_input' : error.code, message, data);
 }
 
 /**

@@ -4,11 +4,12 @@ import { commands } from '../../src/cli/commands.ts';
 import { cliFace } from '../../src/cli/operation-command.ts';
 import { apiRoutes } from '../../src/server/api.ts';
 import { openApiDocument } from '../../src/server/openapi.ts';
+import { uiRoutes } from '../../src/server/ui/routes.ts';
 
 /*
  * The catalog walked face by face: every operation is served by a route, described in the
- * OpenAPI document, and offered as a CLI subcommand whose help the declaration wrote — or says
- * why it is not on the command line.
+ * OpenAPI document, offered as a CLI subcommand whose help the declaration wrote — or says
+ * why it is not on the command line — and every form of the web UI names the one it performs.
  */
 describe('the operation catalog', () => {
   const document = openApiDocument(apiRoutes, { title: 'mesh', version: 'test' }) as {
@@ -28,6 +29,17 @@ describe('the operation catalog', () => {
       'GET /api/runs/{run}/events': true, // a server-sent event stream
       'GET /api/runs/{run}/artifacts/{artifact}/content': true, // an artifact's raw bytes
     });
+  });
+
+  it('is what every form of the web UI performs: each post names an operation of the catalog', () => {
+    const names = new Set(operations.map((op) => op.name));
+    const posts = uiRoutes.filter((r) => r.method === 'POST');
+    const unnamed = posts
+      .filter((r) => !('operation' in r) || !names.has(String(r.operation)))
+      .map((r) => r.path);
+    // Each with why it is no form: a person's input relayed to a handed-over browser page.
+    expect(unnamed).toEqual(['/browser-sessions/{session}/input']);
+    expect(posts.length).toBeGreaterThan(30);
   });
 
   it('declares each operation once, under a unique name', () => {

@@ -59,14 +59,14 @@ describe.each(testDatabases())('a run browsing on Browserbase on $name', (databa
       (e: unknown) => e,
     );
     expect(hasCode(noKey, 'invalid_backend')).toBe(true);
-    expect((noKey as Error).message).toContain('needs its API key (--api-key-file)');
+    expect((noKey as Error).message).toContain('needs its API key (`api_key`)');
     const plain = await addBrowserBackend(mesh, {
       name: 'bb0',
       kind: 'browserbase',
       apiKey: BB_KEY,
       baseUrl: bb.baseUrl,
     }).catch((e: unknown) => e);
-    expect((plain as Error).message).toContain('plain http only to loopback, with --dev');
+    expect((plain as Error).message).toContain('plain http only to loopback, on a `development` backend');
     expect(JSON.stringify(plain)).not.toContain(BB_KEY);
   });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertAgent } from '../../src/store/agents.ts';
 import { freshPglite } from '../support/db.ts';
-import { signIn, startTestServer, type TestServer } from '../support/server.ts';
+import { postForm, signIn, startTestServer, type TestServer } from '../support/server.ts';
 
 /** The operator API of the execution layer: register, grant, list; refusals name the field. */
 describe('the workspaces API', () => {
@@ -51,6 +51,27 @@ describe('the workspaces API', () => {
       const answer = await server.api('DELETE', '/api/agents/coder/workspace-backend');
       expect([answer.status, answer.json]).toEqual([200, { agent: 'coder', revoked }]);
     }
+  });
+
+  it("a UI form is refused by the operation, in the form's words: the field, not a CLI flag", async () => {
+    const session = await signIn(server);
+    const posted = await postForm(server, session, 'workspaces/backends', {
+      name: 'dev-form',
+      kind: 'local',
+    });
+    expect(posted.status).toBe(303);
+    const flash = /mesh_flash=([^;]*)/.exec(posted.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    const notice = JSON.parse(Buffer.from(flash, 'base64url').toString('utf8')) as {
+      kind: string;
+      text: string;
+      field?: string;
+    };
+    expect(notice).toMatchObject({ kind: 'error', field: 'development' });
+    expect(notice.text).toContain('`development`');
+    expect(notice.text).not.toContain('--dev');
+    expect((await server.api('GET', '/api/workspaces')).json).toMatchObject({
+      backends: [{ name: 'dev' }],
+    });
   });
 
   it('stores an e2b key write-only and refuses plain http off loopback', async () => {

@@ -106,8 +106,8 @@ export async function updateAgent(
     throw new MeshError(
       'invalid_agent',
       providerId === null
-        ? 'a model needs a provider: give --provider (or provider) too'
-        : 'a provider needs a model: give --model (or model) too',
+        ? 'a model needs a provider: give `provider` too'
+        : 'a provider needs a model: give `model` too',
     );
   const updated = await updateAgentRow(mesh.db, agent.id, {
     ...(input.provider === undefined ? {} : { modelProviderId: providerId }),

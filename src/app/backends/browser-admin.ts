@@ -61,7 +61,8 @@ export async function addBrowserBackend(
     if (!development)
       throw new MeshError(
         'development_only',
-        'the local browser backend is for development only: add it with --dev to say so',
+        'the local browser backend is for development only: add it with `development` set to say so',
+        { field: 'input.development' },
       );
     if (
       input.apiKey !== undefined ||
@@ -75,12 +76,11 @@ export async function addBrowserBackend(
       );
   } else {
     if (input.apiKey === undefined || input.apiKey.trim() === '')
-      throw new MeshError(
-        'invalid_backend',
-        `a ${kind} backend needs its API key (--api-key-file)`,
-      );
+      throw new MeshError('invalid_backend', `a ${kind} backend needs its API key (\`api_key\`)`, {
+        field: 'input.api_key',
+      });
     if (input.baseUrl !== undefined)
-      settings['base_url'] = checkBackendUrl(input.baseUrl, development, 'the base URL');
+      settings['base_url'] = checkBackendUrl(input.baseUrl, development, 'base_url');
     if (kind === 'cloudflare') {
       if (
         input.accountId === undefined ||
@@ -88,7 +88,8 @@ export async function addBrowserBackend(
       )
         throw new MeshError(
           'invalid_backend',
-          'a cloudflare browser backend needs its account id (--account-id), letters, digits, "-" or "_"',
+          'a cloudflare browser backend needs its account id (`account_id`), letters, digits, "-" or "_"',
+          { field: 'input.account_id' },
         );
       settings['account_id'] = input.accountId;
     } else if (input.accountId !== undefined)

@@ -110,7 +110,7 @@ export const addBrowserBackendOperation = defineOperation({
         minLength: 1,
         maxLength: 2000,
         description:
-          "a vendor's API root, when not its own (a gateway; a loopback fake with --dev)",
+          "a vendor's API root, when not its own (a gateway; a loopback fake on a `development` backend)",
       },
       account_id: {
         type: 'string',

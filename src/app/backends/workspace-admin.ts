@@ -56,16 +56,19 @@ export async function addBackend(mesh: Mesh, input: NewBackend): Promise<Executi
   if (kind === 'local' && !development)
     throw new MeshError(
       'development_only',
-      'the local backend is for development only: add it with --dev to say so',
+      'the local backend is for development only: add it with `development` set to say so',
+      { field: 'input.development' },
     );
   const settings: Record<string, string> = {};
   if (kind === 'e2b') {
     if (!input.apiKey || input.apiKey.trim() === '')
-      throw new MeshError('invalid_backend', 'an e2b backend needs its API key (--api-key-file)');
+      throw new MeshError('invalid_backend', 'an e2b backend needs its API key (`api_key`)', {
+        field: 'input.api_key',
+      });
     if (input.apiUrl !== undefined)
-      settings['api_url'] = checkBackendUrl(input.apiUrl, development, 'the API URL');
+      settings['api_url'] = checkBackendUrl(input.apiUrl, development, 'api_url');
     if (input.sandboxUrl !== undefined)
-      settings['sandbox_url'] = checkBackendUrl(input.sandboxUrl, development, 'the API URL');
+      settings['sandbox_url'] = checkBackendUrl(input.sandboxUrl, development, 'sandbox_url');
     if (input.template !== undefined) {
       if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(input.template))
         throw new MeshError('invalid_backend', 'the template is not a template name or id');

@@ -1,18 +1,21 @@
-import { captureAgentSecret, retireAgentSecret } from '../../app/agents/secrets.ts';
-import { agentCommitments } from '../../app/agents/commitments.ts';
-import { createAgent, deleteAgent, requireAgent } from '../../app/agents/agents.ts';
+import { removeSecretOperation, setSecretOperation } from '../../app/packages/secret-operations.ts';
+import { setConfigOperation } from '../../app/packages/config-operations.ts';
 import {
-  configValueFromText,
-  agentPackages,
-  setAgentAudiences,
-  setAgentConfig,
-  setAgentToolEnabled,
-} from '../../app/packages/packages.ts';
+  setAudiencesOperation,
+  setToolEnabledOperation,
+} from '../../app/packages/package-operations.ts';
+import { agentCommitments } from '../../app/agents/commitments.ts';
+import { requireAgent } from '../../app/agents/agents.ts';
+import { agentPackages } from '../../app/packages/packages.ts';
 import { listAgents } from '../../app/agents/reads.ts';
 import { listModelProviders } from '../../app/backends/provider-reads.ts';
 import { agentBudgetOperation } from '../../app/agents/budget-operation.ts';
 import { METERS } from '../../app/agents/budget-meters.ts';
-import { updateAgentOperation } from '../../app/agents/operations.ts';
+import {
+  createAgentOperation,
+  deleteAgentOperation,
+  updateAgentOperation,
+} from '../../app/agents/operations.ts';
 import { agentToolsOperation, callToolOperation } from '../../app/packages/tool-operations.ts';
 import {
   checkPackageOperation,
@@ -25,9 +28,18 @@ import { invokeOperation } from '../../app/operations/operation.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { agentsPage, settingsPage, toolsPage } from './agent-pages.ts';
 import { callPage } from './call-page.ts';
-import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts';
+import {
+  agentPath,
+  field,
+  optional,
+  param,
+  post,
+  wholeNumber,
+  type UiCall,
+  type UiRoute,
+} from './ui-route.ts';
 
-const toolsBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'tools');
+const toolsBack = (call: UiCall) => agentPath(param(call, 'agent'), 'tools');
 
 /** A Tools tab form that moves a package's install through one operation. */
 const installRoute = (
@@ -38,13 +50,9 @@ const installRoute = (
   post(
     `/agents/{agent}/packages/{package}/${verb}`,
     toolsBack,
-    async ({ mesh, params, session }) => {
-      const out = await invokeOperation(
-        mesh,
-        operation,
-        { agent: params['agent'] ?? '', package: params['package'] ?? '' },
-        session,
-      );
+    operation,
+    (call) => ({ agent: param(call, 'agent'), package: param(call, 'package') }),
+    (out) => {
       const last = out.transitions.at(-1);
       return {
         text: `${out.package} is ${out.state === 'error' ? 'in error' : out.state}${last?.error ? `: ${last.error}` : ''}.`,
@@ -61,20 +69,13 @@ export const agentRoutes: readonly UiRoute[] = [
   post(
     '/agents/{agent}/packages/{package}/compensate',
     toolsBack,
-    async ({ mesh, params, form, session }) => {
-      const how = field(form, 'how');
-      const out = await invokeOperation(
-        mesh,
-        compensateOperation,
-        {
-          agent: params['agent'] ?? '',
-          package: params['package'] ?? '',
-          how: how as 'retry' | 'abandon',
-        },
-        session,
-      );
-      return { text: `${out.package} is ${out.state}.` };
-    },
+    compensateOperation,
+    (call) => ({
+      agent: param(call, 'agent'),
+      package: param(call, 'package'),
+      how: field(call.form, 'how'),
+    }),
+    (out) => ({ text: `${out.package} is ${out.state}.` }),
   ),
   { method: 'GET', path: '/', handle: async () => ({ redirect: '/agents' }) },
   {
@@ -87,30 +88,29 @@ export const agentRoutes: readonly UiRoute[] = [
   post(
     '/agents',
     () => '/agents',
-    async ({ mesh, form }) => {
-      const provider = field(form, 'provider');
-      const model = field(form, 'model').trim();
-      const persona = field(form, 'persona').trim();
-      const agent = await createAgent(mesh, {
-        name: field(form, 'name').trim(),
-        ...(provider ? { provider } : {}),
-        ...(model ? { model } : {}),
-        persona: persona === '' ? null : persona,
-      });
-      return { text: `Created agent ${agent.name}.`, to: agentPath(agent.name, 'tools') };
-    },
+    createAgentOperation,
+    ({ form }) => ({
+      name: field(form, 'name').trim(),
+      ...optional(form, 'provider'),
+      ...optional(form, 'model'),
+      ...optional(form, 'persona'),
+    }),
+    (agent) => ({ text: `Created agent ${agent.name}.`, to: agentPath(agent.name, 'tools') }),
   ),
   post(
     '/agents/{agent}/delete',
     () => '/agents',
-    async ({ mesh, params, form }) => {
-      const name = params['agent'] ?? '';
-      // Deleting drops the agent's history: the operator types its name, as on the CLI.
-      if (field(form, 'confirm').trim() !== name)
-        throw new MeshError('invalid_agent', `type the agent's name to confirm deleting it`);
-      await deleteAgent(mesh, name);
-      return { text: `Deleted agent ${name}.` };
+    deleteAgentOperation,
+    (call) => {
+      const name = param(call, 'agent');
+      // Deleting drops the agent's history: the operator types its name, as the CLI asks --yes.
+      if (field(call.form, 'confirm').trim() !== name)
+        throw new MeshError('invalid_agent', `type the agent's name to confirm deleting it`, {
+          field: 'confirm',
+        });
+      return { agent: name };
     },
+    (_, call) => ({ text: `Deleted agent ${param(call, 'agent')}.` }),
   ),
   {
     method: 'GET',
@@ -145,18 +145,14 @@ export const agentRoutes: readonly UiRoute[] = [
   },
   post(
     '/agents/{agent}/call',
-    (call) => agentPath(call.params['agent'] ?? '', 'call'),
-    async ({ mesh, params, form, session }) => {
-      const answer = await invokeOperation(
-        mesh,
-        callToolOperation,
-        {
-          agent: params['agent'] ?? '',
-          tool: field(form, 'tool'),
-          arguments: field(form, 'arguments') || '{}',
-        },
-        session,
-      );
+    (call) => agentPath(param(call, 'agent'), 'call'),
+    callToolOperation,
+    (call) => ({
+      agent: param(call, 'agent'),
+      tool: field(call.form, 'tool'),
+      arguments: field(call.form, 'arguments') || '{}',
+    }),
+    (answer, { form }) => {
       const o = answer.observation;
       return {
         text: `${field(form, 'tool')}: ${answer.status}${o ? ` — ${o.kind}` : ''}`,
@@ -180,101 +176,95 @@ export const agentRoutes: readonly UiRoute[] = [
   },
   post(
     '/agents/{agent}/settings',
-    (call) => agentPath(call.params['agent'] ?? '', 'settings'),
-    async ({ mesh, params, form, session }) => {
-      const provider = field(form, 'provider');
-      const model = field(form, 'model').trim();
-      const updated = await invokeOperation(
-        mesh,
-        updateAgentOperation,
-        {
-          agent: params['agent'] ?? '',
-          ...(provider ? { provider } : {}),
-          ...(model ? { model } : {}),
-          persona: field(form, 'persona').trim(),
-          image_input: field(form, 'image_input') === 'on',
-        },
-        session,
-      );
-      return { text: `Saved ${updated.name}'s settings.` };
-    },
+    (call) => agentPath(param(call, 'agent'), 'settings'),
+    updateAgentOperation,
+    (call) => ({
+      agent: param(call, 'agent'),
+      ...optional(call.form, 'provider'),
+      ...optional(call.form, 'model'),
+      persona: field(call.form, 'persona').trim(),
+      image_input: field(call.form, 'image_input') === 'on',
+    }),
+    (updated) => ({ text: `Saved ${updated.name}'s settings.` }),
   ),
   post(
     '/agents/{agent}/budget',
-    (call) => agentPath(call.params['agent'] ?? '', 'settings'),
-    async ({ mesh, params, form, session }) => {
+    (call) => agentPath(param(call, 'agent'), 'settings'),
+    agentBudgetOperation,
+    (call) => {
       // Each meter as typed; what does not read as a whole number is refused by the operation,
       // naming the field.
-      const meters: Record<string, unknown> = {};
-      for (const name of Object.keys(METERS)) {
-        const text = field(form, name).trim();
-        if (text !== '') meters[name] = /^\d{1,9}$/.test(text) ? Number(text) : text;
-      }
-      const saved = await invokeOperation(
-        mesh,
-        agentBudgetOperation,
-        { agent: params['agent'] ?? '', ...meters },
-        session,
-      );
-      return { text: `Saved ${saved.agent}'s budget: ${saved.budget.rounds} rounds per run.` };
+      const meters = Object.keys(METERS).map((name) => wholeNumber(call.form, name));
+      return Object.assign({ agent: param(call, 'agent') }, ...meters) as Record<string, unknown>;
+    },
+    (saved) => ({ text: `Saved ${saved.agent}'s budget: ${saved.budget.rounds} rounds per run.` }),
+  ),
+  post(
+    '/agents/{agent}/tools/{tool}',
+    toolsBack,
+    setToolEnabledOperation,
+    (call) => ({
+      agent: param(call, 'agent'),
+      tool: param(call, 'tool'),
+      enabled: field(call.form, 'enabled') === 'true',
+    }),
+    (_, call) => {
+      const enabled = field(call.form, 'enabled') === 'true';
+      return {
+        text: `${param(call, 'tool')} is ${enabled ? 'enabled' : 'disabled'} for ${param(call, 'agent')}.`,
+      };
     },
   ),
-  post('/agents/{agent}/tools/{tool}', toolsBack, async ({ mesh, params, form }) => {
-    const agent = await requireAgent(mesh, params['agent'] ?? '');
-    const enabled = field(form, 'enabled') === 'true';
-    await setAgentToolEnabled(mesh, agent, params['tool'] ?? '', enabled);
-    return { text: `${params['tool']} is ${enabled ? 'enabled' : 'disabled'} for ${agent.name}.` };
-  }),
-  post('/agents/{agent}/packages/{package}/config/{key}', toolsBack, async (call) => {
-    const { mesh, params, form, session } = call;
-    const agent = await requireAgent(mesh, params['agent'] ?? '');
-    const pkg = params['package'] ?? '';
-    const key = params['key'] ?? '';
-    await setAgentConfig(
-      mesh,
-      agent,
-      pkg,
-      key,
-      configValueFromText(mesh, pkg, key, field(form, 'value')),
-      session.actor,
-    );
-    return { text: `Saved ${key}.` };
-  }),
+  post(
+    '/agents/{agent}/packages/{package}/config/{key}',
+    toolsBack,
+    setConfigOperation,
+    (call) => ({
+      agent: param(call, 'agent'),
+      package: param(call, 'package'),
+      key: param(call, 'key'),
+      // As typed: the operation reads the text as the key's declared type.
+      value: field(call.form, 'value'),
+    }),
+    (_, call) => ({ text: `Saved ${param(call, 'key')}.` }),
+  ),
   post(
     '/agents/{agent}/packages/{package}/secrets/{key}',
     toolsBack,
-    async ({ mesh, params, form, session }) => {
-      const agent = await requireAgent(mesh, params['agent'] ?? '');
-      const meta = await captureAgentSecret(
-        mesh,
-        agent,
-        params['package'] ?? '',
-        params['key'] ?? '',
-        field(form, 'value'),
-        session.actor,
-      );
-      return { text: `Captured ${params['key']} (version ${meta.version}).` };
-    },
+    setSecretOperation,
+    (call) => ({
+      agent: param(call, 'agent'),
+      package: param(call, 'package'),
+      key: param(call, 'key'),
+      value: field(call.form, 'value'),
+    }),
+    (meta, call) => ({ text: `Captured ${param(call, 'key')} (version ${meta.version}).` }),
   ),
   post(
     '/agents/{agent}/packages/{package}/secrets/{key}/revoke',
     toolsBack,
-    async ({ mesh, params }) => {
-      const agent = await requireAgent(mesh, params['agent'] ?? '');
-      await retireAgentSecret(mesh, agent, params['package'] ?? '', params['key'] ?? '');
-      return { text: `Revoked ${params['key']}.` };
-    },
+    removeSecretOperation,
+    (call) => ({
+      agent: param(call, 'agent'),
+      package: param(call, 'package'),
+      key: param(call, 'key'),
+    }),
+    (_, call) => ({ text: `Revoked ${param(call, 'key')}.` }),
   ),
   post(
     '/agents/{agent}/packages/{package}/audiences',
     toolsBack,
-    async ({ mesh, params, form }) => {
-      const agent = await requireAgent(mesh, params['agent'] ?? '');
-      const chosen = form.getAll('audience');
+    setAudiencesOperation,
+    (call) => {
+      const chosen = call.form.getAll('audience');
       // Both boxes ticked is no limit at all; the stored form of "everywhere" is no row.
       const all = chosen.includes('direct') && chosen.includes('shared');
-      await setAgentAudiences(mesh, agent, params['package'] ?? '', all ? undefined : chosen);
-      return { text: `Saved audiences for ${params['package']}.` };
+      return {
+        agent: param(call, 'agent'),
+        package: param(call, 'package'),
+        audiences: all ? null : chosen,
+      };
     },
+    (_, call) => ({ text: `Saved audiences for ${param(call, 'package')}.` }),
   ),
 ];

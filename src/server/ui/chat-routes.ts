@@ -15,8 +15,7 @@ import {
   listConversationRuns,
   listRuns,
 } from '../../app/runs/reads.ts';
-import type { Audience } from '../../app/records.ts';
-import { sendMessage } from '../../app/conversations/turns.ts';
+import { sendMessageOperation } from '../../app/conversations/operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { listRunsOperation } from '../../app/runs/operations.ts';
 import { answerRunOperation } from '../../app/runs/answer-operation.ts';
@@ -35,7 +34,7 @@ import { runEffects } from '../../app/runs/outbound-view.ts';
 import { resumeAfter, runEventStream } from '../run-events.ts';
 import { chatPage } from './chat-page.ts';
 import { effectRow, runPage, runsPage, stepItem } from './run-pages.ts';
-import { agentPath, field, post, type UiRoute } from './ui-route.ts';
+import { agentPath, field, param, post, type UiRoute } from './ui-route.ts';
 
 /** The Chat and Runs tabs, and a run's page. */
 export const chatRoutes: readonly UiRoute[] = [
@@ -72,48 +71,44 @@ export const chatRoutes: readonly UiRoute[] = [
       const conversation = field(call.form, 'conversation');
       return `${agentPath(call.params['agent'] ?? '', 'chat')}${conversation ? `?conversation=${encodeURIComponent(conversation)}` : ''}`;
     },
-    async ({ mesh, params, form, session }) => {
-      const agent = await requireAgent(mesh, params['agent'] ?? '');
+    sendMessageOperation,
+    ({ params, form }) => {
       const conversation = field(form, 'conversation');
       const audience = field(form, 'audience');
-      if (conversation && !isUuid(conversation))
-        throw new MeshError('conversation_not_found', 'no conversation with that id');
       // Recorded with its run and queued; the chat page shows it at once and follows the run.
-      const sent = await sendMessage(mesh, {
-        agentId: agent.id,
-        ...(conversation ? { conversationId: conversation } : {}),
-        ...(audience === 'shared' || audience === 'direct'
-          ? { audience: audience satisfies Audience }
-          : {}),
-        actor: session.actor,
-        body: field(form, 'body'),
-      });
       return {
-        text: 'Sent.',
-        to: `${agentPath(agent.name, 'chat')}?conversation=${sent.conversationId}`,
+        agent: params['agent'] ?? '',
+        ...(conversation ? { conversation_id: conversation } : {}),
+        ...(audience === 'shared' || audience === 'direct' ? { audience } : {}),
+        body: field(form, 'body'),
       };
     },
+    (sent, call) => ({
+      text: 'Sent.',
+      to: `${agentPath(param(call, 'agent'), 'chat')}?conversation=${sent.conversation_id}`,
+    }),
   ),
   post(
     '/runs/{run}/answer',
     (call) =>
       localPath(field(call.form, 'back')) ??
       `/runs/${encodeURIComponent(call.params['run'] ?? '')}`,
-    async ({ mesh, params, form, session }) => {
+    answerRunOperation,
+    ({ params, form }) => ({
+      run: params['run'] ?? '',
       // A choice's button, or the answer in the person's own words; a hand-back says what the
       // person did, or that they handed the browser back.
-      const body =
+      body:
         field(form, 'choice') ||
         field(form, 'body') ||
-        (field(form, 'handback') === '1' ? 'Handed back.' : '');
-      await invokeOperation(mesh, answerRunOperation, { run: params['run'] ?? '', body }, session);
-      return {
-        text:
-          field(form, 'handback') === '1'
-            ? 'Handed back: the run goes on.'
-            : 'Answered: the run goes on.',
-      };
-    },
+        (field(form, 'handback') === '1' ? 'Handed back.' : ''),
+    }),
+    (_, { form }) => ({
+      text:
+        field(form, 'handback') === '1'
+          ? 'Handed back: the run goes on.'
+          : 'Answered: the run goes on.',
+    }),
   ),
   {
     method: 'GET',

@@ -1,20 +1,63 @@
+import { connectionViews } from '../../app/mcp/catalog.ts';
 import {
-  connectionViews,
-  excludeTool,
-  markLegacyQuery,
-  recheckCatalog,
-  reviewCatalog,
-  setScopes,
-} from '../../app/mcp/catalog.ts';
-import { connectAgent, disconnectAgent, startOAuthConnection } from '../../app/mcp/connections.ts';
+  checkCatalogOperation,
+  reviewCatalogOperation,
+  setRemoteToolOperation,
+  setScopesOperation,
+} from '../../app/mcp/catalog-operations.ts';
+import {
+  connectOperation,
+  disconnectOperation,
+  startOAuthOperation,
+} from '../../app/mcp/connection-operations.ts';
+import { invokeOperation } from '../../app/operations/operation.ts';
 import { requireAgent } from '../../app/agents/agents.ts';
 import { listToolProviders } from '../../app/mcp/provider-reads.ts';
-import type { Audience } from '../../app/records.ts';
 import { isMeshError } from '../../tool/errors.ts';
 import { mcpPage, oauthContinuePage } from './mcp-pages.ts';
-import { agentPath, field, post, type UiCall, type UiRoute } from './ui-route.ts';
+import {
+  agentPath,
+  field,
+  param,
+  post,
+  type FormRoute,
+  type UiCall,
+  type UiRoute,
+} from './ui-route.ts';
 
-const mcpBack = (call: UiCall) => agentPath(call.params['agent'] ?? '', 'mcp');
+const mcpBack = (call: UiCall) => agentPath(param(call, 'agent'), 'mcp');
+
+/** Starting an OAuth connection: a page with the authorization link, not a redirect. */
+const oauthRoute: FormRoute = {
+  // A page with a link, not a redirect: the pages' policy lets forms post only to this server.
+  method: 'POST',
+  path: '/agents/{agent}/mcp/oauth',
+  operation: startOAuthOperation.name,
+  async handle(call) {
+    const { mesh, session, form } = call;
+    const provider = field(form, 'provider');
+    try {
+      const agent = await requireAgent(mesh, param(call, 'agent'));
+      const started = await invokeOperation(
+        mesh,
+        startOAuthOperation,
+        { agent: agent.name, provider, origin: session.origin },
+        session,
+      );
+      return {
+        page: oauthContinuePage(session, agent, provider, new URL(started.authorization_url)),
+      };
+    } catch (error) {
+      if (
+        !isMeshError(error) ||
+        error.code === 'database_error' ||
+        error.code === 'agent_not_found'
+      )
+        throw error;
+      return { redirect: mcpBack(call), flash: { kind: 'error', text: error.message } };
+    }
+  },
+};
 
 /** An agent's MCP tab: connect, check, review, exclude, scope, disconnect. */
 export const mcpRoutes: readonly UiRoute[] = [
@@ -33,84 +76,83 @@ export const mcpRoutes: readonly UiRoute[] = [
       };
     },
   },
-  post('/agents/{agent}/mcp/connect', mcpBack, async ({ mesh, params, form }) => {
-    const agent = await requireAgent(mesh, params['agent'] ?? '');
-    const { check } = await connectAgent(
-      mesh,
-      agent,
-      field(form, 'provider'),
-      field(form, 'token'),
-    );
-    return {
-      text: `Connected to ${field(form, 'provider')}: ${check.added.length} tools on ${check.pages} page(s)${check.stoppedBecause ? `; stopped: ${check.stoppedBecause}` : ''}.`,
-    };
-  }),
-  {
-    // A page with a link, not a redirect: the pages' policy lets forms post only to this server.
-    method: 'POST',
-    path: '/agents/{agent}/mcp/oauth',
-    async handle({ mesh, session, params, form }) {
-      const agent = await requireAgent(mesh, params['agent'] ?? '');
-      try {
-        const { authorizationUrl } = await startOAuthConnection(
-          mesh,
-          agent,
-          field(form, 'provider'),
-          session.origin,
-        );
+  post(
+    '/agents/{agent}/mcp/connect',
+    mcpBack,
+    connectOperation,
+    (call) => ({
+      agent: param(call, 'agent'),
+      provider: field(call.form, 'provider'),
+      value: field(call.form, 'token'),
+    }),
+    ({ check }, call) => ({
+      text: `Connected to ${field(call.form, 'provider')}: ${check.added.length} tools on ${check.pages} page(s)${check.stoppedBecause ? `; stopped: ${check.stoppedBecause}` : ''}.`,
+    }),
+  ),
+  oauthRoute,
+  post(
+    '/agents/{agent}/mcp/{provider}/check',
+    mcpBack,
+    checkCatalogOperation,
+    (call) => ({ agent: param(call, 'agent'), provider: param(call, 'provider') }),
+    (check, call) => ({
+      text: `Checked ${param(call, 'provider')}: ${check.added.length} new, ${check.changed.length} changed, ${check.removed.length} removed.`,
+    }),
+  ),
+  post(
+    '/agents/{agent}/mcp/{provider}/review',
+    mcpBack,
+    reviewCatalogOperation,
+    (call) => ({ agent: param(call, 'agent'), provider: param(call, 'provider') }),
+    (_, call) => ({ text: `Marked the ${param(call, 'provider')} catalog as reviewed.` }),
+  ),
+  post(
+    '/agents/{agent}/mcp/{provider}/tools/{tool}',
+    mcpBack,
+    setRemoteToolOperation,
+    ({ params, form }) => ({
+      agent: params['agent'] ?? '',
+      provider: params['provider'] ?? '',
+      tool: params['tool'] ?? '',
+      // One form per switch: excluding, or the legacy query mark.
+      ...(form.has('excluded')
+        ? { excluded: field(form, 'excluded') === 'true' }
+        : { legacy_query: field(form, 'legacy_query') === 'true' }),
+    }),
+    (_, { params, form }) => {
+      const name = `${params['provider'] ?? ''}__${params['tool'] ?? ''}`;
+      if (form.has('excluded'))
         return {
-          page: oauthContinuePage(session, agent, field(form, 'provider'), authorizationUrl),
+          text: `${name} is ${field(form, 'excluded') === 'true' ? 'excluded' : 'included'}.`,
         };
-      } catch (error) {
-        if (!isMeshError(error) || error.code === 'database_error') throw error;
-        return {
-          redirect: agentPath(params['agent'] ?? '', 'mcp'),
-          flash: { kind: 'error', text: error.message },
-        };
-      }
+      return {
+        text:
+          field(form, 'legacy_query') === 'true'
+            ? `${name} keeps query semantics while its definition is unchanged.`
+            : `${name} has effect semantics.`,
+      };
     },
-  },
-  post('/agents/{agent}/mcp/{provider}/check', mcpBack, async ({ mesh, params }) => {
-    const agent = await requireAgent(mesh, params['agent'] ?? '');
-    const check = await recheckCatalog(mesh, agent, params['provider'] ?? '');
-    return {
-      text: `Checked ${params['provider']}: ${check.added.length} new, ${check.changed.length} changed, ${check.removed.length} removed.`,
-    };
-  }),
-  post('/agents/{agent}/mcp/{provider}/review', mcpBack, async ({ mesh, params }) => {
-    const agent = await requireAgent(mesh, params['agent'] ?? '');
-    await reviewCatalog(mesh, agent, params['provider'] ?? '');
-    return { text: `Marked the ${params['provider']} catalog as reviewed.` };
-  }),
-  post('/agents/{agent}/mcp/{provider}/tools/{tool}', mcpBack, async ({ mesh, params, form }) => {
-    const agent = await requireAgent(mesh, params['agent'] ?? '');
-    const slug = params['provider'] ?? '';
-    const tool = params['tool'] ?? '';
-    if (form.has('excluded')) {
-      const excluded = field(form, 'excluded') === 'true';
-      await excludeTool(mesh, agent, slug, tool, excluded);
-      return { text: `${slug}__${tool} is ${excluded ? 'excluded' : 'included'}.` };
-    }
-    const legacy = field(form, 'legacy_query') === 'true';
-    await markLegacyQuery(mesh, agent, slug, tool, legacy);
-    return {
-      text: legacy
-        ? `${slug}__${tool} keeps query semantics while its definition is unchanged.`
-        : `${slug}__${tool} has effect semantics.`,
-    };
-  }),
-  post('/agents/{agent}/mcp/{provider}/scopes', mcpBack, async ({ mesh, params, form }) => {
-    const agent = await requireAgent(mesh, params['agent'] ?? '');
-    const chosen = form
-      .getAll('audience')
-      .filter((a): a is Audience => a === 'direct' || a === 'shared');
-    const all = chosen.includes('direct') && chosen.includes('shared');
-    await setScopes(mesh, agent, params['provider'] ?? '', { audiences: all ? null : chosen });
-    return { text: `Saved the scopes of ${params['provider']}.` };
-  }),
-  post('/agents/{agent}/mcp/{provider}/disconnect', mcpBack, async ({ mesh, params }) => {
-    const agent = await requireAgent(mesh, params['agent'] ?? '');
-    await disconnectAgent(mesh, agent, params['provider'] ?? '');
-    return { text: `Disconnected from ${params['provider']}.` };
-  }),
+  ),
+  post(
+    '/agents/{agent}/mcp/{provider}/scopes',
+    mcpBack,
+    setScopesOperation,
+    (call) => {
+      const chosen = call.form.getAll('audience');
+      const all = chosen.includes('direct') && chosen.includes('shared');
+      return {
+        agent: param(call, 'agent'),
+        provider: param(call, 'provider'),
+        audiences: all ? null : chosen,
+      };
+    },
+    (_, call) => ({ text: `Saved the scopes of ${param(call, 'provider')}.` }),
+  ),
+  post(
+    '/agents/{agent}/mcp/{provider}/disconnect',
+    mcpBack,
+    disconnectOperation,
+    (call) => ({ agent: param(call, 'agent'), provider: param(call, 'provider') }),
+    (_, call) => ({ text: `Disconnected from ${param(call, 'provider')}.` }),
+  ),
 ];

@@ -1,18 +1,21 @@
+import { describeProviders } from '../../app/backends/model-providers.ts';
 import {
-  addModelProvider,
-  deleteModelProvider,
-  describeProviders,
-  setProviderKey,
-} from '../../app/backends/model-providers.ts';
+  addProviderOperation,
+  deleteProviderOperation,
+  providerKeyOperation,
+} from '../../app/backends/operations.ts';
+import {
+  addMcpProviderOperation,
+  removeMcpProviderOperation,
+} from '../../app/mcp/provider-operations.ts';
 import { packageViews } from '../../app/packages/packages.ts';
-import { addToolProvider, removeToolProvider } from '../../app/mcp/providers.ts';
 import { listToolProviders } from '../../app/mcp/provider-reads.ts';
 import { MeshError } from '../../tool/errors.ts';
 import { mcpProvidersSection } from './mcp-pages.ts';
 import { html } from './html.ts';
 import { layout } from './layout.ts';
 import { packagesPage, providersPage } from './provider-pages.ts';
-import { field, post, type UiRoute } from './ui-route.ts';
+import { field, param, post, wholeNumber, type UiRoute } from './ui-route.ts';
 
 /** The providers page (model providers and remote MCP servers) and the packages page. */
 export const providerRoutes: readonly UiRoute[] = [
@@ -39,65 +42,63 @@ export const providerRoutes: readonly UiRoute[] = [
   post(
     '/mcp/providers',
     () => '/mcp',
-    async ({ mesh, form }) => {
-      const provider = await addToolProvider(mesh, {
-        slug: field(form, 'slug').trim(),
-        url: field(form, 'url').trim(),
-        allowLoopbackHttp: field(form, 'allow_loopback_http') === 'true',
-      });
-      return { text: `Registered ${provider.slug}.` };
-    },
+    addMcpProviderOperation,
+    ({ form }) => ({
+      slug: field(form, 'slug').trim(),
+      url: field(form, 'url').trim(),
+      allow_loopback_http: field(form, 'allow_loopback_http') === 'true',
+    }),
+    (_, { form }) => ({ text: `Registered ${field(form, 'slug').trim()}.` }),
   ),
   post(
     '/providers',
     () => '/providers',
-    async ({ mesh, form }) => {
+    addProviderOperation,
+    ({ form }) => {
       const name = field(form, 'name').trim();
-      const contextText = field(form, 'context_tokens').trim();
-      const contextTokens = contextText === '' ? undefined : Number(contextText);
       if (field(form, 'kind') === 'scripted') {
         let script: unknown;
         try {
           script = JSON.parse(field(form, 'script'));
         } catch {
-          throw new MeshError('invalid_script', 'the script is not valid JSON');
+          throw new MeshError('invalid_script', 'the script is not valid JSON', {
+            field: 'script',
+          });
         }
-        await addModelProvider(mesh, { name, kind: 'scripted', script });
-      } else {
-        await addModelProvider(mesh, {
-          name,
-          kind: 'openai_compatible',
-          baseUrl: field(form, 'base_url').trim(),
-          apiKey: field(form, 'api_key'),
-          ...(contextTokens === undefined ? {} : { contextTokens }),
-        });
+        return { name, kind: 'scripted', script };
       }
-      return { text: `Added provider ${name}.` };
+      return {
+        name,
+        kind: 'openai_compatible',
+        base_url: field(form, 'base_url').trim(),
+        api_key: field(form, 'api_key'),
+        ...wholeNumber(form, 'context_tokens'),
+      };
     },
+    (_, { form }) => ({ text: `Added provider ${field(form, 'name').trim()}.` }),
   ),
   post(
     '/providers/{provider}/api-key',
     () => '/providers',
-    async ({ mesh, params, form }) => {
-      const meta = await setProviderKey(mesh, params['provider'] ?? '', field(form, 'value'));
-      return { text: `Replaced the API key of ${params['provider']} (version ${meta.version}).` };
-    },
+    providerKeyOperation,
+    (call) => ({ provider: param(call, 'provider'), value: field(call.form, 'value') }),
+    (meta, call) => ({
+      text: `Replaced the API key of ${param(call, 'provider')} (version ${meta.version}).`,
+    }),
   ),
   post(
     '/providers/{provider}/delete',
     () => '/providers',
-    async ({ mesh, params }) => {
-      await deleteModelProvider(mesh, params['provider'] ?? '');
-      return { text: `Deleted provider ${params['provider']}.` };
-    },
+    deleteProviderOperation,
+    (call) => ({ provider: param(call, 'provider') }),
+    (_, call) => ({ text: `Deleted provider ${param(call, 'provider')}.` }),
   ),
   post(
     '/mcp/providers/{provider}/delete',
     () => '/mcp',
-    async ({ mesh, params }) => {
-      await removeToolProvider(mesh, params['provider'] ?? '');
-      return { text: `Removed ${params['provider']}.` };
-    },
+    removeMcpProviderOperation,
+    (call) => ({ provider: param(call, 'provider') }),
+    (_, call) => ({ text: `Removed ${param(call, 'provider')}.` }),
   ),
   {
     method: 'GET',

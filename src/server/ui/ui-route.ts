@@ -1,4 +1,5 @@
 import type { Mesh } from '../../app/mesh.ts';
+import { invokeOperation, type Operation } from '../../app/operations/operation.ts';
 import { isMeshError } from '../../tool/errors.ts';
 import type { Method, RoutePattern } from '../router.ts';
 import type { StreamSlots } from '../run-events.ts';
@@ -72,22 +73,34 @@ export function agentPath(name: string, tab: string): string {
   return `/agents/${encodeURIComponent(name)}/${tab}`;
 }
 
+/** A form of the UI: the catalog operation it performs, by name (the catalog walk reads it). */
+export interface FormRoute extends UiRoute {
+  readonly method: 'POST';
+  readonly operation: string;
+}
+
 /**
- * A form post: does the work, then sends the browser back where it came from with a notice.
- * A refusal (always value-free) becomes the notice instead of an error page, losing nothing.
+ * A form post: the catalog operation it performs, run with the input the form's fields make
+ * (checked by the operation, as on every face), then the browser sent back where it came from
+ * with a notice. A refusal (always value-free) becomes the notice instead of an error page,
+ * naming the field the form calls it, and losing nothing typed but secrets.
  */
-export function post(
+export function post<O>(
   path: string,
   back: (call: UiCall) => string,
-  work: (call: UiCall) => Promise<{ text: string; to?: string }>,
-): UiRoute {
+  operation: Operation<never, O>,
+  input: (call: UiCall) => Record<string, unknown>,
+  done: (out: O, call: UiCall) => { text: string; to?: string },
+): FormRoute {
   return {
     method: 'POST',
     path,
+    operation: operation.name,
     async handle(call) {
       try {
-        const done = await work(call);
-        return { redirect: done.to ?? back(call), flash: { kind: 'ok', text: done.text } };
+        const out = await invokeOperation(call.mesh, operation, input(call), call.session);
+        const shown = done(out, call);
+        return { redirect: shown.to ?? back(call), flash: { kind: 'ok', text: shown.text } };
       } catch (error) {
         const flashable =
           isMeshError(error) && error.code !== 'agent_not_found' && error.code !== 'database_error';
@@ -105,6 +118,27 @@ export function post(
       }
     },
   };
+}
+
+/** A path parameter's text ('' when absent). */
+export function param(call: UiCall, name: string): string {
+  return call.params[name] ?? '';
+}
+
+/**
+ * A form's optional whole-number field: absent when left blank, a number when it reads as one,
+ * else the text as typed, which the operation refuses naming the field.
+ */
+export function wholeNumber(form: URLSearchParams, name: string): Record<string, number | string> {
+  const text = field(form, name).trim();
+  if (text === '') return {};
+  return { [name]: /^\d{1,9}$/.test(text) ? Number(text) : text };
+}
+
+/** A form's optional text field, trimmed: absent when left blank. */
+export function optional(form: URLSearchParams, name: string): Record<string, string> {
+  const value = field(form, name).trim();
+  return value === '' ? {} : { [name]: value };
 }
 
 /** A form field's value ('' when absent). */

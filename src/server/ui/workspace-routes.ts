@@ -1,13 +1,12 @@
 import { listAgents } from '../../app/agents/reads.ts';
 import { workspaceBackendKeyOperation } from '../../app/backends/operations.ts';
-import { invokeOperation } from '../../app/operations/operation.ts';
+import { describeWorkspaces } from '../../app/backends/workspace-admin.ts';
 import {
-  addBackend,
-  describeWorkspaces,
-  grantBackend,
-  removeBackend,
-} from '../../app/backends/workspace-admin.ts';
-import { field, post, type UiRoute } from './ui-route.ts';
+  addWorkspaceBackendOperation,
+  grantWorkspaceBackendOperation,
+  removeWorkspaceBackendOperation,
+} from '../../app/backends/workspace-operations.ts';
+import { field, optional, param, post, type UiRoute } from './ui-route.ts';
 import { workspacesPage } from './workspace-pages.ts';
 
 /** The workspaces page: backends, grants and live workspaces. */
@@ -26,54 +25,44 @@ export const workspaceRoutes: readonly UiRoute[] = [
   post(
     '/workspaces/backends',
     () => '/workspaces',
-    async ({ mesh, form }) => {
-      const apiUrl = field(form, 'api_url').trim();
-      const apiKey = field(form, 'api_key').trim();
-      const added = await addBackend(mesh, {
-        name: field(form, 'name').trim(),
-        kind: field(form, 'kind'),
-        development: field(form, 'development') === 'true',
-        ...(apiUrl === '' ? {} : { apiUrl }),
-        ...(apiKey === '' ? {} : { apiKey }),
-      });
-      return { text: `Added backend ${added.name}.` };
-    },
+    addWorkspaceBackendOperation,
+    ({ form }) => ({
+      name: field(form, 'name').trim(),
+      kind: field(form, 'kind'),
+      development: field(form, 'development') === 'true',
+      ...optional(form, 'api_url'),
+      ...optional(form, 'api_key'),
+    }),
+    (_, { form }) => ({ text: `Added backend ${field(form, 'name').trim()}.` }),
   ),
   post(
     '/workspaces/backends/{backend}/key',
     () => '/workspaces',
-    async ({ mesh, params, form, session }) => {
-      const out = await invokeOperation(
-        mesh,
-        workspaceBackendKeyOperation,
-        { backend: params['backend'] ?? '', value: field(form, 'value') },
-        session,
-      );
-      return { text: `Replaced the API key of ${out.name} (now version ${out.version}).` };
-    },
+    workspaceBackendKeyOperation,
+    (call) => ({ backend: param(call, 'backend'), value: field(call.form, 'value') }),
+    (out) => ({ text: `Replaced the API key of ${out.name} (now version ${out.version}).` }),
   ),
   post(
     '/workspaces/backends/{backend}/delete',
     () => '/workspaces',
-    async ({ mesh, params }) => {
-      await removeBackend(mesh, params['backend'] ?? '');
-      return { text: `Removed backend ${params['backend'] ?? ''}.` };
-    },
+    removeWorkspaceBackendOperation,
+    (call) => ({ backend: param(call, 'backend') }),
+    (_, call) => ({ text: `Removed backend ${param(call, 'backend')}.` }),
   ),
   post(
     '/workspaces/grants',
     () => '/workspaces',
-    async ({ mesh, form, session }) => {
-      const granted = await grantBackend(mesh, {
-        agent: field(form, 'agent').trim(),
-        backend: field(form, 'backend').trim(),
-        allowHosts: field(form, 'allow_hosts')
-          .split(/\r?\n/)
-          .map((h) => h.trim())
-          .filter((h) => h !== ''),
-        operator: session.actor,
-      });
-      return { text: `Granted ${granted.agent} workspaces on ${granted.backend}.` };
-    },
+    grantWorkspaceBackendOperation,
+    ({ form }) => ({
+      agent: field(form, 'agent').trim(),
+      backend: field(form, 'backend').trim(),
+      allow_hosts: field(form, 'allow_hosts')
+        .split(/\r?\n/)
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
+    }),
+    (_, { form }) => ({
+      text: `Granted ${field(form, 'agent').trim()} workspaces on ${field(form, 'backend').trim()}.`,
+    }),
   ),
 ];
