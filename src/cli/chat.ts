@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
 import {
-  conversationOperations,
   MAX_WAIT_S,
   sendMessageOperation,
   type SentAnswer,
@@ -8,7 +7,6 @@ import {
 import type { RunAnswer } from '../app/runs/run-lines.ts';
 import { showRunOperation } from '../app/runs/operations.ts';
 import { UsageError, type CommandBody } from './command.ts';
-import { operationGroup } from './operation-command.ts';
 
 /** Whether a run has settled (neither queued nor running). */
 const settled = (status: string) => status !== 'queued' && status !== 'running';
@@ -80,8 +78,3 @@ export const chatCommand: CommandBody = async (args, io) => {
   // A run waiting on its question did what it should: it asked.
   return status === 'succeeded' || status === 'awaiting_input' ? 0 : 1;
 };
-
-/** `mesh conversations …`: an agent's conversations and their messages. */
-export const conversationsCommand: CommandBody = operationGroup(
-  conversationOperations.filter((op) => op !== sendMessageOperation),
-);

@@ -1,18 +1,13 @@
 import { parseArgs } from 'node:util';
 import {
   listConnectionsOperation,
-  mcpConnectionOperations,
   oauthStatusOperation,
   startOAuthOperation,
   type OAuthStatusAnswer,
 } from '../app/mcp/connection-operations.ts';
-import { mcpCatalogOperations } from '../app/mcp/catalog-operations.ts';
-import {
-  listMcpProvidersOperation,
-  mcpProviderOperations,
-} from '../app/mcp/provider-operations.ts';
-import { UsageError, type CommandBody, type Subcommand } from './command.ts';
-import { operationGroup, operationSubcommand } from './operation-command.ts';
+import { listMcpProvidersOperation } from '../app/mcp/provider-operations.ts';
+import { UsageError, type Subcommand } from './command.ts';
+import { operationSubcommand } from './operation-command.ts';
 
 /** How often `mesh mcp oauth` looks whether the authorization finished, and for how long. */
 const OAUTH_POLL_MS = 1_000;
@@ -78,15 +73,12 @@ const oauth: Subcommand = async (args, io) => {
 const listProviders = operationSubcommand(listMcpProvidersOperation);
 const listConnections = operationSubcommand(listConnectionsOperation);
 
-/** `mesh mcp …`: remote MCP servers and agents' connections to them. */
-export const mcpCommand: CommandBody = operationGroup(
-  [...mcpProviderOperations, ...mcpCatalogOperations, ...mcpConnectionOperations],
-  {
-    oauth,
-    // `mesh mcp list --agent A` lists the agent's connections, as `mesh mcp connections` does.
-    list: (args, io) =>
-      args.some((a) => a === '--agent' || a.startsWith('--agent='))
-        ? listConnections(args, io)
-        : listProviders(args, io),
-  },
-);
+/** What `mesh mcp` has beside its operations: connecting with OAuth, and `list --agent`. */
+export const mcpSubcommands: Readonly<Record<string, Subcommand>> = {
+  oauth,
+  // `mesh mcp list --agent A` lists the agent's connections, as `mesh mcp connections` does.
+  list: (args, io) =>
+    args.some((a) => a === '--agent' || a.startsWith('--agent='))
+      ? listConnections(args, io)
+      : listProviders(args, io),
+};

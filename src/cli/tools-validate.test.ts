@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FIXTURE_PACKAGES, temporaryDir } from '../../test/support/catalog.ts';
 import { UsageError } from './command.ts';
 import { toolsValidate } from './tools-validate.ts';
-import { toolsCommand } from './tools.ts';
+import { commands } from './commands.ts';
 
 function capture() {
   const out: string[] = [];
@@ -89,6 +89,8 @@ describe('mesh tools validate', () => {
 
   it('treats a missing or unknown subcommand, or two directories, as a usage error', async () => {
     const c = capture();
+    const toolsCommand = await (commands.find((command) => command.name === 'tools')?.load() ??
+      Promise.reject(new Error('no tools command')));
     await expect(toolsCommand([], c.io)).rejects.toThrow(UsageError);
     await expect(toolsCommand(['frobnicate'], c.io)).rejects.toThrow(
       /unknown subcommand "frobnicate"/,

@@ -1,13 +1,8 @@
 import { parseArgs } from 'node:util';
 import { installedTool, installedTools, type ToolListing } from '../app/packages/tool-catalog.ts';
-import {
-  agentToolsOperation,
-  callToolOperation,
-  searchToolsOperation,
-} from '../app/packages/tool-operations.ts';
-import { commandGroup, UsageError, type CliIo, type CommandBody } from './command.ts';
+import { agentToolsOperation } from '../app/packages/tool-operations.ts';
+import { UsageError, type CliIo, type Subcommand } from './command.ts';
 import { operationSubcommand } from './operation-command.ts';
-import { setToolEnabledOperation } from '../app/packages/package-operations.ts';
 
 function origin(t: { readonly package: string; readonly version: string }): string {
   return `${t.package}@${t.version}`;
@@ -76,18 +71,17 @@ function show(args: readonly string[], io: CliIo): number {
   return 0;
 }
 
-/** `mesh tools …`: list, show, call, search and validate tools. */
-export const toolsCommand: CommandBody = commandGroup({
-  // With --agent: the agent's tools as its turn sees them; without: every installed tool.
+/**
+ * What `mesh tools` has beside its operations (call, search, set and its enable/disable): the
+ * installed tools as their manifests declare them, one tool in full, and checking packages on disk.
+ */
+export const toolSubcommands: Readonly<Record<string, Subcommand>> = {
+  // With --agent: the agent's tools as its turn sees them (agents.tools); without: every
+  // installed tool.
   list: (args, io) =>
     args.some((a) => a === '--agent' || a.startsWith('--agent='))
       ? operationSubcommand(agentToolsOperation)(args, io)
       : list(args, io),
   show,
-  call: operationSubcommand(callToolOperation),
-  search: operationSubcommand(searchToolsOperation),
-  set: operationSubcommand(setToolEnabledOperation),
-  enable: operationSubcommand(setToolEnabledOperation, { enabled: true }),
-  disable: operationSubcommand(setToolEnabledOperation, { enabled: false }),
   validate: async (rest, io) => (await import('./tools-validate.ts')).toolsValidate(rest, io),
-});
+};

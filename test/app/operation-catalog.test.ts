@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { operations } from '../../src/app/operations/catalog.ts';
+import { cliGroups, operations } from '../../src/app/operations/catalog.ts';
 import { commands } from '../../src/cli/commands.ts';
 import { cliFace } from '../../src/cli/operation-command.ts';
 import { apiRoutes } from '../../src/server/api.ts';
@@ -40,6 +40,16 @@ describe('the operation catalog', () => {
     // Each with why it is no form: a person's input relayed to a handed-over browser page.
     expect(unnamed).toEqual(['/browser-sessions/{session}/input']);
     expect(posts.length).toBeGreaterThan(30);
+  });
+
+  it("groups the command line: each operation's group is declared, each group has operations", () => {
+    const declared = cliGroups.map((g) => g.name);
+    const used = new Set(operations.map((op) => cliFace(op)?.command[0]).filter(Boolean));
+    expect([...used].filter((g) => !declared.includes(String(g)))).toEqual([]);
+    expect(declared.filter((g) => !used.has(g))).toEqual([]);
+    // The command line lists every group, with the catalog's summary.
+    for (const group of cliGroups)
+      expect(commands.find((c) => c.name === group.name)?.summary).toBe(group.summary);
   });
 
   it('declares each operation once, under a unique name', () => {

@@ -247,7 +247,8 @@ describe('credentials and texts refused by the CLI', () => {
       key,
     );
     expect(added.code).toBe(1);
-    expect(added.err).toMatch(/`api_key` holds a line break/);
+    // Said with the flag the operator typed, as every refusal of a field is on the command line.
+    expect(added.err).toMatch(/--api-key-file holds a line break/);
     expect(added.err).not.toContain(CANARY);
 
     expect(
