@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/db.ts';
-import { signIn, openServerWithAgent, type TestServer } from '../support/server.ts';
+import { openServerWithAgent, postForm, signIn, type TestServer } from '../support/server.ts';
 import { startWebFake, type WebFake } from '../support/web-fakes/index.ts';
 
 const OLD_KEY = 'exa-old-key-0123456789abcdef';
@@ -128,5 +128,62 @@ describe.each(testDatabases())('replacing a backend key on $name', (database) =>
       backends: { name: string }[];
     };
     expect(spaces.backends.map((b) => b.name)).not.toContain('box');
+  });
+
+  it("replaces a browser backend's key by the same operation, from the API, the CLI's group and its page", async () => {
+    const added = await server.api('POST', '/api/browsers/backends', {
+      name: 'steel',
+      kind: 'steel',
+      api_key: OLD_KEY,
+    });
+    expect(added.status).toBe(201);
+    const rotated = await server.api('PUT', '/api/browsers/backends/steel/api-key', {
+      value: NEW_KEY,
+    });
+    expect(rotated.status).toBe(200);
+    expect(rotated.json).toMatchObject({ name: 'steel', present: true, version: 2 });
+    expect(rotated.text).not.toContain(NEW_KEY);
+    const listed = (await server.api('GET', '/api/browsers')).json as {
+      backends: { name: string; api_key: { present: boolean } | null }[];
+    };
+    expect(listed.backends.find((b) => b.name === 'steel')?.api_key).toEqual({ present: true });
+    // A local browser takes no key; a backend that is not there is not found.
+    expect(
+      (
+        await server.api('POST', '/api/browsers/backends', {
+          name: 'here',
+          kind: 'local',
+          development: true,
+        })
+      ).status,
+    ).toBe(201);
+    const local = await server.api('PUT', '/api/browsers/backends/here/api-key', {
+      value: NEW_KEY,
+    });
+    expect([local.status, local.json]).toMatchObject([
+      400,
+      { error: { code: 'invalid_provider' } },
+    ]);
+    const missing = await server.api('PUT', '/api/browsers/backends/nope/api-key', {
+      value: NEW_KEY,
+    });
+    expect([missing.status, missing.json]).toMatchObject([
+      404,
+      { error: { code: 'backend_not_found' } },
+    ]);
+    // The Browsers page offers the same replacement for a vendor backend, never showing the key.
+    const { cookie, csrf } = await signIn(server);
+    const page = await (await fetch(`${server.url}browsers`, { headers: { cookie } })).text();
+    expect(page).toContain('action="/browsers/backends/steel/key"');
+    expect(page).not.toContain('action="/browsers/backends/here/key"');
+    const posted = await postForm(server, { cookie, csrf }, 'browsers/backends/steel/key', {
+      value: OLD_KEY,
+    });
+    expect(posted.status).toBe(303);
+    // The form made version 3: the next replacement is version 4.
+    const next = await server.api('PUT', '/api/browsers/backends/steel/api-key', {
+      value: NEW_KEY,
+    });
+    expect(next.json).toMatchObject({ version: 4 });
   });
 });

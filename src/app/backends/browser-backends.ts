@@ -33,7 +33,7 @@ export async function browserBackendFor(
       });
       if (apiKey === undefined)
         throw new BrowserBackendUnavailableError(
-          `browser backend ${record.name} has no API key captured; re-add it with --api-key-file`,
+          `browser backend ${record.name} has no API key captured; an operator sets one (browsers.key)`,
         );
       const text = (key: string) =>
         typeof record.settings[key] === 'string' ? record.settings[key] : undefined;

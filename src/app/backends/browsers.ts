@@ -1,4 +1,4 @@
-import { backendClients, sharedByRun, type BackendClients } from './rented.ts';
+import { apiKeyVersion, backendClients, sharedByRun, type BackendClients } from './rented.ts';
 import type { BrowserBackend, CdpEndpoint, SessionRecording } from '../../browser/backend.ts';
 import { formatSeconds } from '../../run/budget.ts';
 import type { SecretStore } from '../../secrets/secret-store.ts';
@@ -59,7 +59,7 @@ export const BROWSER_REAP_GRACE_MS = 30_000;
 class BrowserSessions implements BrowserRuntime {
   readonly #db: Db;
   readonly #held = new Map<string, Held>();
-  /** Backend clients, by backend row (and its settings: a changed row is a new client). */
+  /** Backend clients, by backend row, settings and key version (either changed: a new client). */
   readonly #backends: BackendClients<BrowserBackendRecord, BrowserBackend>;
   readonly #rental: RentalDeps;
   /** Renting in flight, by run: concurrent first calls share one. */
@@ -67,8 +67,9 @@ class BrowserSessions implements BrowserRuntime {
 
   constructor(deps: { db: Db; secrets: SecretStore; redactor: Redactor }) {
     this.#db = deps.db;
-    this.#backends = backendClients((record: BrowserBackendRecord) =>
-      browserBackendFor(record, deps.secrets),
+    this.#backends = backendClients(
+      (record: BrowserBackendRecord) => browserBackendFor(record, deps.secrets),
+      apiKeyVersion(deps.secrets, 'browser_backend'),
     );
     this.#rental = {
       db: deps.db,

@@ -1,6 +1,6 @@
 import { nameField, NO_INPUT } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
-import { modelProviders, webProviders, workspaceBackends } from './families.ts';
+import { browserBackends, modelProviders, webProviders, workspaceBackends } from './families.ts';
 import { keyRotationOperation } from './key-rotation.ts';
 
 /** Replacing the key of a model provider, a web provider or a workspace backend. */
@@ -26,6 +26,14 @@ export const workspaceBackendKeyOperation = keyRotationOperation({
   path: '/api/workspaces/backends/{backend}',
   tag: 'workspaces',
   family: workspaceBackends,
+});
+
+export const browserBackendKeyOperation = keyRotationOperation({
+  group: 'browsers',
+  param: 'backend',
+  path: '/api/browsers/backends/{backend}',
+  tag: 'browsers',
+  family: browserBackends,
 });
 
 /** A model provider as the API lists it (`providerJson`). */

@@ -25,7 +25,7 @@ export async function backendFor(
       });
       if (apiKey === undefined)
         throw new BackendUnavailableError(
-          `execution backend ${record.name} has no API key captured; re-add it with --api-key-file`,
+          `execution backend ${record.name} has no API key captured; an operator sets one (workspaces.key)`,
         );
       const text = (key: string) =>
         typeof record.settings[key] === 'string' ? record.settings[key] : undefined;

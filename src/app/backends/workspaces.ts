@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { backendClients, sharedByRun } from './rented.ts';
+import { apiKeyVersion, backendClients, sharedByRun } from './rented.ts';
 import { budgetFrom, usageFrom } from '../../run/budget.ts';
 import {
   DEFAULT_LIMITS,
@@ -147,9 +147,10 @@ export function createWorkspaceRuntime(deps: {
   /** Workspaces this process rented, by run. */
   const held = new Map<string, Held>();
 
-  /** Backend clients, by backend row (and its settings: a changed row is a new client). */
-  const backends = backendClients((record: ExecutionBackendRecord) =>
-    backendFor(record, deps.secrets),
+  /** Backend clients, by backend row, settings and key version (either changed: a new client). */
+  const backends = backendClients(
+    (record: ExecutionBackendRecord) => backendFor(record, deps.secrets),
+    apiKeyVersion(deps.secrets, 'execution_backend'),
   );
   const backendOf = (record: ExecutionBackendRecord) => backends.of(record);
   /** Renting in flight, by run: concurrent first calls share one. */

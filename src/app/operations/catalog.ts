@@ -6,6 +6,7 @@ import {
   providerKeyOperation,
   webProviderKeyOperation,
   workspaceBackendKeyOperation,
+  browserBackendKeyOperation,
 } from '../backends/operations.ts';
 import { webOperations } from '../backends/web-operations.ts';
 import { workspaceOperations } from '../backends/workspace-operations.ts';
@@ -51,6 +52,7 @@ export const operations: readonly AnyOperation[] = [
   ...workspaceOperations,
   workspaceBackendKeyOperation,
   ...browserOperations,
+  browserBackendKeyOperation,
   ...tokenOperations,
   ...secretOperations,
   ...configOperations,

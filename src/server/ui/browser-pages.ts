@@ -3,7 +3,7 @@ import type {
   BrowserGrantAnswer,
   BrowserSessionAnswer,
 } from '../../app/backends/browser-operations.ts';
-import { postButton } from './controls.ts';
+import { keyForm, postButton } from './controls.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, picker, sticky, type PageSession } from './layout.ts';
 
@@ -20,6 +20,32 @@ function liveView(url: string | null) {
   return url.startsWith('/')
     ? html`<a href="${url}">Live View</a>`
     : html`<a href="${url}" target="_blank" rel="noopener noreferrer">Live View</a>`;
+}
+
+/** One backend's row: its kind, whether it is for development, its key (and replacing it). */
+function backendRow(session: PageSession, b: BrowserBackendAnswer) {
+  return html`<tr data-backend="${b.name}">
+    <td>${b.name}</td>
+    <td>${b.kind}</td>
+    <td>
+      ${
+        b.development
+          ? html`<span class="badge effect">development only</span>`
+          : html`<span class="muted">vendor</span>`
+      }
+    </td>
+    <td>
+      ${
+        b.api_key === null
+          ? html`<span class="muted">—</span>`
+          : html`${b.api_key.present ? 'present' : 'absent'}
+            ${keyForm(session, `/browsers/backends/${encodeURIComponent(b.name)}/key`)}`
+      }
+    </td>
+    <td>
+      ${postButton(session, `/browsers/backends/${encodeURIComponent(b.name)}/delete`, 'Remove', { danger: true })}
+    </td>
+  </tr>`;
 }
 
 /**
@@ -40,24 +66,7 @@ export function browsersPage(
         state.backends,
         'No browser backend yet: browser tools are not offered to any agent.',
         ['Name', 'Kind', '', 'API key', ''],
-        (b) =>
-          html`<tr data-backend="${b.name}">
-            <td>${b.name}</td>
-            <td>${b.kind}</td>
-            <td>
-              ${
-                b.development
-                  ? html`<span class="badge effect">development only</span>`
-                  : html`<span class="muted">vendor</span>`
-              }
-            </td>
-            <td>
-              ${b.api_key === null ? html`<span class="muted">—</span>` : b.api_key.present ? 'present' : 'absent'}
-            </td>
-            <td>
-              ${postButton(session, `/browsers/backends/${encodeURIComponent(b.name)}/delete`, 'Remove', { danger: true })}
-            </td>
-          </tr>`,
+        (b) => backendRow(session, b),
       )}
       <h2>Grants</h2>
       ${listTable(

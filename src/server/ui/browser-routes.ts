@@ -5,6 +5,7 @@ import {
   removeBrowserBackendOperation,
   revokeBrowserBackendOperation,
 } from '../../app/backends/browser-operations.ts';
+import { browserBackendKeyOperation } from '../../app/backends/operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { listAgents } from '../../app/agents/reads.ts';
 import { browsersPage, type BrowsersState } from './browser-pages.ts';
@@ -37,6 +38,13 @@ export const browserRoutes: readonly UiRoute[] = [
       ...optional(form, 'api_key'),
     }),
     (added) => ({ text: `Added browser backend ${added.name}.` }),
+  ),
+  post(
+    '/browsers/backends/{backend}/key',
+    () => '/browsers',
+    browserBackendKeyOperation,
+    (call) => ({ backend: param(call, 'backend'), value: field(call.form, 'value') }),
+    (out) => ({ text: `Replaced the API key of ${out.name} (now version ${out.version}).` }),
   ),
   post(
     '/browsers/backends/{backend}/delete',
