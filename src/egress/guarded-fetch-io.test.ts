@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createGuardedFetch } from './guarded-fetch.ts';
 import { closeServers, ok, readerOf, serve } from '../../test/support/egress-servers.ts';
@@ -135,5 +137,58 @@ describe('abort and timeout', () => {
     });
     const fetch = createGuardedFetch({ allowLoopbackHttp: true, timeoutMs: 100 });
     await expect(fetch(`${server.origin}/`)).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
+});
+
+describe('a kept-alive socket the server closed as it was reused', () => {
+  /**
+   * A server that answers the first request of each connection and drops the connection when a
+   * second one arrives on it: the race of a server's idle timeout with a client's reuse, every time.
+   */
+  async function droppingSecond() {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      const socket = req.socket as Socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      seen.push(`${req.method ?? ''} ${String(socket.served)}`);
+      if (socket.served > 1) {
+        socket.destroy();
+        return;
+      }
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}/`,
+      seen,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  it('asks a safe request again on another connection, once', async () => {
+    const server = await droppingSecond();
+    try {
+      const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+      expect(await (await fetch(server.url)).text()).toBe('ok');
+      // Reused, dropped, then sent again on a new connection.
+      expect(await (await fetch(server.url)).text()).toBe('ok');
+      expect(server.seen).toEqual(['GET 1', 'GET 2', 'GET 1']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('never sends a request that may change something twice: the reset is the answer', async () => {
+    const server = await droppingSecond();
+    try {
+      const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+      expect(await (await fetch(server.url, { method: 'POST', body: 'one' })).text()).toBe('ok');
+      await expect(fetch(server.url, { method: 'POST', body: 'two' })).rejects.toThrow();
+      expect(server.seen).toEqual(['POST 1', 'POST 2']);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -147,8 +147,18 @@ interface HopAgents {
   readonly https: https.Agent;
 }
 
+/** A pooled socket the server had closed: the request was written to a connection it dropped. */
+class StaleSocketError extends Error {
+  constructor(readonly reset: Error) {
+    super(reset.message, { cause: reset });
+  }
+}
+
+/** What may be asked again after a stale socket: a request that changes nothing on the server. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** Sends one hop's request on the pinned addresses; resolves when its response headers arrive. */
-function send(
+function sendOnce(
   agents: HopAgents,
   url: URL,
   hop: { target: UrlTarget; addresses: readonly ResolvedAddress[] },
@@ -180,9 +190,11 @@ function send(
     };
     signal.addEventListener('abort', onAbort, { once: true });
     // Stays attached: an error after the response is the body's to report, not a crash.
-    req.on('error', (error) => {
+    req.on('error', (error: NodeJS.ErrnoException) => {
       signal.removeEventListener('abort', onAbort);
-      reject(error);
+      // A kept-alive socket the server closed as it was reused: the request never reached it.
+      const stale = req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+      reject(stale ? new StaleSocketError(error) : error);
     });
     req.on('response', (res) => {
       signal.removeEventListener('abort', onAbort);
@@ -190,6 +202,31 @@ function send(
     });
     req.end(body);
   });
+}
+
+/**
+ * Sends one hop's request; a safe request that met a kept-alive socket the server had just closed
+ * (its idle timeout racing the reuse) is sent once more on another connection. Any other request
+ * is not sent again: the server may have acted on it.
+ */
+async function send(
+  agents: HopAgents,
+  url: URL,
+  hop: { target: UrlTarget; addresses: readonly ResolvedAddress[] },
+  method: string,
+  headers: Headers,
+  body: Buffer | undefined,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
+  try {
+    return await sendOnce(agents, url, hop, method, headers, body, signal);
+  } catch (error) {
+    if (!(error instanceof StaleSocketError)) throw error;
+    if (!SAFE_METHODS.has(method)) throw error.reset;
+    return sendOnce(agents, url, hop, method, headers, body, signal).catch((again: unknown) => {
+      throw again instanceof StaleSocketError ? again.reset : again;
+    });
+  }
 }
 
 /**
