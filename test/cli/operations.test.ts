@@ -97,7 +97,8 @@ describe('catalog operations beside a running server', () => {
       expect(fromApi.status, op.name).toBe(200);
       expect(JSON.parse(printed.stdout), op.name).toEqual(fromApi.body);
     }
-  });
+    // A process per read (about twenty): sized for a loaded machine, where each takes seconds.
+  }, 180_000);
 
   it('lists runs: the CLI --json prints what the API answers', async () => {
     const cli = await mesh('runs', 'list', '--agent', 'demo', '--status', 'succeeded', '--json');
