@@ -209,21 +209,14 @@ function sendOnce(
  * (its idle timeout racing the reuse) is sent once more on another connection. Any other request
  * is not sent again: the server may have acted on it.
  */
-async function send(
-  agents: HopAgents,
-  url: URL,
-  hop: { target: UrlTarget; addresses: readonly ResolvedAddress[] },
-  method: string,
-  headers: Headers,
-  body: Buffer | undefined,
-  signal: AbortSignal,
-): Promise<http.IncomingMessage> {
+async function send(...request: Parameters<typeof sendOnce>): Promise<http.IncomingMessage> {
   try {
-    return await sendOnce(agents, url, hop, method, headers, body, signal);
+    return await sendOnce(...request);
   } catch (error) {
     if (!(error instanceof StaleSocketError)) throw error;
+    const [, , , method] = request;
     if (!SAFE_METHODS.has(method)) throw error.reset;
-    return sendOnce(agents, url, hop, method, headers, body, signal).catch((again: unknown) => {
+    return sendOnce(...request).catch((again: unknown) => {
       throw again instanceof StaleSocketError ? again.reset : again;
     });
   }
