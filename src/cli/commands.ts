@@ -67,7 +67,7 @@ $MESH_HOME/trusted-keys/ and each --trust file. A refusal prints its typed reaso
 };
 
 /** The operations a group of the command line runs, in the catalog's order. */
-export function groupOperations(group: string) {
+function groupOperations(group: string) {
   return operations.filter((op) => cliFace(op)?.command[0] === group);
 }
 

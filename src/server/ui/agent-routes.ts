@@ -30,6 +30,7 @@ import { agentsPage, settingsPage, toolsPage } from './agent-pages.ts';
 import { callPage } from './call-page.ts';
 import {
   agentPath,
+  audiencesChosen,
   field,
   optional,
   param,
@@ -255,16 +256,11 @@ export const agentRoutes: readonly UiRoute[] = [
     '/agents/{agent}/packages/{package}/audiences',
     toolsBack,
     setAudiencesOperation,
-    (call) => {
-      const chosen = call.form.getAll('audience');
-      // Both boxes ticked is no limit at all; the stored form of "everywhere" is no row.
-      const all = chosen.includes('direct') && chosen.includes('shared');
-      return {
-        agent: param(call, 'agent'),
-        package: param(call, 'package'),
-        audiences: all ? null : chosen,
-      };
-    },
+    (call) => ({
+      agent: param(call, 'agent'),
+      package: param(call, 'package'),
+      audiences: audiencesChosen(call.form),
+    }),
     (_, call) => ({ text: `Saved audiences for ${param(call, 'package')}.` }),
   ),
 ];

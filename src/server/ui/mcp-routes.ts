@@ -17,6 +17,7 @@ import { isMeshError } from '../../tool/errors.ts';
 import { mcpPage, oauthContinuePage } from './mcp-pages.ts';
 import {
   agentPath,
+  audiencesChosen,
   field,
   param,
   post,
@@ -137,15 +138,11 @@ export const mcpRoutes: readonly UiRoute[] = [
     '/agents/{agent}/mcp/{provider}/scopes',
     mcpBack,
     setScopesOperation,
-    (call) => {
-      const chosen = call.form.getAll('audience');
-      const all = chosen.includes('direct') && chosen.includes('shared');
-      return {
-        agent: param(call, 'agent'),
-        provider: param(call, 'provider'),
-        audiences: all ? null : chosen,
-      };
-    },
+    (call) => ({
+      agent: param(call, 'agent'),
+      provider: param(call, 'provider'),
+      audiences: audiencesChosen(call.form),
+    }),
     (_, call) => ({ text: `Saved the scopes of ${param(call, 'provider')}.` }),
   ),
   post(

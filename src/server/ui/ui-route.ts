@@ -135,6 +135,15 @@ export function wholeNumber(form: URLSearchParams, name: string): Record<string,
   return { [name]: /^\d{1,9}$/.test(text) ? Number(text) : text };
 }
 
+/**
+ * The audiences a form's boxes chose: both ticked is no limit at all (null, stored as no row),
+ * else the ones ticked.
+ */
+export function audiencesChosen(form: URLSearchParams): string[] | null {
+  const chosen = form.getAll('audience');
+  return chosen.includes('direct') && chosen.includes('shared') ? null : chosen;
+}
+
 /** A form's optional text field, trimmed: absent when left blank. */
 export function optional(form: URLSearchParams, name: string): Record<string, string> {
   const value = field(form, name).trim();
