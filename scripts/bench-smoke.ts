@@ -14,6 +14,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+// Without a server the PostgreSQL benches cannot run: said once, before anything is started.
+if (!process.env['DATABASE_URL']) {
+  console.error(
+    'bench:smoke needs DATABASE_URL pointing at a PostgreSQL server (the ledger and tenants benches create their own database there), e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres',
+  );
+  process.exit(2);
+}
+
 const root = join(import.meta.dirname, '..');
 const profileDir = mkdtempSync(join(tmpdir(), 'mesh-bench-smoke-'));
 
