@@ -13,3 +13,20 @@ export type JsonSchema = JsonObject;
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * Whether a JSON value nests deeper than `max` levels of objects and arrays (a scalar is level 0).
+ * Walked with a stack, never recursion: the value may be hostile, deep enough that a recursive
+ * walker (JSON.stringify among them) overflows the call stack.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item))
+      stack.push([child, depth + 1]);
+  }
+  return false;
+}

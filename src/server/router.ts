@@ -3,7 +3,7 @@ import type { Context, Env, Hono } from 'hono';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { JsonSchema } from '../model/json.ts';
 import { HttpError } from './http-error.ts';
-import { describeSchemaError, schemaErrorField } from '../tool/schema-errors.ts';
+import { describeSchemaError, nestingRefusal, schemaErrorField } from '../tool/schema-errors.ts';
 import { refuseUnstorablePairs } from './input-text.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -165,6 +165,8 @@ export class RouteTable<R extends RoutePattern> {
 
   /** Validates a body against its route's schema, naming the first problem. */
   validate(route: R, body: unknown): void {
+    const tooDeep = nestingRefusal(body, 'body');
+    if (tooDeep) throw new HttpError('invalid_body', tooDeep.message, {}, { field: tooDeep.field });
     const validate = this.validators.get(route);
     if (!validate || validate(body)) return;
     const first = validate.errors?.[0];

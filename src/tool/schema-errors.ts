@@ -1,4 +1,6 @@
 import type { ErrorObject } from 'ajv';
+import { isJsonObject, nestsDeeperThan } from '../model/json.ts';
+import { pathStep } from './storable-text.ts';
 
 /*
  * How a JSON Schema refusal is said to whoever sent the value: the field it is about and what was
@@ -53,4 +55,30 @@ export function describeSchemaError(e: ErrorObject): string {
     default:
       return `${where} ${e.message ?? 'is not valid'}`;
   }
+}
+
+/**
+ * The deepest nesting of objects and arrays a field of a request body or an operation's input may
+ * have. No operation needs more (tool arguments allow 64 levels). Deeper is refused before the
+ * schema or anything else walks the value: a recursive walker (JSON.stringify among them)
+ * overflows the call stack on nesting that a JSON body carries in a few kilobytes.
+ */
+export const MAX_INPUT_DEPTH = 100;
+
+/**
+ * Whether any field of a value nests deeper than {@link MAX_INPUT_DEPTH}: the refusal's field
+ * (`body.arguments`, or `root` when the value itself is too deep and not an object) and message,
+ * or undefined when it fits. Never quotes the value.
+ */
+export function nestingRefusal(
+  value: unknown,
+  root: string,
+): { readonly field: string; readonly message: string } | undefined {
+  if (!nestsDeeperThan(value, MAX_INPUT_DEPTH + 1)) return undefined;
+  const fields = isJsonObject(value) ? Object.entries(value) : [];
+  const [name] = fields.find(([, field]) => nestsDeeperThan(field, MAX_INPUT_DEPTH)) ?? [];
+  const levels = `nests deeper than ${MAX_INPUT_DEPTH} levels of objects and arrays`;
+  return name === undefined
+    ? { field: root, message: `the ${root} ${levels}` }
+    : { field: `${root}.${pathStep(name)}`, message: `field \`${pathStep(name)}\` ${levels}` };
 }

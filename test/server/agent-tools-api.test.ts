@@ -85,6 +85,23 @@ describe.each(testDatabases())("an agent's tools over the API on $name", (databa
       expect(res.status, `${tool} ${JSON.stringify(body)}`).toBe(status);
       expect(res.json).toMatchObject({ error });
     }
+    // Nested deeper than any walker may recurse (JSON.stringify overflowed at about 4,000 levels
+    // in a request's stack): refused by its depth before anything walks it, and no run is made.
+    const runsBefore = (await server.api('GET', '/api/runs?agent=ada')).json;
+    for (const depth of [101, 5000, 30_000]) {
+      const raw = `{"arguments":${'{"a":'.repeat(depth)}"x"${'}'.repeat(depth)}}`;
+      const res = await server.api('POST', '/api/agents/ada/tools/remember/call', undefined, {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status, `depth ${depth}`).toBe(400);
+      expect(res.json).toMatchObject({
+        error: { code: 'invalid_body', field: 'body.arguments' },
+      });
+      expect(JSON.stringify(res.json)).toContain('nests deeper than 100 levels');
+    }
+    expect((await server.api('GET', '/api/runs?agent=ada')).json).toEqual(runsBefore);
+    expect(server.logs.filter((l) => l.startsWith('error'))).toEqual([]);
     expect(
       (await server.api('POST', '/api/agents/nobody/tools/remember/call', { arguments: {} }))
         .status,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
-import type { JsonValue } from '../../model/json.ts';
+import { nestsDeeperThan, type JsonValue } from '../../model/json.ts';
 import type { ToolAttachment, ToolOutput } from '../../tool/definition.ts';
 import type { AttachmentKind } from '../../tool/observation.ts';
 
@@ -122,19 +122,6 @@ export function convertContent(
 
 /** The deepest structured result kept: deeper is a server's attack or bug, not data to store. */
 export const MAX_STRUCTURED_DEPTH = 64;
-
-/** Whether a JSON value nests deeper than `max` levels; walked with a stack, never recursion. */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
-    if (item === null || typeof item !== 'object') continue;
-    if (depth >= max) return true;
-    for (const child of Array.isArray(item) ? item : Object.values(item))
-      stack.push([child, depth + 1]);
-  }
-  return false;
-}
 
 /** Turns a call's result into what the executor records: `isError` results are observations. */
 export function toOutput(
