@@ -4,7 +4,7 @@ import { agentBudgetOperation } from '../../src/app/agents/budget-operation.ts';
 import { createAgentOperation } from '../../src/app/agents/operations.ts';
 import { addModelProvider } from '../../src/app/backends/model-providers.ts';
 import { addWebProvider, grantWebProvider } from '../../src/app/backends/web-admin.ts';
-import { addBackend, grantBackend } from '../../src/app/backends/workspace-admin.ts';
+import { workspaceAdmin, grantBackend } from '../../src/app/backends/workspace-admin.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
 import type { Mesh } from '../../src/app/mesh.ts';
 import { assembleMesh } from '../../src/app/compose.ts';
@@ -83,7 +83,11 @@ describe.each(testDatabases())(
       await agent('clock', { wall_clock_seconds: 1 });
       await agent('compute', { compute_seconds: 1 });
       await agent('ceiling', {});
-      const backend = await addBackend(mesh, { name: 'dev', kind: 'local', development: true });
+      const backend = await workspaceAdmin.add(mesh, {
+        name: 'dev',
+        kind: 'local',
+        development: true,
+      });
       for (const name of ['clock', 'compute'])
         await grantBackend(mesh, {
           agent: name,

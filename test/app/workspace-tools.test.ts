@@ -8,7 +8,7 @@ import { assembleMesh } from '../../src/app/compose.ts';
 import { callToolAsOperator, operatorCallDriver } from '../../src/app/runs/operator-call.ts';
 import { turnPolicy } from '../../src/app/packages/policy.ts';
 import {
-  addBackend,
+  workspaceAdmin,
   describeWorkspaces,
   grantBackend,
 } from '../../src/app/backends/workspace-admin.ts';
@@ -112,15 +112,17 @@ describe.each(testDatabases())('workspace tools on $name', (database) => {
   };
 
   it('refuses a local backend without the development setting, and an unknown kind', async () => {
-    const refused = await addBackend(mesh, { name: 'prod-local', kind: 'local' }).catch(
-      (e: unknown) => e,
-    );
+    const refused = await workspaceAdmin
+      .add(mesh, { name: 'prod-local', kind: 'local' })
+      .catch((e: unknown) => e);
     expect(hasCode(refused, 'development_only')).toBe(true);
-    const unknown = await addBackend(mesh, { name: 'k8s', kind: 'kubernetes' }).catch(
-      (e: unknown) => e,
-    );
+    const unknown = await workspaceAdmin
+      .add(mesh, { name: 'k8s', kind: 'kubernetes' })
+      .catch((e: unknown) => e);
     expect(hasCode(unknown, 'invalid_backend')).toBe(true);
-    const noKey = await addBackend(mesh, { name: 'e', kind: 'e2b' }).catch((e: unknown) => e);
+    const noKey = await workspaceAdmin
+      .add(mesh, { name: 'e', kind: 'e2b' })
+      .catch((e: unknown) => e);
     expect(String((noKey as Error).message)).toMatch(/API key/);
   });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentBudgetOperation } from '../../src/app/agents/budget-operation.ts';
-import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
+import { browserAdmin, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
 import { chat } from '../../src/app/conversations/turns.ts';
 import type { Mesh } from '../../src/app/mesh.ts';
 import { assembleMesh } from '../../src/app/compose.ts';
@@ -55,27 +55,31 @@ describe.each(testDatabases())('a run browsing on Browserbase on $name', (databa
   });
 
   it('refuses a vendor backend without its key, or on plain http without --dev, naming what', async () => {
-    const noKey = await addBrowserBackend(mesh, { name: 'bb0', kind: 'browserbase' }).catch(
-      (e: unknown) => e,
-    );
+    const noKey = await browserAdmin
+      .add(mesh, { name: 'bb0', kind: 'browserbase' })
+      .catch((e: unknown) => e);
     expect(hasCode(noKey, 'invalid_backend')).toBe(true);
     expect((noKey as Error).message).toContain('needs its API key (`api_key`)');
-    const plain = await addBrowserBackend(mesh, {
-      name: 'bb0',
-      kind: 'browserbase',
-      apiKey: BB_KEY,
-      baseUrl: bb.baseUrl,
-    }).catch((e: unknown) => e);
-    expect((plain as Error).message).toContain('plain http only to loopback, on a `development` backend');
+    const plain = await browserAdmin
+      .add(mesh, {
+        name: 'bb0',
+        kind: 'browserbase',
+        api_key: BB_KEY,
+        base_url: bb.baseUrl,
+      })
+      .catch((e: unknown) => e);
+    expect((plain as Error).message).toContain(
+      'plain http only to loopback, on a `development` backend',
+    );
     expect(JSON.stringify(plain)).not.toContain(BB_KEY);
   });
 
   it('provisions on the first browser call, shows where to watch it, releases it and keeps its recording', async () => {
-    await addBrowserBackend(mesh, {
+    await browserAdmin.add(mesh, {
       name: 'bb',
       kind: 'browserbase',
-      apiKey: BB_KEY,
-      baseUrl: bb.baseUrl,
+      api_key: BB_KEY,
+      base_url: bb.baseUrl,
       development: true,
     });
     await grantBrowserBackend(mesh, {

@@ -7,7 +7,7 @@ import { assembleMesh } from '../../src/app/compose.ts';
 import { operatorCallDriver } from '../../src/app/runs/operator-call.ts';
 import { setAgentConfig } from '../../src/app/packages/packages.ts';
 import { agentRegistry } from '../../src/app/packages/policy.ts';
-import { addBackend, grantBackend } from '../../src/app/backends/workspace-admin.ts';
+import { workspaceAdmin, grantBackend } from '../../src/app/backends/workspace-admin.ts';
 import type { JsonObject } from '../../src/model/json.ts';
 import { driveHeldRun } from '../../src/run/held-run.ts';
 import { RUN_LEASE_MS } from '../../src/run/lease-heartbeat.ts';
@@ -51,18 +51,20 @@ describe.each(testDatabases())('checkout_github_repo in a local workspace on $na
     await setAgentConfig(mesh, agent, 'mesh.github', 'api_base_url', github.baseUrl);
     await setAgentConfig(mesh, agent, 'mesh.github', 'git_base_url', git.baseUrl);
     await setAgentConfig(mesh, agent, 'mesh.github', 'allow_loopback_http', true);
-    await addBackend(mesh, {
-      name: `local-${randomUUID().slice(0, 8)}`,
-      kind: 'local',
-      development: true,
-    }).then((backend) =>
-      grantBackend(mesh, {
-        agent: agent.name,
-        backend: backend.name,
-        allowHosts: [new URL(git.baseUrl).host],
-        operator: 'ops@test',
-      }),
-    );
+    await workspaceAdmin
+      .add(mesh, {
+        name: `local-${randomUUID().slice(0, 8)}`,
+        kind: 'local',
+        development: true,
+      })
+      .then((backend) =>
+        grantBackend(mesh, {
+          agent: agent.name,
+          backend: backend.name,
+          allowHosts: [new URL(git.baseUrl).host],
+          operator: 'ops@test',
+        }),
+      );
   });
   afterAll(async () => {
     // Closing the Mesh releases its workspaces and closes the database; dispose drops the

@@ -1,4 +1,4 @@
-import { addBrowserBackend, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
+import { browserAdmin, grantBrowserBackend } from '../../src/app/backends/browser-admin.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { InstanceKey } from '../../src/secrets/instance-key.ts';
 import { afterAll, beforeAll } from 'vitest';
@@ -108,7 +108,7 @@ export async function seedMemory(
  * to `agent`, with loopback allowed (the test sites listen there).
  */
 export async function grantLocalBrowser(mesh: Mesh, agent: string): Promise<void> {
-  await addBrowserBackend(mesh, { name: 'chromium', kind: 'local', development: true });
+  await browserAdmin.add(mesh, { name: 'chromium', kind: 'local', development: true });
   await grantBrowserBackend(mesh, {
     agent,
     backend: 'chromium',

@@ -3,9 +3,6 @@ import type { SecretStore } from '../../secrets/secret-store.ts';
 import type { BrowserBackendRecord } from '../../store/browsers.ts';
 import { MeshError } from '../../tool/errors.ts';
 
-/** The browser backend kinds this Mesh can run. */
-export const BROWSER_KINDS = ['local', 'cloudflare', 'browserbase', 'steel'] as const;
-
 /**
  * Builds the client of one registered browser backend from its row: the only place a backend
  * kind maps to an implementation.

@@ -1,5 +1,7 @@
-import { AGENT_FIELD, AGENT_INPUT, NO_INPUT, nameField } from '../operations/fields.ts';
+import { AGENT_FIELD, NO_INPUT, nameField } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
+import { BROWSER_KINDS } from './kinds.ts';
+import { rentedOperations, type RentedBackendAnswer } from './rented-operations.ts';
 
 /*
  * Browser backends — where agents' browser sessions run — as operations of the catalog:
@@ -8,14 +10,7 @@ import { defineOperation } from '../operations/operation.ts';
  */
 
 /** A browser backend as the API answers it. */
-export interface BrowserBackendAnswer {
-  readonly name: string;
-  readonly kind: string;
-  readonly development: boolean;
-  readonly settings: Readonly<Record<string, unknown>>;
-  /** Whether its key is held; null for a kind that takes none. */
-  readonly api_key: { readonly present: boolean } | null;
-}
+export type BrowserBackendAnswer = RentedBackendAnswer;
 
 /** An agent's browser grant, as the API answers it. */
 export interface BrowserGrantAnswer {
@@ -84,112 +79,20 @@ export const listBrowsersOperation = defineOperation({
   },
 });
 
-export const addBrowserBackendOperation = defineOperation({
-  name: 'browsers.add',
-  summary:
+const rented = rentedOperations({
+  group: 'browsers',
+  kinds: BROWSER_KINDS,
+  backendsPath: '/api/browsers/backends',
+  grantPath: '/api/agents/{agent}/browser-backend',
+  addSummary:
     'Register a browser backend: local (Debian Chromium on this machine; development only, needs development: true), or a vendor — cloudflare (Browser Run, with account_id), browserbase or steel — its API key stored encrypted',
-  tag: 'browsers',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['name', 'kind'],
-    properties: {
-      name: { ...BACKEND, description: 'the name to register it under' },
-      kind: {
-        enum: ['local', 'cloudflare', 'browserbase', 'steel'],
-        description:
-          'local (Chromium on this machine), cloudflare (Browser Run), browserbase or steel',
-      },
-      development: {
-        type: 'boolean',
-        description:
-          'acknowledges a development-only backend (local needs it); on a vendor, allows a loopback http base URL',
-      },
-      base_url: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 2000,
-        description:
-          "a vendor's API root, when not its own (a gateway; a loopback fake on a `development` backend)",
-      },
-      account_id: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 64,
-        description: 'cloudflare: the account whose Browser Run is used',
-      },
-      project_id: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 128,
-        description: 'browserbase: the project sessions are billed to',
-      },
-      api_key: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 65536,
-        description: "a vendor's API key (stored encrypted)",
-      },
-    },
-  },
-  errors: ['invalid_backend', 'backend_exists', 'development_only'],
-  http: { method: 'POST', path: '/api/browsers/backends', status: 201 },
-  cli: {
-    command: ['browsers', 'add'],
-    files: { api_key: 'api-key-file' },
-    switches: ['development'],
-    flags: { development: 'dev' },
-    print: (b: BrowserBackendAnswer) => [
-      `Added browser backend ${b.name} (${b.kind}${b.development ? ', development only' : ''}).`,
-    ],
-  },
-  async run(mesh, input): Promise<BrowserBackendAnswer> {
-    const { addBrowserBackend } = await import('./browser-admin.ts');
-    const added = await addBrowserBackend(mesh, {
-      name: input.name,
-      kind: input.kind,
-      ...(input.development === undefined ? {} : { development: input.development }),
-      ...(input.base_url === undefined ? {} : { baseUrl: input.base_url }),
-      ...(input.project_id === undefined ? {} : { projectId: input.project_id }),
-      ...(input.account_id === undefined ? {} : { accountId: input.account_id }),
-      // A key file's trailing newline is not part of the key.
-      ...(input.api_key === undefined ? {} : { apiKey: input.api_key.trim() }),
-    });
-    return {
-      name: added.name,
-      kind: added.kind,
-      development: added.development,
-      settings: added.settings,
-      api_key: added.kind === 'local' ? null : { present: true },
-    };
-  },
+  revoked: 'its browser tools are no longer offered',
+  admin: async () => (await import('./browser-admin.ts')).browserAdmin,
 });
 
-export const removeBrowserBackendOperation = defineOperation({
-  name: 'browsers.remove',
-  summary: 'Remove a browser backend with its grants and its API key',
-  tag: 'browsers',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['backend'],
-    properties: { backend: BACKEND },
-  },
-  errors: ['backend_not_found'],
-  http: { method: 'DELETE', path: '/api/browsers/backends/{backend}', status: 204 },
-  cli: {
-    command: ['browsers', 'remove'],
-    positionals: ['backend'],
-    print: (_out: undefined, input) => [
-      `Removed browser backend ${String(input['backend'])} and its grants.`,
-    ],
-  },
-  async run(mesh, input): Promise<undefined> {
-    const { removeBrowserBackend } = await import('./browser-admin.ts');
-    await removeBrowserBackend(mesh, input.backend);
-    return undefined;
-  },
-});
+export const addBrowserBackendOperation = rented.add;
+export const removeBrowserBackendOperation = rented.remove;
+export const revokeBrowserBackendOperation = rented.revoke;
 
 export const grantBrowserBackendOperation = defineOperation({
   name: 'browsers.grant',
@@ -228,26 +131,6 @@ export const grantBrowserBackendOperation = defineOperation({
       allowLoopback: input.allow_loopback === true,
       operator: caller.actor,
     });
-  },
-});
-
-export const revokeBrowserBackendOperation = defineOperation({
-  name: 'browsers.revoke',
-  summary:
-    "Revoke an agent's browser backend: its browser tools are no longer offered; `revoked` says whether it had one",
-  tag: 'browsers',
-  input: AGENT_INPUT,
-  errors: ['agent_not_found'],
-  http: { method: 'DELETE', path: '/api/agents/{agent}/browser-backend' },
-  cli: {
-    command: ['browsers', 'revoke'],
-    print: (out: { agent: string; revoked: boolean }) => [
-      out.revoked ? `Revoked ${out.agent}'s browser backend.` : `${out.agent} had none.`,
-    ],
-  },
-  async run(mesh, input): Promise<{ agent: string; revoked: boolean }> {
-    const { revokeBrowserBackend } = await import('./browser-admin.ts');
-    return { agent: input.agent, revoked: await revokeBrowserBackend(mesh, input.agent) };
   },
 });
 

@@ -1,5 +1,7 @@
-import { AGENT_FIELD, AGENT_INPUT, NO_INPUT, nameField } from '../operations/fields.ts';
+import { AGENT_FIELD, NO_INPUT, nameField } from '../operations/fields.ts';
 import { defineOperation } from '../operations/operation.ts';
+import { rentedOperations, type RentedBackendAnswer } from './rented-operations.ts';
+import { WORKSPACE_KINDS } from './kinds.ts';
 
 /*
  * Workspace backends — where agents' code runs — as operations of the catalog: registering one,
@@ -8,14 +10,18 @@ import { defineOperation } from '../operations/operation.ts';
  */
 
 /** A workspace backend as the API answers it. */
-export interface BackendAnswer {
-  readonly name: string;
-  readonly kind: string;
-  readonly development: boolean;
-  readonly settings: Readonly<Record<string, unknown>>;
-  /** Whether its key is held; null for a kind that takes none. */
-  readonly api_key: { readonly present: boolean } | null;
-}
+export type BackendAnswer = RentedBackendAnswer;
+
+const rented = rentedOperations({
+  group: 'workspaces',
+  kinds: WORKSPACE_KINDS,
+  backendsPath: '/api/workspaces/backends',
+  grantPath: '/api/agents/{agent}/workspace-backend',
+  addSummary:
+    'Register a workspace backend: local (bubblewrap; development only, needs development: true) or e2b (its API key stored encrypted)',
+  revoked: 'its workspace tools are no longer offered',
+  admin: async () => (await import('./workspace-admin.ts')).workspaceAdmin,
+});
 
 /** An agent's workspace grant, as the API answers it. */
 export interface BackendGrantAnswer {
@@ -103,106 +109,9 @@ export const listWorkspacesOperation = defineOperation({
   },
 });
 
-export const addWorkspaceBackendOperation = defineOperation({
-  name: 'workspaces.add',
-  summary:
-    'Register a workspace backend: local (bubblewrap; development only, needs development: true) or e2b (its API key stored encrypted)',
-  tag: 'workspaces',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['name', 'kind'],
-    properties: {
-      name: { ...BACKEND, description: 'the name to register it under' },
-      kind: { enum: ['local', 'e2b'], description: 'local (bubblewrap) or e2b' },
-      development: {
-        type: 'boolean',
-        description: 'acknowledges a development-only backend (local needs it)',
-      },
-      api_url: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 2000,
-        description: "e2b: the control plane's URL (E2B's own unless given)",
-      },
-      sandbox_url: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 2000,
-        description: "e2b: the sandboxes' URL, for a self-hosted or loopback deployment",
-      },
-      template: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 128,
-        description: 'e2b: the sandbox template, by name or id',
-      },
-      api_key: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 65536,
-        description: 'e2b: the API key',
-      },
-    },
-  },
-  errors: ['invalid_backend', 'backend_exists'],
-  http: { method: 'POST', path: '/api/workspaces/backends', status: 201 },
-  cli: {
-    command: ['workspaces', 'add'],
-    files: { api_key: 'api-key-file' },
-    switches: ['development'],
-    flags: { development: 'dev' },
-    print: (b: BackendAnswer) => [
-      `Added workspace backend ${b.name} (${b.kind}${b.development ? ', development only' : ''}).`,
-    ],
-  },
-  async run(mesh, input): Promise<BackendAnswer> {
-    const { addBackend } = await import('./workspace-admin.ts');
-    const added = await addBackend(mesh, {
-      name: input.name,
-      kind: input.kind,
-      ...(input.development === undefined ? {} : { development: input.development }),
-      ...(input.api_url === undefined ? {} : { apiUrl: input.api_url }),
-      ...(input.sandbox_url === undefined ? {} : { sandboxUrl: input.sandbox_url }),
-      ...(input.template === undefined ? {} : { template: input.template }),
-      // A key file's trailing newline is not part of the key.
-      ...(input.api_key === undefined ? {} : { apiKey: input.api_key.trim() }),
-    });
-    return {
-      name: added.name,
-      kind: added.kind,
-      development: added.development,
-      settings: added.settings,
-      api_key: added.kind === 'e2b' ? { present: true } : null,
-    };
-  },
-});
-
-export const removeWorkspaceBackendOperation = defineOperation({
-  name: 'workspaces.remove',
-  summary: 'Remove a workspace backend with its grants and its API key',
-  tag: 'workspaces',
-  input: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['backend'],
-    properties: { backend: BACKEND },
-  },
-  errors: ['backend_not_found'],
-  http: { method: 'DELETE', path: '/api/workspaces/backends/{backend}', status: 204 },
-  cli: {
-    command: ['workspaces', 'remove'],
-    positionals: ['backend'],
-    print: (_out: undefined, input) => [
-      `Removed workspace backend ${String(input['backend'])} and its grants.`,
-    ],
-  },
-  async run(mesh, input): Promise<undefined> {
-    const { removeBackend } = await import('./workspace-admin.ts');
-    await removeBackend(mesh, input.backend);
-    return undefined;
-  },
-});
+export const addWorkspaceBackendOperation = rented.add;
+export const removeWorkspaceBackendOperation = rented.remove;
+export const revokeWorkspaceBackendOperation = rented.revoke;
 
 export const grantWorkspaceBackendOperation = defineOperation({
   name: 'workspaces.grant',
@@ -241,26 +150,6 @@ export const grantWorkspaceBackendOperation = defineOperation({
       allowHosts: input.allow_hosts ?? [],
       operator: caller.actor,
     });
-  },
-});
-
-export const revokeWorkspaceBackendOperation = defineOperation({
-  name: 'workspaces.revoke',
-  summary:
-    "Revoke an agent's workspace backend: its workspace tools are no longer offered; `revoked` says whether it had one",
-  tag: 'workspaces',
-  input: AGENT_INPUT,
-  errors: ['agent_not_found'],
-  http: { method: 'DELETE', path: '/api/agents/{agent}/workspace-backend' },
-  cli: {
-    command: ['workspaces', 'revoke'],
-    print: (out: { agent: string; revoked: boolean }) => [
-      out.revoked ? `Revoked ${out.agent}'s workspace backend.` : `${out.agent} had none.`,
-    ],
-  },
-  async run(mesh, input): Promise<{ agent: string; revoked: boolean }> {
-    const { revokeBackend } = await import('./workspace-admin.ts');
-    return { agent: input.agent, revoked: await revokeBackend(mesh, input.agent) };
   },
 });
 
