@@ -3,9 +3,11 @@ import type {
   BrowserGrantAnswer,
   BrowserSessionAnswer,
 } from '../../app/backends/browser-operations.ts';
+import { BROWSER_KINDS } from '../../app/backends/kinds.ts';
 import { keyForm, postButton } from './controls.ts';
+import { addBackendForm } from './rented-backend-ui.ts';
 import { html } from './html.ts';
-import { csrfField, layout, listTable, picker, sticky, type PageSession } from './layout.ts';
+import { csrfField, layout, listTable, picker, type PageSession } from './layout.ts';
 
 /** What the browsers page shows: `browsers.list`'s answer. */
 export interface BrowsersState {
@@ -100,40 +102,7 @@ export function browsersPage(
           </tr>`,
       )}
       <h2>Add a backend</h2>
-      <form method="post" action="/browsers/backends" class="stack">
-        ${csrfField(session)}
-        <label>Name <input name="name" value="${sticky(session, 'name', '')}" required /></label>
-        <label
-          >Kind
-          <select name="kind">
-            <option value="local">local (Debian's Chromium, development only)</option>
-            <option value="browserbase">browserbase</option>
-            <option value="steel">steel</option>
-            <option value="cloudflare">cloudflare (Browser Run)</option>
-          </select></label
-        >
-        <label
-          ><input type="checkbox" name="development" value="true" /> development setting (required
-          for local; allows a loopback http base URL)</label
-        >
-        <label
-          >Base URL
-          <input
-            name="base_url"
-            value="${sticky(session, 'base_url', '')}"
-            placeholder="the vendor's own"
-        /></label>
-        <label
-          >Account id (cloudflare)
-          <input name="account_id" value="${sticky(session, 'account_id', '')}"
-        /></label>
-        <label
-          >Project id (browserbase)
-          <input name="project_id" value="${sticky(session, 'project_id', '')}"
-        /></label>
-        <label>API key <input name="api_key" type="password" autocomplete="off" /></label>
-        <button>Add backend</button>
-      </form>
+      ${addBackendForm(session, '/browsers/backends', BROWSER_KINDS)}
       <h2>Grant a backend to an agent</h2>
       <form method="post" action="/browsers/grants" class="stack">
         ${csrfField(session)} ${picker(session, 'agent', 'Agent', agents)}

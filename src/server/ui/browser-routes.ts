@@ -5,11 +5,13 @@ import {
   removeBrowserBackendOperation,
   revokeBrowserBackendOperation,
 } from '../../app/backends/browser-operations.ts';
+import { BROWSER_KINDS } from '../../app/backends/kinds.ts';
 import { browserBackendKeyOperation } from '../../app/backends/operations.ts';
 import { invokeOperation } from '../../app/operations/operation.ts';
 import { listAgents } from '../../app/agents/reads.ts';
 import { browsersPage, type BrowsersState } from './browser-pages.ts';
-import { field, optional, param, post, type UiRoute } from './ui-route.ts';
+import { backendPosts } from './rented-backend-ui.ts';
+import { field, param, post, type UiRoute } from './ui-route.ts';
 
 /** The browsers page: backends, grants and live sessions, through the browsers operations. */
 export const browserRoutes: readonly UiRoute[] = [
@@ -24,35 +26,13 @@ export const browserRoutes: readonly UiRoute[] = [
       ),
     }),
   },
-  post(
-    '/browsers/backends',
-    () => '/browsers',
-    addBrowserBackendOperation,
-    ({ form }) => ({
-      name: field(form, 'name').trim(),
-      kind: field(form, 'kind'),
-      ...(field(form, 'development') === 'true' ? { development: true } : {}),
-      ...optional(form, 'base_url'),
-      ...optional(form, 'account_id'),
-      ...optional(form, 'project_id'),
-      ...optional(form, 'api_key'),
-    }),
-    (added) => ({ text: `Added browser backend ${added.name}.` }),
-  ),
-  post(
-    '/browsers/backends/{backend}/key',
-    () => '/browsers',
-    browserBackendKeyOperation,
-    (call) => ({ backend: param(call, 'backend'), value: field(call.form, 'value') }),
-    (out) => ({ text: `Replaced the API key of ${out.name} (now version ${out.version}).` }),
-  ),
-  post(
-    '/browsers/backends/{backend}/delete',
-    () => '/browsers',
-    removeBrowserBackendOperation,
-    (call) => ({ backend: param(call, 'backend') }),
-    (_, call) => ({ text: `Removed browser backend ${param(call, 'backend')}.` }),
-  ),
+  ...backendPosts({
+    page: '/browsers',
+    family: BROWSER_KINDS,
+    add: addBrowserBackendOperation,
+    key: browserBackendKeyOperation,
+    remove: removeBrowserBackendOperation,
+  }),
   post(
     '/browsers/grants',
     () => '/browsers',

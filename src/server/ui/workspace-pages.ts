@@ -1,5 +1,7 @@
 import type { describeWorkspaces } from '../../app/backends/workspace-admin.ts';
+import { WORKSPACE_KINDS } from '../../app/backends/kinds.ts';
 import { keyForm, postButton } from './controls.ts';
+import { addBackendForm } from './rented-backend-ui.ts';
 import { html } from './html.ts';
 import { csrfField, layout, listTable, picker, type PageSession } from './layout.ts';
 
@@ -74,24 +76,7 @@ export function workspacesPage(
           </tr>`,
       )}
       <h2>Add a backend</h2>
-      <form method="post" action="/workspaces/backends" class="stack">
-        ${csrfField(session)}
-        <label>Name <input name="name" required /></label>
-        <label
-          >Kind
-          <select name="kind">
-            <option value="local">local (bubblewrap, development only)</option>
-            <option value="e2b">e2b</option>
-          </select></label
-        >
-        <label
-          ><input type="checkbox" name="development" value="true" /> development setting (required
-          for local; allows a loopback http API URL)</label
-        >
-        <label>E2B API URL <input name="api_url" placeholder="https://api.e2b.app" /></label>
-        <label>E2B API key <input name="api_key" type="password" autocomplete="off" /></label>
-        <button>Add backend</button>
-      </form>
+      ${addBackendForm(session, '/workspaces/backends', WORKSPACE_KINDS)}
       <h2>Grant a backend to an agent</h2>
       <form method="post" action="/workspaces/grants" class="stack">
         ${csrfField(session)} ${picker(session, 'agent', 'Agent', agents)}

@@ -1,12 +1,14 @@
 import { listAgents } from '../../app/agents/reads.ts';
 import { workspaceBackendKeyOperation } from '../../app/backends/operations.ts';
+import { WORKSPACE_KINDS } from '../../app/backends/kinds.ts';
 import { describeWorkspaces } from '../../app/backends/workspace-admin.ts';
 import {
   addWorkspaceBackendOperation,
   grantWorkspaceBackendOperation,
   removeWorkspaceBackendOperation,
 } from '../../app/backends/workspace-operations.ts';
-import { field, optional, param, post, type UiRoute } from './ui-route.ts';
+import { backendPosts } from './rented-backend-ui.ts';
+import { field, post, type UiRoute } from './ui-route.ts';
 import { workspacesPage } from './workspace-pages.ts';
 
 /** The workspaces page: backends, grants and live workspaces. */
@@ -22,33 +24,13 @@ export const workspaceRoutes: readonly UiRoute[] = [
       ),
     }),
   },
-  post(
-    '/workspaces/backends',
-    () => '/workspaces',
-    addWorkspaceBackendOperation,
-    ({ form }) => ({
-      name: field(form, 'name').trim(),
-      kind: field(form, 'kind'),
-      development: field(form, 'development') === 'true',
-      ...optional(form, 'api_url'),
-      ...optional(form, 'api_key'),
-    }),
-    (_, { form }) => ({ text: `Added backend ${field(form, 'name').trim()}.` }),
-  ),
-  post(
-    '/workspaces/backends/{backend}/key',
-    () => '/workspaces',
-    workspaceBackendKeyOperation,
-    (call) => ({ backend: param(call, 'backend'), value: field(call.form, 'value') }),
-    (out) => ({ text: `Replaced the API key of ${out.name} (now version ${out.version}).` }),
-  ),
-  post(
-    '/workspaces/backends/{backend}/delete',
-    () => '/workspaces',
-    removeWorkspaceBackendOperation,
-    (call) => ({ backend: param(call, 'backend') }),
-    (_, call) => ({ text: `Removed backend ${param(call, 'backend')}.` }),
-  ),
+  ...backendPosts({
+    page: '/workspaces',
+    family: WORKSPACE_KINDS,
+    add: addWorkspaceBackendOperation,
+    key: workspaceBackendKeyOperation,
+    remove: removeWorkspaceBackendOperation,
+  }),
   post(
     '/workspaces/grants',
     () => '/workspaces',
