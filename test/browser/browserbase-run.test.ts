@@ -68,9 +68,7 @@ describe.each(testDatabases())('a run browsing on Browserbase on $name', (databa
         base_url: bb.baseUrl,
       })
       .catch((e: unknown) => e);
-    expect((plain as Error).message).toContain(
-      'plain http only to loopback, on a `development` backend',
-    );
+    expect((plain as Error).message).toContain('plain http only to loopback, with `development`');
     expect(JSON.stringify(plain)).not.toContain(BB_KEY);
   });
 

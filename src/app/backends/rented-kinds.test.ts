@@ -85,6 +85,20 @@ describe('a rented-backend family read from its declaration', () => {
         base_url: 'http://127.0.0.1:9',
       }),
     ).toMatchObject({ field: 'input.base_url' });
+    // Addresses a control plane must not be pointed at, refused when registered (the guarded
+    // fetch refuses them again on every request): cloud metadata, private, and loopback without
+    // the development setting.
+    for (const [base_url, what] of [
+      ['https://169.254.169.254', /link-local/],
+      ['https://10.1.2.3/bb', /private/],
+      ['https://127.0.0.1:8443', /loopback/],
+      ['https://gw.example.com/?token=x', /query or fragment/],
+    ] as const) {
+      const r = refusal(BROWSER_KINDS, { name: 's', kind: 'steel', api_key: KEY, base_url });
+      expect(r).toMatchObject({ code: 'invalid_backend', field: 'input.base_url' });
+      expect(r.message).toMatch(what);
+      expect(r.message).not.toContain(base_url);
+    }
     expect(refusal(BROWSER_KINDS, { name: 'k', kind: 'kubernetes' })).toMatchObject({
       field: 'input.kind',
       message:

@@ -108,7 +108,12 @@ export function checkNewBackend(family: RentedKinds, input: NewRentedBackend): C
     if (typeof value !== 'string') throw refuse(`\`${setting.field}\` is not text`, setting.field);
     const text = value;
     if (setting.format === 'url')
-      settings[setting.field] = checkBackendUrl(text, development, setting.field);
+      settings[setting.field] = checkBackendUrl(text, {
+        field: setting.field,
+        development,
+        developmentField: 'development',
+        code: 'invalid_backend',
+      });
     else if (setting.format.pattern.test(text)) settings[setting.field] = text;
     else throw refuse(`\`${setting.field}\` is not ${setting.format.what}`, setting.field);
   }

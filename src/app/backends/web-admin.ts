@@ -12,11 +12,10 @@ import {
   type QueryProviderRecord,
 } from '../../store/query-providers.ts';
 import { checkSecretValue } from '../../secrets/index.ts';
-import { checkUrlAtRegistration, EgressRefusedError } from '../../egress/address-policy.ts';
-import { hasCode, MeshError, quoteName } from '../../tool/errors.ts';
+import { MeshError, quoteName } from '../../tool/errors.ts';
 import { requireAgent } from '../agents/agents.ts';
-import { isLoopbackHost } from '../mcp/providers.ts';
 import type { Mesh } from '../mesh.ts';
+import { checkBackendUrl } from './backend-url.ts';
 import { webProviders } from './families.ts';
 
 /** The operator's side of the query providers: register, set ceilings, grant, list. */
@@ -44,33 +43,6 @@ function invalid(message: string): MeshError {
   return new MeshError('invalid_web_provider', message);
 }
 
-/** The base URL as stored: https, or loopback http with the development setting; no credentials. */
-function checkBaseUrl(raw: string, allowLoopbackHttp: boolean): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw invalid('the base URL is not a URL');
-  }
-  if (url.username || url.password) throw invalid('the base URL must not carry credentials');
-  if (url.search || url.hash) throw invalid('the base URL must not have a query or fragment');
-  const loopbackHttp = url.protocol === 'http:' && isLoopbackHost(url.hostname);
-  if (url.protocol !== 'https:' && !(loopbackHttp && allowLoopbackHttp))
-    throw invalid(
-      'the base URL must be https (plain http only to loopback, with --allow-loopback-http)',
-    );
-  // A private, link-local, metadata or (without the development setting) loopback address is
-  // refused now; a name is resolved and checked on every request (the guarded fetch).
-  try {
-    checkUrlAtRegistration(url, { allowLoopbackHttp });
-  } catch (error) {
-    if (hasCode(error, EgressRefusedError.code))
-      throw invalid(`the base URL is refused: ${error.message}`);
-    throw error;
-  }
-  return url.toString().replace(/\/+$/, '');
-}
-
 function checkCeiling(value: number): number {
   if (!Number.isSafeInteger(value) || value < 1 || value > MAX_CEILING)
     throw invalid(`the call ceiling is a whole number from 1 to ${MAX_CEILING}`);
@@ -92,14 +64,19 @@ export async function addWebProvider(
     );
   const kind = input.kind as QueryProviderKind;
   const allowLoopbackHttp = input.allowLoopbackHttp === true;
-  const baseUrl = checkBaseUrl(input.baseUrl ?? DEFAULT_BASE_URLS[kind], allowLoopbackHttp);
+  const baseUrl = checkBackendUrl(input.baseUrl ?? DEFAULT_BASE_URLS[kind], {
+    field: 'base_url',
+    development: allowLoopbackHttp,
+    developmentField: 'allow_loopback_http',
+    code: 'invalid_web_provider',
+  });
   const apiKey = input.apiKey.trim();
   if (apiKey === '') throw invalid('the API key is empty');
   checkSecretValue(apiKey, 'line', 'api_key');
   const settings: Record<string, string> = {};
   if (kind === 'cloudflare') {
     if (input.accountId === undefined)
-      throw invalid('a cloudflare provider needs its account id (--account-id)');
+      throw invalid('a cloudflare provider needs its account id (`account_id`)');
     if (!/^[0-9a-f]{32}$/.test(input.accountId))
       throw invalid('the account id is not a Cloudflare account id (32 hex digits)');
     settings['accountId'] = input.accountId;
