@@ -98,18 +98,19 @@ describe.each(testDatabases())('workers on $name', (database) => {
     let started!: () => void;
     const working = new Promise<void>((resolve) => (started = resolve));
     const run = await patientRun();
-    // Leases of 600 ms (renewed every 200 ms, given up after 400 ms unrenewed, which a loaded
-    // two-core machine running the crash campaign beside must not reach): the holder works for four.
+    // Leases of 2 s (renewed every 666 ms, given up after 1.33 s unrenewed): the holder works for
+    // two and a half, so only its renewals keep the rival out. Shorter leases were lost on a
+    // two-core machine with four busy loops beside the suite: a renewal waited over 400 ms.
     const holder = new Worker({
       ledger,
-      drivers: [patientDriver(2_400, async (how) => void ends.push(how), started)],
-      leaseMs: 600,
+      drivers: [patientDriver(5_000, async (how) => void ends.push(how), started)],
+      leaseMs: 2_000,
       pollMs: 10,
     });
     const rival = new Worker({
       ledger,
       drivers: [patientDriver(0, async (how) => void ends.push(`rival ${how}`))],
-      leaseMs: 600,
+      leaseMs: 2_000,
       pollMs: 10,
     });
     const holding = holder.runOnce();
