@@ -57,6 +57,9 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits for a state (a page's attribute, a row) and returns as soon as it holds;
+    // its default of 1 s was lost beside four busy loops (Live View's first frame, issue 50).
+    expect: { poll: { timeout: 15_000 } },
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/setup/seed.ts'],
     sequence: { sequencer: LongestFirst },
