@@ -1,3 +1,4 @@
+import { nameField } from '../operations/fields.ts';
 import type { InputSchema } from '../operations/input.ts';
 import { MeshError, quoteName } from '../../tool/errors.ts';
 import { checkBackendUrl } from './backend-url.ts';
@@ -42,8 +43,9 @@ export interface RentedKinds {
   readonly settings: readonly RentedSetting[];
 }
 
-/** A backend name: 1-63 lowercase letters, digits, "-" or "_". */
-export const BACKEND_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** A backend name, as the operations' name field takes it: 1-63 lowercase letters, digits, "-" or "_". */
+const NAME_FIELD = nameField('the name to register it under');
+const NAME = new RegExp(NAME_FIELD.pattern);
 
 /** A new backend as the add operation takes it (the input's fields, snake_case). */
 export type NewRentedBackend = Readonly<Record<string, unknown>> & {
@@ -75,7 +77,7 @@ function refuse(message: string, field?: string): MeshError {
  */
 export function checkNewBackend(family: RentedKinds, input: NewRentedBackend): CheckedBackend {
   const { noun } = family;
-  if (!BACKEND_NAME_PATTERN.test(input.name))
+  if (!NAME.test(input.name))
     throw refuse('a backend name is 1-63 lowercase letters, digits, "-" or "_"', 'name');
   const kind = family.kinds.find((k) => k.name === input.kind);
   if (!kind)
@@ -106,18 +108,18 @@ export function checkNewBackend(family: RentedKinds, input: NewRentedBackend): C
     if (!setting.kinds.includes(kind.name))
       throw refuse(`${a} takes no \`${setting.field}\``, setting.field);
     if (typeof value !== 'string') throw refuse(`\`${setting.field}\` is not text`, setting.field);
-    const text = value;
     if (setting.format === 'url')
-      settings[setting.field] = checkBackendUrl(text, {
+      settings[setting.field] = checkBackendUrl(value, {
         field: setting.field,
         development,
         developmentField: 'development',
         code: 'invalid_backend',
       });
-    else if (setting.format.pattern.test(text)) settings[setting.field] = text;
+    else if (setting.format.pattern.test(value)) settings[setting.field] = value;
     else throw refuse(`\`${setting.field}\` is not ${setting.format.what}`, setting.field);
   }
-  return { kind: kind.name, development, settings, apiKey: kind.keyed ? apiKey : undefined };
+  // A kind that takes no key was refused one above: the key is the keyed kind's, or none.
+  return { kind: kind.name, development, settings, apiKey };
 }
 
 /** The add operation's input schema, read from the declaration. */
@@ -134,11 +136,7 @@ export function addInputSchema(family: RentedKinds): InputSchema {
     additionalProperties: false,
     required: ['name', 'kind'],
     properties: {
-      name: {
-        type: 'string',
-        pattern: BACKEND_NAME_PATTERN.source,
-        description: 'the name to register it under',
-      },
+      name: NAME_FIELD,
       kind: {
         enum: family.kinds.map((k) => k.name),
         description: family.kinds.map((k) => k.label).join(', '),
