@@ -141,7 +141,8 @@ async function reconcile(
 
 /**
  * Attempts an effect until it is delivered, fails for good, or its attempts (counted on its row,
- * across every holder of the run) are spent. Each attempt is begun on the row first; a retryable
+ * across every holder of the run) are spent. Each attempt is begun on the row first (the first one
+ * by recording it, when this holder recorded the row: `begun`); a retryable
  * failure is recorded there, and the next attempt waits the shared backoff or the provider's
  * Retry-After.
  */
@@ -151,24 +152,30 @@ async function attemptUntilSettled(
   effect: Effect,
   key: EffectKey,
   first: OutboundEventRecord,
+  begun: boolean,
 ): Promise<Delivery> {
   const { store, hooks, retry, sleep } = deps;
   let row = first;
+  // The first attempt of a row this holder just recorded was begun by recording it.
+  let begin = !begun;
   const attemptOnce = async (): Promise<Delivery> => {
-    // A holder that has stopped (its lease lapsed) never begins an attempt: the run's next
-    // holder may have read this row already, and would then find its own attempt contended.
-    ctx.signal.throwIfAborted();
-    const begun = await store.beginAttempt(row.id, row.attempts);
-    if (!begun) {
-      // Another holder of this run began an attempt since this one read the row: its outcome
-      // is that holder's to record, and sending too could duplicate the effect. A provider that
-      // can be asked may already show what it made.
-      const found = await reconcile(ctx, effect, key);
-      if (found !== undefined && found !== 'nothing')
-        return deliveredAs(store, row, found, row.attempts + 1, true);
-      return { state: 'unknown', error: CONTENDED_TEXT, attempts: row.attempts + 1 };
+    if (begin) {
+      // A holder that has stopped (its lease lapsed) never begins an attempt: the run's next
+      // holder may have read this row already, and would then find its own attempt contended.
+      ctx.signal.throwIfAborted();
+      const begunNow = await store.beginAttempt(row.id, row.attempts);
+      if (!begunNow) {
+        // Another holder of this run began an attempt since this one read the row: its outcome
+        // is that holder's to record, and sending too could duplicate the effect. A provider
+        // that can be asked may already show what it made.
+        const found = await reconcile(ctx, effect, key);
+        if (found !== undefined && found !== 'nothing')
+          return deliveredAs(store, row, found, row.attempts + 1, true);
+        return { state: 'unknown', error: CONTENDED_TEXT, attempts: row.attempts + 1 };
+      }
+      row = begunNow;
     }
-    row = begun;
+    begin = true;
     let failure: DeliveryError;
     try {
       const receipt = await effect.send(key);
@@ -241,7 +248,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async deliver(ctx: ToolContext, effect: Effect): Promise<Delivery> {
       if (ctx.step === undefined) throw new UnrecordedEffectError(ctx.toolName);
       const key = effectKey(ctx.runId, ctx.step, ctx.callId, effect.name);
-      const row = await store.record({
+      // Recording a new effect begins its first attempt: a stopped holder records nothing.
+      ctx.signal.throwIfAborted();
+      const { row, begun } = await store.record({
         id: randomUUID(),
         idempotencyKey: key.key,
         runId: ctx.runId,
@@ -253,6 +262,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
         payload: effect.payload,
         reconciles: effect.lookup !== undefined,
       });
+      if (begun) {
+        // Recorded and begun, not yet on the wire: a crash here leaves it `delivering`, which
+        // the run's next holder reconciles or reports unknown, never sends blind.
+        await hooks?.at('after_record', row);
+        return attemptUntilSettled(deps, ctx, effect, key, row, true);
+      }
       switch (row.state) {
         case 'delivered':
           return {
@@ -270,9 +285,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
         case 'unknown':
           return { state: 'unknown', error: row.lastError ?? UNKNOWN_TEXT, attempts: row.attempts };
         case 'pending':
-          // Recorded and never attempted, or waiting to retry: nothing of it is on the wire.
-          if (row.attempts === 0) await hooks?.at('after_record', row);
-          return attemptUntilSettled(deps, ctx, effect, key, row);
+          // Waiting to retry (or recorded before attempts began with the record): nothing of it
+          // is on the wire.
+          return attemptUntilSettled(deps, ctx, effect, key, row, false);
         case 'delivering': {
           // An earlier holder began an attempt and stopped before its answer was stored.
           const found = await reconcile(ctx, effect, key);
@@ -283,7 +298,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
             return { state: 'unknown', error, attempts: row.attempts };
           }
           if (found !== 'nothing') return deliveredAs(store, row, found, row.attempts, true);
-          return attemptUntilSettled(deps, ctx, effect, key, row);
+          return attemptUntilSettled(deps, ctx, effect, key, row, false);
         }
         default: {
           const never: never = row.state;

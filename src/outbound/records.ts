@@ -48,14 +48,24 @@ export interface StoredReceipt {
   readonly result: JsonObject | null;
 }
 
+/** What recording an effect found: its row, and whether this call recorded it (and so began it). */
+export interface RecordedEffect {
+  readonly row: OutboundEventRecord;
+  /** True when the row is new: recorded `delivering` with its first attempt begun. */
+  readonly begun: boolean;
+}
+
 /**
  * The outbound machinery's storage; src/store implements it. Each write is one durable statement,
  * so the row says what was true when the process stopped: `delivering` means an attempt may be on
  * the wire.
  */
 export interface OutboundStore {
-  /** Inserts the event, or returns the row already recorded under its key. */
-  record(event: NewOutboundEvent): Promise<OutboundEventRecord>;
+  /**
+   * Inserts the event with its first attempt begun (`delivering`, attempts 1: one commit before
+   * the first send, not two), or returns the row already recorded under its key.
+   */
+  record(event: NewOutboundEvent): Promise<RecordedEffect>;
   /**
    * Marks an attempt as started (`delivering`, attempts + 1) before it is sent, only while the
    * row still has the attempts its caller read: undefined when another holder of the run began

@@ -4,6 +4,7 @@ import type {
   NewOutboundEvent,
   OutboundEventRecord,
   OutboundStore,
+  RecordedEffect,
   StoredReceipt,
 } from '../outbound/records.ts';
 import { StoreError, type Queryable } from './db.ts';
@@ -29,18 +30,22 @@ async function one(q: Queryable, sql: string, params: readonly unknown[]): Promi
 /** `outbound_events` as the outbound machinery's store. */
 export function outboundStore(q: Queryable): OutboundStore {
   return Object.freeze({
-    async record(event: NewOutboundEvent): Promise<OutboundEventRecord> {
-      // One statement: insert, or hand back what is recorded under the key (a resumed call).
-      const { rows } = await q.query<OutboundEventRecord>(
+    async record(event: NewOutboundEvent): Promise<RecordedEffect> {
+      // One statement: insert with the first attempt begun, or hand back what is recorded under
+      // the key (a resumed call). Rows inserted by this statement are not visible to its own
+      // second select, so exactly one of the two answers.
+      const { rows } = await q.query<OutboundEventRecord & { begun: boolean }>(
         `with inserted as (
            insert into outbound_events
-             (id, idempotency_key, run_id, step_seq, call_id, tool_name, kind, target, payload, reconciles)
-           values ($1::uuid, $2, $3::uuid, $4::int, $5, $6, $7, $8, $9::jsonb, $10::boolean)
+             (id, idempotency_key, run_id, step_seq, call_id, tool_name, kind, target, payload,
+              reconciles, state, attempts)
+           values ($1::uuid, $2, $3::uuid, $4::int, $5, $6, $7, $8, $9::jsonb, $10::boolean,
+             'delivering', 1)
            on conflict (idempotency_key) do nothing
-           returning ${COLUMNS})
+           returning ${COLUMNS}, true as begun)
          select * from inserted
          union all
-         select ${COLUMNS} from outbound_events where idempotency_key = $2
+         select ${COLUMNS}, false as begun from outbound_events where idempotency_key = $2
          limit 1`,
         [
           event.id,
@@ -55,10 +60,11 @@ export function outboundStore(q: Queryable): OutboundStore {
           event.reconciles,
         ],
       );
-      const row = rows[0];
-      if (!row)
+      const found = rows[0];
+      if (!found)
         throw new StoreError('outbound_event_missing', 'the outbound event was not recorded');
-      return row;
+      const { begun, ...row } = found;
+      return { row, begun };
     },
 
     async beginAttempt(id: string, attemptsRead: number) {

@@ -77,6 +77,20 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     fetch: () => Promise.reject(new Error('no HTTP here')),
   });
 
+  /** What the machinery records for `effect` of the call `ctx`, under `key`. */
+  const recordOf = (ctx: ToolContext, effect: Effect, key: { key: string }) => ({
+    id: randomUUID(),
+    idempotencyKey: key.key,
+    runId,
+    stepSeq: 1,
+    callId: ctx.callId,
+    toolName: ctx.toolName,
+    kind: effect.kind,
+    target: effect.target,
+    payload: effect.payload,
+    reconciles: effect.lookup !== undefined,
+  });
+
   it('records the effect, sends it once, and a second call finds it delivered', async () => {
     const store = outboundStore(db);
     const outbox = createOutbox({ store, sleep });
@@ -196,21 +210,15 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     const outbox = createOutbox({ store, sleep });
     const leaveDelivering = async (ctx: ToolContext, effect: Effect) => {
       const key = effectKey(runId, 1, ctx.callId, effect.name);
-      const row = await store.record({
-        id: randomUUID(),
-        idempotencyKey: key.key,
-        runId,
-        stepSeq: 1,
-        callId: ctx.callId,
-        toolName: ctx.toolName,
-        kind: effect.kind,
-        target: effect.target,
-        payload: effect.payload,
-        reconciles: effect.lookup !== undefined,
-      });
-      expect(await store.beginAttempt(row.id, row.attempts)).toMatchObject({ state: 'delivering' });
-      // A second holder that read the row as it was cannot begin an attempt of its own.
-      expect(await store.beginAttempt(row.id, row.attempts)).toBeUndefined();
+      const { row, begun } = await store.record(recordOf(ctx, effect, key));
+      // Recorded with its first attempt begun: one commit before the send, not two.
+      expect(begun).toBe(true);
+      expect(row).toMatchObject({ state: 'delivering', attempts: 1 });
+      // A second holder that read the row before that attempt began cannot begin one of its own.
+      expect(await store.beginAttempt(row.id, 0)).toBeUndefined();
+      // Recording it again finds it, and begins nothing.
+      const again = await store.record({ ...recordOf(ctx, effect, key), id: randomUUID() });
+      expect(again).toMatchObject({ begun: false, row: { id: row.id, attempts: 1 } });
       return key;
     };
 
@@ -263,19 +271,27 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     const store = outboundStore(db);
     const outbox = createOutbox({ store, sleep });
 
-    // The run's lease lapsed while the call waited: nothing is begun, sent or marked.
+    // The run's lease lapsed while the call waited: nothing is recorded, begun or sent.
     const stopped = provider();
     const controller = new AbortController();
     const ctxA = { ...ctxFor(), signal: controller.signal };
     controller.abort(new Error('lease lapsed'));
     await expect(outbox.deliver(ctxA, stopped.effect)).rejects.toThrow('lease lapsed');
     expect(stopped.sent).toHaveLength(0);
-    const [left] = (await store.forRun(runId)).filter((r) => r.callId === ctxA.callId);
-    expect(left).toMatchObject({ state: 'pending', attempts: 0 });
+    expect((await store.forRun(runId)).filter((r) => r.callId === ctxA.callId)).toEqual([]);
+
+    // A row waiting to retry (its first attempt was not acted on), read by this holder.
+    const waiting = async (ctx: ToolContext, effect: Effect) => {
+      const { row } = await store.record(
+        recordOf(ctx, effect, effectKey(runId, 1, ctx.callId, effect.name)),
+      );
+      await store.retryLater(row.id, 'rate limited');
+    };
 
     // Another holder begins (and makes) the effect between this holder's read and its attempt.
     const shown = provider();
     const ctxB = ctxFor();
+    await waiting(ctxB, shown.effect);
     const rivalFirst = {
       ...store,
       async beginAttempt(id: string, attemptsRead: number) {
@@ -297,6 +313,7 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     // A provider that cannot be asked: the contended effect is unknown, and not sent.
     const blind = provider([], false);
     const ctxC = ctxFor();
+    await waiting(ctxC, blind.effect);
     const rivalBlind = {
       ...store,
       async beginAttempt(id: string, attemptsRead: number) {

@@ -268,7 +268,7 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     const { ledger } = server.mesh;
     const outbox = outboundStore(server.mesh.db);
     const call = await ledger.appendStep(lease, { kind: 'note', data: { n: 1 } });
-    const event = await outbox.record({
+    const { row: event } = await outbox.record({
       id: randomUUID(),
       idempotencyKey: `key-${randomUUID()}`,
       runId: lease.runId,
@@ -291,13 +291,15 @@ describe.each(testDatabases())('live run events on $name', (database) => {
     expect(await effect()).toMatchObject({
       run_id: lease.runId,
       id: event.id,
-      state: 'pending',
-      attempts: 0,
+      state: 'delivering',
+      attempts: 1,
       target: '#deploys',
     });
-    await outbox.beginAttempt(event.id, 0);
+    await outbox.retryLater(event.id, 'rate limited');
     // A delivery is not a write to the run: the next read finds it.
-    expect(await effect()).toMatchObject({ id: event.id, state: 'delivering', attempts: 1 });
+    expect(await effect()).toMatchObject({ id: event.id, state: 'pending', attempts: 1 });
+    await outbox.beginAttempt(event.id, 1);
+    expect(await effect()).toMatchObject({ id: event.id, state: 'delivering', attempts: 2 });
     await outbox.delivered(event.id, { externalId: 'ts-1', link: null, result: null });
     expect(await effect()).toMatchObject({ state: 'delivered', externalId: 'ts-1' });
     await ledger.finish(lease, 'succeeded', null);
