@@ -8,6 +8,7 @@ import {
   type EffectKey,
   type EffectReceipt,
   type Outbox,
+  settlementsOf,
 } from '../tool/outbound.ts';
 import {
   retrying,
@@ -109,15 +110,24 @@ interface OutboxDeps {
   readonly random?: () => number;
 }
 
-/** Records a delivery and says so. */
+/**
+ * Records a delivery and says so: at once, or, when the call's end settles its effects (a run's
+ * call loop), with the call's observation in one commit.
+ */
 async function deliveredAs(
+  ctx: ToolContext,
   store: OutboundStore,
   row: OutboundEventRecord,
   receipt: EffectReceipt,
   attempts: number,
   settledEarlier: boolean,
 ): Promise<Delivery> {
-  await store.delivered(row.id, stored(receipt));
+  const sink = settlementsOf(ctx);
+  await store.delivered(
+    row.id,
+    stored(receipt),
+    sink && ((kept) => sink.add({ id: row.id, ...kept })),
+  );
   return { state: 'delivered', receipt, attempts, settledEarlier };
 }
 
@@ -170,7 +180,7 @@ async function attemptUntilSettled(
         // that can be asked may already show what it made.
         const found = await reconcile(ctx, effect, key);
         if (found !== undefined && found !== 'nothing')
-          return deliveredAs(store, row, found, row.attempts + 1, true);
+          return deliveredAs(ctx, store, row, found, row.attempts + 1, true);
         return { state: 'unknown', error: CONTENDED_TEXT, attempts: row.attempts + 1 };
       }
       row = begunNow;
@@ -180,7 +190,7 @@ async function attemptUntilSettled(
     try {
       const receipt = await effect.send(key);
       await hooks?.at('after_send', row);
-      return await deliveredAs(store, row, receipt, row.attempts, false);
+      return await deliveredAs(ctx, store, row, receipt, row.attempts, false);
     } catch (error) {
       // A stop mid-attempt leaves the row `delivering`: the run's next holder settles it. So
       // does a failure to store the answer: the effect happened, and saying so is for the next
@@ -199,7 +209,7 @@ async function attemptUntilSettled(
         await store.unknown(row.id, error);
         return { state: 'unknown', error, attempts: row.attempts };
       }
-      if (found !== 'nothing') return deliveredAs(store, row, found, row.attempts, false);
+      if (found !== 'nothing') return deliveredAs(ctx, store, row, found, row.attempts, false);
     }
     if (row.attempts >= retry.maxAttempts) {
       const error = `${failure.message} (gave up after ${row.attempts} attempts)`;
@@ -297,7 +307,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
             await store.unknown(row.id, error);
             return { state: 'unknown', error, attempts: row.attempts };
           }
-          if (found !== 'nothing') return deliveredAs(store, row, found, row.attempts, true);
+          if (found !== 'nothing') return deliveredAs(ctx, store, row, found, row.attempts, true);
           return attemptUntilSettled(deps, ctx, effect, key, row, false);
         }
         default: {

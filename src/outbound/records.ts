@@ -72,7 +72,16 @@ export interface OutboundStore {
    * one meanwhile (a lease that lapsed mid-call), so two holders never both send.
    */
   beginAttempt(id: string, attemptsRead: number): Promise<OutboundEventRecord | undefined>;
-  delivered(id: string, receipt: StoredReceipt): Promise<void>;
+  /**
+   * Marks the effect delivered with what the provider answered. Given `defer`, writes nothing:
+   * `defer` is handed the receipt as it would be stored, for the call's end to write with its
+   * observation.
+   */
+  delivered(
+    id: string,
+    receipt: StoredReceipt,
+    defer?: (stored: StoredReceipt) => void,
+  ): Promise<void>;
   /** Back to `pending` after an attempt the provider did not act on, with why. */
   retryLater(id: string, error: string): Promise<void>;
   failed(id: string, error: string): Promise<void>;

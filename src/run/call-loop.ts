@@ -1,4 +1,4 @@
-import type { Definition, ToolAttachment, ToolUsage } from '../tool/definition.ts';
+import type { Definition, ToolUsage } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
 import { settlesThroughOutbox } from '../tool/outbound.ts';
 import type { Observation } from '../tool/observation.ts';
@@ -132,7 +132,9 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     await ctx.hooks?.at('after_execute', p.call);
     running = addToolUsage(running, outcome.usage);
     ends.push(endOf(p, stamp, outcome.result, outcome.status, outcome));
-    mustKeep = !rerunsOnResume(p.definition);
+    // An effect delivered is marked so with the call's end: a crash in a later call must not
+    // leave it `delivering` (unknown to a provider that cannot be asked).
+    mustKeep = !rerunsOnResume(p.definition) || outcome.delivered.length > 0;
     // A metered call's usage is on record before the next call reads what is left of its meter.
     if (Object.keys(outcome.usage).length > 0) await flush();
     if (outcome.usage.exhausted !== undefined) return spent(i + 1, outcome.usage);
@@ -207,17 +209,18 @@ function rerunsOnResume(definition: Definition): boolean {
   return toolEffect(definition).onResume === 'reexecute' || settlesThroughOutbox(definition);
 }
 
-/** A call's end as the round's second commit writes it. */
+/** A call's end as the round's second commit writes it, with the effects it delivered. */
 function endOf(
   p: Extract<Planned, { kind: 'ahead' | 'after' }>,
   stamp: ToolCallStep | undefined,
   result: Observation,
   status: 'completed' | 'unknown' | 'failed',
-  outcome: { readonly attachments?: readonly ToolAttachment[]; readonly startedMsAgo: number },
+  outcome: Extract<FreshOutcome, { kind: 'done' | 'fatal' }>,
 ): LedgerWrite {
   const attachments = outcome.attachments ? { attachments: outcome.attachments } : {};
+  const delivered = outcome.delivered.length > 0 ? { delivered: outcome.delivered } : {};
   return stamp
-    ? { kind: 'observed', callStep: stamp, result, status, ...attachments }
+    ? { kind: 'observed', callStep: stamp, result, status, ...attachments, ...delivered }
     : {
         kind: 'ran',
         call: p.call,
@@ -226,5 +229,6 @@ function endOf(
         status,
         startedMsAgo: outcome.startedMsAgo,
         ...attachments,
+        ...delivered,
       };
 }

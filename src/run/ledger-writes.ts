@@ -1,6 +1,7 @@
 import type { ToolCall } from '../model/wire.ts';
 import type { ToolAttachment } from '../tool/definition.ts';
 import type { Observation } from '../tool/observation.ts';
+import type { DeliveredEffect } from '../tool/outbound.ts';
 import type { Redactor } from '../tool/redaction.ts';
 import { callStep, pinOf, type CallDefinition } from './call-steps.ts';
 import { attachmentArtifacts, largeObservation } from './observation-artifacts.ts';
@@ -14,7 +15,8 @@ import type { StepBatch, StepWrite } from './run-store.ts';
  * - `step`: a model request or response, or a note (`startedMsAgo`: when it really began);
  * - `call`: a call's record ahead of it (with `committed`, its write-ahead commit stamp);
  * - `observed`: the observation of a call recorded earlier, which ends its step with `status`
- *   (`refused`: recorded with its round and never run, the run stopped first);
+ *   (`refused`: recorded with its round and never run, the run stopped first), and marks the
+ *   effects it delivered delivered;
  * - `ran`: a call recorded after it ran (a replayable query) and its observation;
  * - `refused`: a call the executor refused before it ran, and the refusal.
  */
@@ -38,6 +40,8 @@ export type LedgerWrite =
       readonly result: Observation;
       readonly status: CallStatus | 'refused';
       readonly attachments?: readonly ToolAttachment[];
+      /** Effects the call delivered, marked delivered in the same commit as its end. */
+      readonly delivered?: readonly DeliveredEffect[];
     }
   | {
       readonly kind: 'ran';
@@ -47,6 +51,7 @@ export type LedgerWrite =
       readonly status: CallStatus;
       readonly attachments?: readonly ToolAttachment[];
       readonly startedMsAgo: number;
+      readonly delivered?: readonly DeliveredEffect[];
     }
   | {
       readonly kind: 'refused';
@@ -118,6 +123,7 @@ export function provisionalSteps(
 export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): PreparedSteps {
   const writes: StepWrite[] = [];
   const finish: { seq: number; status: CallStatus | 'refused' }[] = [];
+  const delivered: DeliveredEffect[] = [];
   const shapes: { first: number; count: number; observation?: Observation }[] = [];
   const add = (observation: Observation | undefined, ...steps: StepWrite[]) => {
     shapes.push({
@@ -160,6 +166,7 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
       case 'observed': {
         const prepared = preparedObservation(rules, entry.result, entry.attachments ?? []);
         finish.push({ seq: entry.callStep.seq, status: entry.status });
+        delivered.push(...(entry.delivered ?? []));
         add(prepared.stored, {
           step: observationStep(entry.callStep.callId, entry.callStep.toolName, prepared.stored),
           artifacts: prepared.artifacts,
@@ -169,6 +176,7 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
       case 'ran': {
         const clean = rules.cleanCall(entry.call);
         const prepared = preparedObservation(rules, entry.result, entry.attachments ?? []);
+        delivered.push(...(entry.delivered ?? []));
         add(
           prepared.stored,
           {
@@ -189,7 +197,11 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
     }
   }
   return {
-    batch: { steps: writes, ...(finish.length > 0 ? { finish } : {}) },
+    batch: {
+      steps: writes,
+      ...(finish.length > 0 ? { finish } : {}),
+      ...(delivered.length > 0 ? { delivered } : {}),
+    },
     recorded: (written) =>
       shapes.map((shape) => ({
         steps: written.slice(shape.first, shape.first + shape.count),

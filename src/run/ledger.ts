@@ -5,6 +5,7 @@ import type { ToolAttachment } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
 import { noRedaction, type Redactor } from '../tool/redaction.ts';
 import type { Observation } from '../tool/observation.ts';
+import type { DeliveredEffect } from '../tool/outbound.ts';
 import type {
   ArtifactRecord,
   CallStatus,
@@ -197,11 +198,21 @@ export class RunLedger {
       .map((w) =>
         w.prompt ? { ...w, prompt: w.prompt.filter((p) => !this.storedParts.has(p.hash)) } : w,
       );
-    const written = await this.store.appendSteps(lease, {
-      steps,
-      finish: prepared.flatMap((p) => p.batch.finish ?? []),
-      ...(usage ? { usage } : {}),
-    });
+    const delivered = prepared.flatMap((p) => p.batch.delivered ?? []);
+    let written: StepRecord[];
+    try {
+      written = await this.store.appendSteps(lease, {
+        steps,
+        finish: prepared.flatMap((p) => p.batch.finish ?? []),
+        ...(usage ? { usage } : {}),
+        ...(delivered.length > 0 ? { delivered } : {}),
+      });
+    } catch (error) {
+      // The calls' ends are lost with the write (a lost lease, a failed statement), but what the
+      // providers answered is not: a resumed call finds its effects delivered, not unknown.
+      await this.settleDelivered(delivered).catch(() => undefined);
+      throw error;
+    }
     if (this.storedParts.size > STORED_PARTS_KEPT) this.storedParts.clear();
     for (const w of steps) for (const part of w.prompt ?? []) this.storedParts.add(part.hash);
     let at = 0;
@@ -210,6 +221,14 @@ export class RunLedger {
       at += p.batch.steps.length;
       return p.recorded(own);
     });
+  }
+
+  /**
+   * Marks effects delivered without the lease (decision 0058): for a call stopped after its
+   * delivery, whose end is not written. What a provider answered is true whoever holds the run.
+   */
+  async settleDelivered(effects: readonly DeliveredEffect[]): Promise<void> {
+    if (effects.length > 0) await this.store.settleDelivered(effects);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../model/json.ts';
+import type { DeliveredEffect } from '../tool/outbound.ts';
 import type { Audience } from '../policy/audience.ts';
 import type {
   ArtifactRecord,
@@ -57,6 +58,8 @@ export interface StepBatch {
   readonly finish?: readonly { readonly seq: number; readonly status: CallStatus | 'refused' }[];
   /** The run's usage counters after the batch. */
   readonly usage?: JsonObject;
+  /** Effects the batch's calls delivered: their outbound events are marked delivered with it. */
+  readonly delivered?: readonly DeliveredEffect[];
 }
 
 /**
@@ -84,6 +87,11 @@ export interface RunStore {
    * calls, or the round's observations. A committed `tool_call` stamps the run's `committed_at`.
    */
   appendSteps(lease: Lease, batch: StepBatch): Promise<StepRecord[]>;
+  /**
+   * Marks effects delivered outside a batch and without the lease (what a provider answered is
+   * true whoever holds the run): a call stopped after its delivery, or a batch that failed.
+   */
+  settleDelivered(effects: readonly DeliveredEffect[]): Promise<void>;
   /** A stored artifact of a run, or undefined when the run holds none with that id. */
   getArtifact(runId: string, id: string): Promise<ArtifactRecord | undefined>;
   updateProgress(

@@ -2,7 +2,7 @@ import type { ToolCall } from '../model/wire.ts';
 import type { ToolRuntime } from '../tool/context.ts';
 import type { JsonObject } from '../model/json.ts';
 import { toolEffect } from '../tool/effect.ts';
-import { settlesThroughOutbox } from '../tool/outbound.ts';
+import { settlesThroughOutbox, type DeliveredEffect } from '../tool/outbound.ts';
 import { hasCode, MeshError, serializeError } from '../tool/errors.ts';
 import { FatalToolError, invoke, resolveCall, type ExecuteResult } from '../tool/executor.ts';
 import { observation, type Observation } from '../tool/observation.ts';
@@ -67,6 +67,8 @@ export type FreshOutcome =
       readonly attachments?: readonly ToolAttachment[];
       /** How long ago the handler was called. */
       readonly startedMsAgo: number;
+      /** The effects it delivered, to be marked so with its end. */
+      readonly delivered: readonly DeliveredEffect[];
     }
   | {
       /** The handler failed in a way that fails the run: `result` is the call's record of it. */
@@ -75,13 +77,16 @@ export type FreshOutcome =
       readonly error: unknown;
       readonly startedMsAgo: number;
       readonly attachments?: undefined;
+      readonly delivered: readonly DeliveredEffect[];
     }
   | { readonly kind: 'interrupted'; readonly error: RunInterruptedError };
 
 /**
  * Runs one decoded call of a round (its write-ahead record, when it needs one, is already
  * committed as step `seq`) and types what it came to. A fatal handler error and a stop of the
- * run's work come back as values, so the round can keep what its earlier calls came to.
+ * run's work come back as values, so the round can keep what its earlier calls came to. The
+ * effects the call delivers come back with it, for its end to mark delivered in its own commit;
+ * a call stopped or broken after a delivery has them marked at once, since no end follows.
  */
 export async function runFreshCall(
   ctx: ToolStepContext,
@@ -91,16 +96,25 @@ export async function runFreshCall(
   seq: number | undefined,
 ): Promise<FreshOutcome> {
   const began = performance.now();
-  const interrupted = () => ({
-    kind: 'interrupted' as const,
-    error: new RunInterruptedError(ctx.lease.runId, call.id),
-  });
+  const delivered: DeliveredEffect[] = [];
+  const interrupted = async () => {
+    await ctx.ledger.settleDelivered(delivered).catch(() => undefined);
+    return {
+      kind: 'interrupted' as const,
+      error: new RunInterruptedError(ctx.lease.runId, call.id),
+    };
+  };
   let result: Exclude<ExecuteResult, { kind: 'unknown_tool' }>;
   try {
-    result = await invoke(definition, args, call, ctx.runtime, seq);
+    result = await invoke(definition, args, call, ctx.runtime, seq, {
+      add: (effect) => void delivered.push(effect),
+    });
   } catch (error) {
     if (ctx.runtime.signal.aborted) return interrupted();
-    if (!hasCode(error, FatalToolError.code)) throw error;
+    if (!hasCode(error, FatalToolError.code)) {
+      await ctx.ledger.settleDelivered(delivered).catch(() => undefined);
+      throw error;
+    }
     return {
       kind: 'fatal',
       error,
@@ -110,6 +124,7 @@ export async function runFreshCall(
         text: `the call failed: ${error.message}`,
         data: { error: { ...error.toJSON() } },
       }),
+      delivered,
     };
   }
   // An outcome reached after the stop is not the call's own (an aborted fetch, a cut stream).
@@ -123,6 +138,7 @@ export async function runFreshCall(
       ? { attachments: result.attachments }
       : {}),
     startedMsAgo: performance.now() - began,
+    delivered,
   };
 }
 
@@ -131,17 +147,24 @@ export function notRun(why: string): Observation {
   return observation({ kind: 'not_run', text: `Not run: ${why}. Nothing was done.` });
 }
 
-/** The end of a call recorded ahead of it: its observation, which also finishes the call step. */
+/**
+ * The end of a call recorded ahead of it: its observation, which also finishes the call step and
+ * marks the effects it delivered delivered.
+ */
 function afterRecord(ctx: ToolStepContext, callStep: ToolCallStep) {
   return async (
     result: Observation,
     status: CallStatus,
+    delivered: readonly DeliveredEffect[],
   ): Promise<{ callStep: ToolCallStep; step: StepRecord; observation: Observation }> => {
-    const recorded = await ctx.ledger.recordObservation(ctx.lease, callStep, result, status);
+    const [recorded] = await ctx.ledger.recordSteps(ctx.lease, [
+      { kind: 'observed', callStep, result, status, delivered },
+    ]);
+    const step = recorded?.steps[0] as StepRecord;
     return {
-      callStep: { ...callStep, status, finishedAt: recorded.step.startedAt },
-      step: recorded.step,
-      observation: recorded.observation,
+      callStep: { ...callStep, status, finishedAt: step.startedAt },
+      step,
+      observation: recorded?.observation as Observation,
     };
   };
 }
@@ -158,11 +181,11 @@ async function complete(
   const outcome = await runFreshCall(ctx, call, definition, args, callStep.seq);
   if (outcome.kind === 'interrupted') throw outcome.error;
   if (outcome.kind === 'fatal') {
-    await record(outcome.result, 'failed');
+    await record(outcome.result, 'failed', outcome.delivered);
     throw outcome.error;
   }
   await ctx.hooks?.at('after_execute', call);
-  const recorded = await record(outcome.result, outcome.status);
+  const recorded = await record(outcome.result, outcome.status, outcome.delivered);
   await ctx.hooks?.at('after_observation', call);
   return {
     kind: outcome.result.kind === 'unknown_outcome' ? 'unknown_outcome' : 'observation',

@@ -7,6 +7,7 @@ import type {
   RecordedEffect,
   StoredReceipt,
 } from '../outbound/records.ts';
+import type { DeliveredEffect } from '../tool/outbound.ts';
 import { StoreError, type Queryable } from './db.ts';
 
 const COLUMNS = `id, idempotency_key as "idempotencyKey", run_id as "runId", step_seq as "stepSeq",
@@ -77,7 +78,15 @@ export function outboundStore(q: Queryable): OutboundStore {
       return rows[0];
     },
 
-    async delivered(id: string, receipt: StoredReceipt): Promise<void> {
+    async delivered(
+      id: string,
+      receipt: StoredReceipt,
+      defer?: (stored: StoredReceipt) => void,
+    ): Promise<void> {
+      if (defer) {
+        defer(receipt);
+        return;
+      }
       await one(
         q,
         `update outbound_events set state = 'delivered', external_id = $2, link = $3,
@@ -126,6 +135,25 @@ export function outboundStore(q: Queryable): OutboundStore {
       return rows;
     },
   });
+}
+
+/**
+ * Marks delivered the effects a call's end was to settle, without the run's lease: what the
+ * provider answered is true whoever holds the run (decision 0023), so a call stopped after its
+ * delivery, or whose end could not be written, still says so. Only rows still `delivering` change.
+ */
+export async function settleDelivered(
+  q: Queryable,
+  effects: readonly DeliveredEffect[],
+): Promise<void> {
+  if (effects.length === 0) return;
+  await q.query(
+    `update outbound_events o set state = 'delivered', external_id = d."externalId", link = d.link,
+       result = d.result, last_error = null, updated_at = now()
+     from jsonb_to_recordset($1::jsonb) as d (id uuid, "externalId" text, link text, result jsonb)
+     where o.id = d.id and o.state = 'delivering'`,
+    [JSON.stringify(effects)],
+  );
 }
 
 /** What a reply's outbound event records: the reply step, and the message it wrote. */

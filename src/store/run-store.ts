@@ -17,7 +17,7 @@ import {
 import { getArtifact } from './artifacts.ts';
 import { writeDraft } from './run-drafts.ts';
 import { listSteps } from './run-reads.ts';
-import { recordDeliveredReply } from './outbound-events.ts';
+import { recordDeliveredReply, settleDelivered } from './outbound-events.ts';
 import { answerQuestion, expireQuestion, parkRun } from './questions.ts';
 
 /** The run layer's {@link RunStore}, on a database. */
@@ -34,6 +34,7 @@ export function runStore(db: Db): RunStore {
       batch.steps.some((w) => (w.artifacts ?? []).length > 0)
         ? db.transaction((tx) => appendSteps(tx, lease, batch))
         : appendSteps(db, lease, batch),
+    settleDelivered: (effects) => settleDelivered(db, effects),
     getArtifact: async (runId, id) => {
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
         return undefined;

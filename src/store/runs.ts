@@ -127,8 +127,8 @@ export async function appendStep(
 }
 
 /**
- * Appends `batch.steps` in order, finishes the earlier call steps `batch.finish` names and saves
- * the run's usage, in one statement: one round trip and one commit, however many steps a round
+ * Appends `batch.steps` in order, finishes the earlier call steps `batch.finish` names, marks
+ * the effects `batch.delivered` names delivered and saves the run's usage, in one statement: one round trip and one commit, however many steps a round
  * wrote. A committed `tool_call` among them stamps the run's `committed_at`. The reservation fences
  * it all, so a worker that lost the run writes nothing. Steps with artifacts take a transaction
  * (the artifacts' bytes are inserted beside the steps, numbered with them).
@@ -154,6 +154,13 @@ export async function appendSteps(
     params.push(f.seq, f.status);
     return `($${params.length - 1}::integer, $${params.length}::text)`;
   });
+  // The effects the batch's calls delivered: marked so in the same commit, fenced like the steps.
+  const delivered = batch.delivered ?? [];
+  let deliveredParam = 0;
+  if (delivered.length > 0) {
+    params.push(JSON.stringify(delivered));
+    deliveredParam = params.length;
+  }
   // A request's prompt snapshot parts, stored once each: what is already stored is left as it is.
   const parts = steps.flatMap((w) => w.prompt ?? []);
   let partsParam = 0;
@@ -183,6 +190,17 @@ export async function appendSteps(
        update run_steps set status = f.status, finished_at = now()
        from (values ${finishRows.join(', ')}) as f (seq, status)
        where run_steps.run_id = $1 and run_steps.seq = f.seq and exists (select 1 from reserved))`
+       }${
+         deliveredParam === 0
+           ? ''
+           : `,
+     delivered as (
+       update outbound_events o set state = 'delivered', external_id = d."externalId",
+         link = d.link, result = d.result, last_error = null, updated_at = now()
+       from jsonb_to_recordset($${deliveredParam}::jsonb)
+         as d (id uuid, "externalId" text, link text, result jsonb)
+       where o.id = d.id and o.run_id = $1 and o.state = 'delivering'
+         and exists (select 1 from reserved))`
        }${
          partsParam === 0
            ? ''

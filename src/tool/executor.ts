@@ -20,6 +20,7 @@ import {
   type ArtifactLink,
   type Observation,
 } from './observation.ts';
+import { settleWithCall, type EffectSettlements } from './outbound.ts';
 import type { Registry } from './registry.ts';
 import { SPAN_ATTRIBUTES as A, tracingEnabled, withSpan } from './tracing.ts';
 
@@ -162,11 +163,14 @@ export function invoke(
   call: ToolCall,
   runtime: ToolRuntime,
   step?: number,
+  settlements?: EffectSettlements,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   const observer = observedCalls();
   if (observer)
-    return timedCall(observer, definition, () => traced(definition, args, call, runtime, step));
-  return traced(definition, args, call, runtime, step);
+    return timedCall(observer, definition, () =>
+      traced(definition, args, call, runtime, step, settlements),
+    );
+  return traced(definition, args, call, runtime, step, settlements);
 }
 
 function traced(
@@ -175,9 +179,10 @@ function traced(
   call: ToolCall,
   runtime: ToolRuntime,
   step: number | undefined,
+  settlements: EffectSettlements | undefined,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   // Untraced, a call builds no span, attributes or outcome closure (bench:executor).
-  if (!tracingEnabled()) return invokeHandler(definition, args, call, runtime, step);
+  if (!tracingEnabled()) return invokeHandler(definition, args, call, runtime, step, settlements);
   return withSpan(
     {
       name: `execute_tool ${definition.tool.name}`,
@@ -193,7 +198,7 @@ function traced(
         [A.step]: step,
       },
     },
-    () => invokeHandler(definition, args, call, runtime, step),
+    () => invokeHandler(definition, args, call, runtime, step, settlements),
     (result) => ({ attributes: { [A.toolOutcome]: result.observation.kind } }),
   );
 }
@@ -204,10 +209,13 @@ async function invokeHandler(
   call: ToolCall,
   runtime: ToolRuntime,
   step: number | undefined,
+  settlements: EffectSettlements | undefined,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   let output: ToolOutput;
   try {
-    output = await definition.execute(new CallContext(definition, runtime, call, step), args);
+    const ctx = new CallContext(definition, runtime, call, step);
+    if (settlements) settleWithCall(ctx, settlements);
+    output = await definition.execute(ctx, args);
   } catch (error) {
     if (hasCode(error, InvalidToolInputError.code)) return invalidInput(definition, error);
     if (hasCode(error, ToolUnavailableError.code) && definition.class === 'query') {

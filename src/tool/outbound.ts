@@ -93,6 +93,38 @@ export type Delivery =
   | { readonly state: 'failed'; readonly error: string; readonly attempts: number }
   | { readonly state: 'unknown'; readonly error: string; readonly attempts: number };
 
+/**
+ * An effect delivered during a call whose row's `delivered` transition is left for the call's end
+ * to write, in the same commit as its observation (decision 0058): the receipt as it is stored.
+ */
+export interface DeliveredEffect {
+  /** The outbound event's id. */
+  readonly id: string;
+  readonly externalId: string;
+  readonly link: string | null;
+  readonly result: JsonObject | null;
+}
+
+/** Where a call's delivered effects are collected for its end to write (the run's call loop). */
+export interface EffectSettlements {
+  add(effect: DeliveredEffect): void;
+}
+
+const settlements = new WeakMap<ToolContext, EffectSettlements>();
+
+/**
+ * Says that the effects `ctx`'s call delivers are settled with the call's end: the control plane
+ * calls it for the context it hands a handler, never a package.
+ */
+export function settleWithCall(ctx: ToolContext, sink: EffectSettlements): void {
+  settlements.set(ctx, sink);
+}
+
+/** Where `ctx`'s delivered effects are settled, when its call's end writes them. */
+export function settlementsOf(ctx: ToolContext): EffectSettlements | undefined {
+  return settlements.get(ctx);
+}
+
 /** The outbound machinery, as a handler uses it. */
 export interface Outbox {
   /** Records the effect (once per key), delivers or settles it, and says how it ended. */

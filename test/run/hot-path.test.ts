@@ -13,6 +13,11 @@ import { createRegistry } from '../../src/tool/registry.ts';
 import { testDatabases } from '../support/db.ts';
 import { callIdOf, makeAgent, runtimeFor } from '../support/run.ts';
 import { testDefinition } from '../support/tool.ts';
+import { createOutbox } from '../../src/outbound/outbox.ts';
+import { outboundStore } from '../../src/store/outbound-events.ts';
+import { services, type ToolContext } from '../../src/tool/context.ts';
+import { OUTBOX, OUTBOX_NEED, type EffectReceipt } from '../../src/tool/outbound.ts';
+import type { RunRecord } from '../../src/run/records.ts';
 
 const call = (id: string, name: string) => ({ id, name, arguments: '{}' });
 
@@ -40,6 +45,36 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     }),
   ]);
 
+  /** Where the outbound tool's effect goes: what it was sent, and a hook after each send. */
+  const wire: { sent: string[]; afterSend?: () => void } = { sent: [] };
+  /** An effect tool that delivers through the outbound machinery (a remote MCP tool's path). */
+  const sender = testDefinition('send', {
+    class: 'effect',
+    replay: 'effectful',
+    needs: [OUTBOX_NEED],
+    execute: async (ctx: ToolContext) => {
+      const delivery = await ctx.services.get(OUTBOX).deliver(ctx, {
+        name: 'message',
+        kind: 'test.send',
+        target: 'channel #ops',
+        payload: { text: 'hello' },
+        async send(key): Promise<EffectReceipt> {
+          wire.sent.push(ctx.callId);
+          wire.afterSend?.();
+          return { externalId: `m-${key.uuid.slice(0, 8)}`, link: null as never };
+        },
+      });
+      return { text: delivery.state };
+    },
+  });
+  const outboundRuntime = (run: RunRecord, signal: AbortSignal, on: Db = db) => ({
+    ...runtimeFor(run, signal),
+    services: services([[OUTBOX, createOutbox({ store: outboundStore(on) })]]),
+  });
+  /** The outbound events of a run, by call: state and attempts. */
+  const effectsOf = async (runId: string) =>
+    (await outboundStore(db).forRun(runId)).map((e) => `${e.callId}:${e.state}:${e.attempts}`);
+
   beforeAll(async () => {
     const opened = await database.open();
     db = opened.db;
@@ -48,9 +83,9 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
   });
   afterAll(() => dispose());
 
-  /** A ledger whose store counts the statements it sends. */
-  function countingLedger(): RunLedger {
-    const counted: Db = {
+  /** The database, counting the statements sent through it. */
+  function countingDb(): Db {
+    return {
       ...db,
       query: (sql, params) => {
         statements++;
@@ -58,7 +93,11 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
       },
       transaction: (fn) => db.transaction(fn),
     };
-    return new RunLedger(runStore(counted));
+  }
+
+  /** A ledger whose store counts the statements it sends. */
+  function countingLedger(): RunLedger {
+    return new RunLedger(runStore(countingDb()));
   }
 
   /** A script run created leased to `owner`, and its lease. */
@@ -185,6 +224,108 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
       'tool_call:e2:started',
       'observation:e1:completed',
     ]);
+  });
+
+  it('settles a delivered effect in the commit of its end: an outbound effect adds one commit to its round', async () => {
+    const ledger = countingLedger();
+    const { run, lease } = await leasedRun(ledger, 'outbound', {});
+    const seen: Record<string, string[]> = {};
+    wire.afterSend = () => void effectsOf(run.id).then((e) => (seen['sent'] = e));
+    statements = 0;
+    const settled = await settleCalls({
+      ctx: {
+        ledger,
+        lease,
+        registry: createRegistry([sender]),
+        runtime: outboundRuntime(run, new AbortController().signal, countingDb()),
+        hooks: {
+          at: async (point) => {
+            if (point === 'after_execute') seen['ran'] = await effectsOf(run.id);
+          },
+        },
+      },
+      calls: [call('s1', 'send')],
+      steps: [],
+      usage: usageFrom({}),
+      budget: budgetFrom({}),
+      startedAt: new Date(),
+      clock: systemClock,
+      signal: new AbortController().signal,
+      lead: [{ kind: 'step', step: { kind: 'note', data: { round: 1 } } }],
+    });
+    wire.afterSend = undefined;
+    expect(settled.kind).toBe('settled');
+    // Three statements: the round's lead with the stamp; the effect recorded with its first
+    // attempt begun; the call's end with the effect marked delivered (before: five).
+    expect(statements).toBe(3);
+    await expect.poll(() => seen['sent']).toEqual(['s1:delivering:1']);
+    // The call has returned and its end is not written yet: neither is its delivery.
+    expect(seen['ran']).toEqual(['s1:delivering:1']);
+    expect(await effectsOf(run.id)).toEqual(['s1:delivered:1']);
+    const [event] = await outboundStore(db).forRun(run.id);
+    expect(event?.externalId).toMatch(/^m-/);
+    const steps = await ledger.steps(run.id);
+    expect(steps.map((s) => `${s.kind}:${callIdOf(s) || '-'}:${s.status}`)).toEqual([
+      'note:-:completed',
+      'tool_call:s1:completed',
+      'observation:s1:completed',
+    ]);
+  });
+
+  it('marks an effect delivered even when the end that was to carry it cannot be written', async () => {
+    const ledger = new RunLedger(runStore(db));
+    const { run, lease } = await leasedRun(ledger, 'lapsing', {});
+    // The lease is taken over while the effect is on the wire: the call's end is refused.
+    wire.afterSend = () =>
+      void db.query(`update runs set lease_epoch = lease_epoch + 1 where id = $1`, [run.id]);
+    const settling = settleCalls({
+      ctx: {
+        ledger,
+        lease,
+        registry: createRegistry([sender]),
+        runtime: outboundRuntime(run, new AbortController().signal),
+      },
+      calls: [call('s2', 'send')],
+      steps: [],
+      usage: usageFrom({}),
+      budget: budgetFrom({}),
+      startedAt: new Date(),
+      clock: systemClock,
+      signal: new AbortController().signal,
+      lead: [{ kind: 'step', step: { kind: 'note', data: { round: 1 } } }],
+    });
+    await expect(settling).rejects.toMatchObject({ code: 'lease_lost' });
+    wire.afterSend = undefined;
+    // Nothing of the call's end is on record, but what the provider answered is.
+    expect(
+      (await ledger.steps(run.id)).map((s) => `${s.kind}:${callIdOf(s) || '-'}:${s.status}`),
+    ).toEqual(['note:-:completed', 'tool_call:s2:started']);
+    expect(await effectsOf(run.id)).toEqual(['s2:delivered:1']);
+  });
+
+  it('marks an effect delivered when its run is stopped after the delivery', async () => {
+    const ledger = new RunLedger(runStore(db));
+    const { run, lease } = await leasedRun(ledger, 'stopping', {});
+    const stop = new AbortController();
+    wire.afterSend = () => stop.abort(new Error('worker stopping'));
+    const settled = await settleCalls({
+      ctx: {
+        ledger,
+        lease,
+        registry: createRegistry([sender]),
+        runtime: outboundRuntime(run, stop.signal),
+      },
+      calls: [call('s3', 'send')],
+      steps: [],
+      usage: usageFrom({}),
+      budget: budgetFrom({}),
+      startedAt: new Date(),
+      clock: systemClock,
+      signal: new AbortController().signal,
+    }).catch((error: unknown) => error);
+    wire.afterSend = undefined;
+    expect(settled).toMatchObject({ code: 'run_interrupted' });
+    expect(await effectsOf(run.id)).toEqual(['s3:delivered:1']);
   });
 
   it('records a stamped call the round never ran as not run when the wall clock ran out first', async () => {

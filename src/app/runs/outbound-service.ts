@@ -12,12 +12,16 @@ import type { MeshServiceFactory } from '../service-host.ts';
 function redactingStore(store: OutboundStore, redactor: Redactor): OutboundStore {
   return {
     ...store,
-    delivered: (id, receipt) =>
-      store.delivered(id, {
-        externalId: redactor.text(receipt.externalId),
-        link: receipt.link === null ? null : redactor.text(receipt.link),
-        result: receipt.result === null ? null : redactor.json(receipt.result),
-      }),
+    delivered: (id, receipt, defer) =>
+      store.delivered(
+        id,
+        {
+          externalId: redactor.text(receipt.externalId),
+          link: receipt.link === null ? null : redactor.text(receipt.link),
+          result: receipt.result === null ? null : redactor.json(receipt.result),
+        },
+        defer,
+      ),
     retryLater: (id, error) => store.retryLater(id, redactor.text(error)),
     failed: (id, error) => store.failed(id, redactor.text(error)),
     unknown: (id, error) => store.unknown(id, redactor.text(error)),
