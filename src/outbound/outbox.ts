@@ -8,7 +8,8 @@ import {
   type EffectKey,
   type EffectReceipt,
   type Outbox,
-  settlementsOf,
+  callEffectsOf,
+  effectKey,
 } from '../tool/outbound.ts';
 import {
   retrying,
@@ -16,8 +17,8 @@ import {
   sleep as abortableSleep,
   type RetryPolicy,
 } from '../tool/retry-policy.ts';
-import { effectKey } from './key.ts';
-import type { OutboundEventRecord, OutboundStore } from './records.ts';
+
+import type { NewOutboundEvent, OutboundEventRecord, OutboundStore } from './records.ts';
 
 /** Points on an effect's path where the crash campaign kills its worker. */
 export type OutboundPoint = 'after_record' | 'after_send';
@@ -67,6 +68,22 @@ function receiptOf(row: OutboundEventRecord): EffectReceipt {
     externalId: row.externalId ?? '',
     ...(row.link === null ? {} : { link: row.link }),
     ...(row.result === null ? {} : { data: row.result }),
+  };
+}
+
+/** The row a call's stamp recorded for `event`: `delivering`, its first attempt begun. */
+function begunRow(event: NewOutboundEvent): OutboundEventRecord {
+  const now = new Date();
+  return {
+    ...event,
+    state: 'delivering',
+    attempts: 1,
+    lastError: null,
+    externalId: null,
+    link: null,
+    result: null,
+    createdAt: now,
+    updatedAt: now,
   };
 }
 
@@ -122,11 +139,11 @@ async function deliveredAs(
   attempts: number,
   settledEarlier: boolean,
 ): Promise<Delivery> {
-  const sink = settlementsOf(ctx);
+  const effects = callEffectsOf(ctx);
   await store.delivered(
     row.id,
     stored(receipt),
-    sink && ((kept) => sink.add({ id: row.id, ...kept })),
+    effects && ((kept) => effects.delivered({ id: row.id, ...kept })),
   );
   return { state: 'delivered', receipt, attempts, settledEarlier };
 }
@@ -260,7 +277,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const key = effectKey(ctx.runId, ctx.step, ctx.callId, effect.name);
       // Recording a new effect begins its first attempt: a stopped holder records nothing.
       ctx.signal.throwIfAborted();
-      const { row, begun } = await store.record({
+      const event: NewOutboundEvent = {
         id: randomUUID(),
         idempotencyKey: key.key,
         runId: ctx.runId,
@@ -271,10 +288,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
         target: effect.target,
         payload: effect.payload,
         reconciles: effect.lookup !== undefined,
-      });
+      };
+      // Recorded and begun by this call's stamp (a declared effect), or now: not yet on the
+      // wire. A crash from here to the send leaves it `delivering`, which the run's next holder
+      // reconciles or reports unknown, never sends blind.
+      const begunId = callEffectsOf(ctx)?.begunWithStamp.get(key.key);
+      const { row, begun } =
+        begunId === undefined
+          ? await store.record(event)
+          : { row: begunRow({ ...event, id: begunId }), begun: true };
       if (begun) {
-        // Recorded and begun, not yet on the wire: a crash here leaves it `delivering`, which
-        // the run's next holder reconciles or reports unknown, never sends blind.
         await hooks?.at('after_record', row);
         return attemptUntilSettled(deps, ctx, effect, key, row, true);
       }

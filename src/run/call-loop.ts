@@ -1,6 +1,8 @@
 import type { Definition, ToolUsage } from '../tool/definition.ts';
 import { toolEffect } from '../tool/effect.ts';
-import { settlesThroughOutbox } from '../tool/outbound.ts';
+import { randomUUID } from 'node:crypto';
+import { effectKey, settlesThroughOutbox } from '../tool/outbound.ts';
+import type { BegunEffect } from './run-store.ts';
 import type { Observation } from '../tool/observation.ts';
 import { addToolUsage, exhaustion, usageJson, type Exhaustion } from './budget.ts';
 import { provisionalSteps } from './ledger-writes.ts';
@@ -44,7 +46,7 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
       p.kind === 'ahead' || p.kind === 'after',
   );
   for (const p of fresh) await ctx.hooks?.at('before_record', p.call);
-  const stamps = await stampAhead(input, fresh, keep);
+  const { stamps, begun } = await stampAhead(input, fresh, keep);
 
   // Then each call in order; their ends are the round's second commit.
   const ends: LedgerWrite[] = [];
@@ -120,7 +122,7 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     if (mustKeep) await flush();
     await ctx.hooks?.at('after_record', p.call);
     const stamp = stamps.get(p.call.id);
-    const outcome: FreshOutcome = await runFreshCall(ctx, p.call, p.definition, p.args, stamp?.seq);
+    const outcome = await runPlanned(ctx, p, stamp, begun.get(p.call.id));
     if (outcome.kind === 'fatal' || outcome.kind === 'interrupted') {
       if (outcome.kind === 'fatal') ends.push(endOf(p, stamp, outcome.result, 'failed', outcome));
       // What the round's earlier calls came to is kept; the stop is the run's to settle.
@@ -157,22 +159,31 @@ async function stampAhead(
   input: CallsInput,
   fresh: readonly Extract<Planned, { kind: 'ahead' | 'after' }>[],
   keep: (written: readonly StepRecord[]) => void,
-): Promise<Map<string, ToolCallStep>> {
+): Promise<{ stamps: Map<string, ToolCallStep>; begun: Map<string, BegunEffect> }> {
   const { ctx } = input;
   const ahead = fresh.filter((p) => p.kind === 'ahead');
   const stamps = new Map<string, ToolCallStep>();
+  const begun = new Map<string, BegunEffect>();
   const lead = input.lead ?? [];
-  if (lead.length === 0 && ahead.length === 0) return stamps;
+  if (lead.length === 0 && ahead.length === 0) return { stamps, begun };
+  // The stamps' numbers as they will be written (the lease holder is the run's only writer): a
+  // declared effect is recorded begun under its stamp's number in the same commit.
+  const next = input.steps.reduce((n, s) => Math.max(n, s.seq), 0) + 1 + lead.length;
   const written = await ctx.ledger.recordSteps(
     ctx.lease,
     [
       ...lead,
-      ...ahead.map((p): LedgerWrite => ({
-        kind: 'call',
-        call: p.call,
-        definition: p.definition,
-        committed: toolEffect(p.definition).crossesCommitBoundary,
-      })),
+      ...ahead.map((p, i): LedgerWrite => {
+        const begins = begunEffect(ctx.lease.runId, next + i, p);
+        if (begins) begun.set(p.call.id, begins);
+        return {
+          kind: 'call',
+          call: p.call,
+          definition: p.definition,
+          committed: toolEffect(p.definition).crossesCommitBoundary,
+          ...(begins ? { begins } : {}),
+        };
+      }),
     ],
     input.leadUsage,
   );
@@ -180,8 +191,44 @@ async function stampAhead(
   for (const [i, p] of ahead.entries()) {
     const step = written[lead.length + i]?.steps[0];
     if (step?.kind === 'tool_call') stamps.set(p.call.id, step);
+    // Recorded only where the stamp got the number it was keyed by (the same statement's check).
+    if (step?.seq !== begun.get(p.call.id)?.stepSeq) begun.delete(p.call.id);
   }
-  return stamps;
+  return { stamps, begun };
+}
+
+/**
+ * Runs a planned call after its stamp, if it has one, with its declared effect when the stamp's
+ * commit recorded it begun (the stamp got the number the round expected; otherwise the outbox
+ * records it).
+ */
+function runPlanned(
+  ctx: CallsInput['ctx'],
+  p: Extract<Planned, { kind: 'ahead' | 'after' }>,
+  stamp: ToolCallStep | undefined,
+  begun: BegunEffect | undefined,
+): Promise<FreshOutcome> {
+  const recorded = begun ? new Map([[begun.idempotencyKey, begun.id]]) : undefined;
+  return runFreshCall(ctx, p.call, p.definition, p.args, stamp?.seq, recorded);
+}
+
+/** A call's declared effect as its stamp (step `seq`) records it begun; undefined without one. */
+function begunEffect(
+  runId: string,
+  seq: number,
+  p: Extract<Planned, { kind: 'ahead' | 'after' }>,
+): BegunEffect | undefined {
+  const declare = p.definition.declaredEffect;
+  if (!declare || !settlesThroughOutbox(p.definition)) return undefined;
+  const effect = declare(p.args);
+  return {
+    ...effect,
+    id: randomUUID(),
+    idempotencyKey: effectKey(runId, seq, p.call.id, effect.name).key,
+    stepSeq: seq,
+    callId: p.call.id,
+    toolName: p.definition.tool.name,
+  };
 }
 
 /** Keeps what `writing` wrote, and the call steps it ended as a read would now return them. */

@@ -8,7 +8,7 @@ import { attachmentArtifacts, largeObservation } from './observation-artifacts.t
 import { observationJson, redactedObservation } from './observation-json.ts';
 import { snapshotParts, type PromptInput } from './prompt-snapshot.ts';
 import type { CallStatus, NewArtifact, NewStep, StepRecord, ToolCallStep } from './records.ts';
-import type { StepBatch, StepWrite } from './run-store.ts';
+import type { BegunEffect, StepBatch, StepWrite } from './run-store.ts';
 
 /**
  * One entry of a ledger write (`RunLedger.recordSteps`):
@@ -33,6 +33,8 @@ export type LedgerWrite =
       readonly call: ToolCall;
       readonly definition: CallDefinition;
       readonly committed: boolean;
+      /** The call's declared effect, recorded begun in the same commit as the stamp. */
+      readonly begins?: BegunEffect;
     }
   | {
       readonly kind: 'observed';
@@ -124,6 +126,7 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
   const writes: StepWrite[] = [];
   const finish: { seq: number; status: CallStatus | 'refused' }[] = [];
   const delivered: DeliveredEffect[] = [];
+  const begun: { at: number; effect: BegunEffect }[] = [];
   const shapes: { first: number; count: number; observation?: Observation }[] = [];
   const add = (observation: Observation | undefined, ...steps: StepWrite[]) => {
     shapes.push({
@@ -149,6 +152,7 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
         break;
       }
       case 'call':
+        if (entry.begins) begun.push({ at: writes.length, effect: entry.begins });
         add(undefined, {
           step: callStep(rules.cleanCall(entry.call), entry.definition, entry.committed),
         });
@@ -201,12 +205,33 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
       steps: writes,
       ...(finish.length > 0 ? { finish } : {}),
       ...(delivered.length > 0 ? { delivered } : {}),
+      ...(begun.length > 0 ? { begun } : {}),
     },
     recorded: (written) =>
       shapes.map((shape) => ({
         steps: written.slice(shape.first, shape.first + shape.count),
         ...(shape.observation ? { observation: shape.observation } : {}),
       })),
+  };
+}
+
+/**
+ * Prepared batches as one store batch, in order: a round's ends held back with the next request.
+ * Each batch numbers its begun stamps within itself; they are offset by the steps before.
+ */
+export function mergedBatch(prepared: readonly PreparedSteps[]): Omit<StepBatch, 'usage'> {
+  const delivered = prepared.flatMap((p) => p.batch.delivered ?? []);
+  let offset = 0;
+  const begun = prepared.flatMap((p) => {
+    const own = (p.batch.begun ?? []).map((b) => ({ ...b, at: b.at + offset }));
+    offset += p.batch.steps.length;
+    return own;
+  });
+  return {
+    steps: prepared.flatMap((p) => p.batch.steps),
+    finish: prepared.flatMap((p) => p.batch.finish ?? []),
+    ...(delivered.length > 0 ? { delivered } : {}),
+    ...(begun.length > 0 ? { begun } : {}),
   };
 }
 

@@ -27,6 +27,7 @@ import { announcingWrites } from './announcing-store.ts';
 export type { LedgerWrite, PreparedSteps, RecordedWrite } from './ledger-writes.ts';
 import { callStep, type CallDefinition } from './call-steps.ts';
 import {
+  mergedBatch,
   stepBatch,
   type LedgerWrite,
   type PreparedSteps,
@@ -192,25 +193,22 @@ export class RunLedger {
     prepared: readonly PreparedSteps[],
     usage?: JsonObject,
   ): Promise<RecordedWrite[][]> {
+    const merged = mergedBatch(prepared);
     // A prompt part this process has stored already is not sent again (the store keeps one copy).
-    const steps = prepared
-      .flatMap((p) => p.batch.steps)
-      .map((w) =>
-        w.prompt ? { ...w, prompt: w.prompt.filter((p) => !this.storedParts.has(p.hash)) } : w,
-      );
-    const delivered = prepared.flatMap((p) => p.batch.delivered ?? []);
+    const steps = merged.steps.map((w) =>
+      w.prompt ? { ...w, prompt: w.prompt.filter((p) => !this.storedParts.has(p.hash)) } : w,
+    );
     let written: StepRecord[];
     try {
       written = await this.store.appendSteps(lease, {
+        ...merged,
         steps,
-        finish: prepared.flatMap((p) => p.batch.finish ?? []),
         ...(usage ? { usage } : {}),
-        ...(delivered.length > 0 ? { delivered } : {}),
       });
     } catch (error) {
       // The calls' ends are lost with the write (a lost lease, a failed statement), but what the
       // providers answered is not: a resumed call finds its effects delivered, not unknown.
-      await this.settleDelivered(delivered).catch(() => undefined);
+      await this.settleDelivered(merged.delivered ?? []).catch(() => undefined);
       throw error;
     }
     if (this.storedParts.size > STORED_PARTS_KEPT) this.storedParts.clear();

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../model/json.ts';
-import type { DeliveredEffect } from '../tool/outbound.ts';
+import type { DeclaredEffect, DeliveredEffect } from '../tool/outbound.ts';
 import type { Audience } from '../policy/audience.ts';
 import type {
   ArtifactRecord,
@@ -60,6 +60,21 @@ export interface StepBatch {
   readonly usage?: JsonObject;
   /** Effects the batch's calls delivered: their outbound events are marked delivered with it. */
   readonly delivered?: readonly DeliveredEffect[];
+  /** Declared effects recorded begun with their calls' stamps (`at`: the stamp's index). */
+  readonly begun?: readonly { readonly at: number; readonly effect: BegunEffect }[];
+}
+
+/**
+ * A call's declared effect as its stamp's commit records it: `delivering`, attempts 1, keyed by
+ * the stamp's step number as the run's lease holder (its only writer) expects it. When the stamp
+ * is written under another number, the effect is not recorded, and the call records it itself.
+ */
+export interface BegunEffect extends DeclaredEffect {
+  readonly id: string;
+  readonly idempotencyKey: string;
+  readonly stepSeq: number;
+  readonly callId: string;
+  readonly toolName: string;
 }
 
 /**

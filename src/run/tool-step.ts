@@ -87,6 +87,7 @@ export type FreshOutcome =
  * run's work come back as values, so the round can keep what its earlier calls came to. The
  * effects the call delivers come back with it, for its end to mark delivered in its own commit;
  * a call stopped or broken after a delivery has them marked at once, since no end follows.
+ * `begunWithStamp`: its declared effect's key and event id, when its stamp's commit recorded it.
  */
 export async function runFreshCall(
   ctx: ToolStepContext,
@@ -94,6 +95,7 @@ export async function runFreshCall(
   definition: Definition,
   args: JsonObject,
   seq: number | undefined,
+  begunWithStamp: ReadonlyMap<string, string> = NONE_BEGUN,
 ): Promise<FreshOutcome> {
   const began = performance.now();
   const delivered: DeliveredEffect[] = [];
@@ -107,7 +109,8 @@ export async function runFreshCall(
   let result: Exclude<ExecuteResult, { kind: 'unknown_tool' }>;
   try {
     result = await invoke(definition, args, call, ctx.runtime, seq, {
-      add: (effect) => void delivered.push(effect),
+      begunWithStamp,
+      delivered: (effect) => void delivered.push(effect),
     });
   } catch (error) {
     if (ctx.runtime.signal.aborted) return interrupted();
@@ -141,6 +144,8 @@ export async function runFreshCall(
     delivered,
   };
 }
+
+const NONE_BEGUN: ReadonlyMap<string, string> = new Map();
 
 /** The observation of a call recorded with its round that never ran, and why. */
 export function notRun(why: string): Observation {

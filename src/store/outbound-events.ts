@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { effectKey } from '../outbound/key.ts';
+import { effectKey } from '../tool/outbound.ts';
 import type {
   NewOutboundEvent,
   OutboundEventRecord,

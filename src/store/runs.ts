@@ -128,7 +128,8 @@ export async function appendStep(
 
 /**
  * Appends `batch.steps` in order, finishes the earlier call steps `batch.finish` names, marks
- * the effects `batch.delivered` names delivered and saves the run's usage, in one statement: one round trip and one commit, however many steps a round
+ * the effects `batch.delivered` names delivered, records the declared effects `batch.begun`
+ * begun with their stamps and saves the run's usage, in one statement: one round trip and one commit, however many steps a round
  * wrote. A committed `tool_call` among them stamps the run's `committed_at`. The reservation fences
  * it all, so a worker that lost the run writes nothing. Steps with artifacts take a transaction
  * (the artifacts' bytes are inserted beside the steps, numbered with them).
@@ -160,6 +161,13 @@ export async function appendSteps(
   if (delivered.length > 0) {
     params.push(JSON.stringify(delivered));
     deliveredParam = params.length;
+  }
+  // Declared effects begun with their stamps, where the stamp got the number the holder expected.
+  const begun = batch.begun ?? [];
+  let begunParam = 0;
+  if (begun.length > 0) {
+    params.push(JSON.stringify(begun.map(({ at, effect }) => ({ at, ...effect }))));
+    begunParam = params.length;
   }
   // A request's prompt snapshot parts, stored once each: what is already stored is left as it is.
   const parts = steps.flatMap((w) => w.prompt ?? []);
@@ -201,6 +209,20 @@ export async function appendSteps(
          as d (id uuid, "externalId" text, link text, result jsonb)
        where o.id = d.id and o.run_id = $1 and o.state = 'delivering'
          and exists (select 1 from reserved))`
+       }${
+         begunParam === 0
+           ? ''
+           : `,
+     begun as (
+       insert into outbound_events (id, idempotency_key, run_id, step_seq, call_id, tool_name,
+         kind, target, payload, reconciles, state, attempts)
+       select e.id, e."idempotencyKey", $1, e."stepSeq", e."callId", e."toolName", e.kind,
+         e.target, e.payload, e.reconciles, 'delivering', 1
+       from jsonb_to_recordset($${begunParam}::jsonb) as e (at integer, id uuid,
+         "idempotencyKey" text, "stepSeq" integer, "callId" text, "toolName" text, kind text,
+         target text, payload jsonb, reconciles boolean)
+       where exists (select 1 from reserved where reserved.seq + e.at = e."stepSeq")
+       on conflict (idempotency_key) do nothing)`
        }${
          partsParam === 0
            ? ''

@@ -2,6 +2,7 @@ import type { JsonObject, JsonSchema, JsonValue } from '../model/json.ts';
 import type { Tool } from '../model/wire.ts';
 import type { ToolContext } from './context.ts';
 import type { AttachmentKind } from './observation.ts';
+import type { DeclaredEffect } from './outbound.ts';
 
 /** What a call can touch; declared, never inferred from behaviour. */
 export type ToolClass = 'query' | 'workspace' | 'browser' | 'effect';
@@ -107,6 +108,12 @@ export interface Definition {
    * observation begins with the reason.
    */
   readonly recheck?: (agentId: string) => Rechecked | undefined;
+  /**
+   * For a tool that settles through the outbound machinery with one effect known from its
+   * arguments (a remote MCP call): that effect. The round's stamp commit records it begun, so the
+   * call's send waits on no commit of its own (decision 0058).
+   */
+  readonly declaredEffect?: (args: JsonObject) => DeclaredEffect;
 }
 
 /** What a call of a changed definition runs instead, and why (see {@link Definition.recheck}). */

@@ -20,7 +20,7 @@ import {
   type ArtifactLink,
   type Observation,
 } from './observation.ts';
-import { settleWithCall, type EffectSettlements } from './outbound.ts';
+import { withCallEffects, type CallEffects } from './outbound.ts';
 import type { Registry } from './registry.ts';
 import { SPAN_ATTRIBUTES as A, tracingEnabled, withSpan } from './tracing.ts';
 
@@ -163,14 +163,14 @@ export function invoke(
   call: ToolCall,
   runtime: ToolRuntime,
   step?: number,
-  settlements?: EffectSettlements,
+  effects?: CallEffects,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   const observer = observedCalls();
   if (observer)
     return timedCall(observer, definition, () =>
-      traced(definition, args, call, runtime, step, settlements),
+      traced(definition, args, call, runtime, step, effects),
     );
-  return traced(definition, args, call, runtime, step, settlements);
+  return traced(definition, args, call, runtime, step, effects);
 }
 
 function traced(
@@ -179,10 +179,10 @@ function traced(
   call: ToolCall,
   runtime: ToolRuntime,
   step: number | undefined,
-  settlements: EffectSettlements | undefined,
+  effects: CallEffects | undefined,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   // Untraced, a call builds no span, attributes or outcome closure (bench:executor).
-  if (!tracingEnabled()) return invokeHandler(definition, args, call, runtime, step, settlements);
+  if (!tracingEnabled()) return invokeHandler(definition, args, call, runtime, step, effects);
   return withSpan(
     {
       name: `execute_tool ${definition.tool.name}`,
@@ -198,7 +198,7 @@ function traced(
         [A.step]: step,
       },
     },
-    () => invokeHandler(definition, args, call, runtime, step, settlements),
+    () => invokeHandler(definition, args, call, runtime, step, effects),
     (result) => ({ attributes: { [A.toolOutcome]: result.observation.kind } }),
   );
 }
@@ -209,12 +209,12 @@ async function invokeHandler(
   call: ToolCall,
   runtime: ToolRuntime,
   step: number | undefined,
-  settlements: EffectSettlements | undefined,
+  effects: CallEffects | undefined,
 ): Promise<Exclude<ExecuteResult, { kind: 'unknown_tool' }>> {
   let output: ToolOutput;
   try {
     const ctx = new CallContext(definition, runtime, call, step);
-    if (settlements) settleWithCall(ctx, settlements);
+    if (effects) withCallEffects(ctx, effects);
     output = await definition.execute(ctx, args);
   } catch (error) {
     if (hasCode(error, InvalidToolInputError.code)) return invalidInput(definition, error);

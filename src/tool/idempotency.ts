@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { EffectKey } from './outbound.ts';
+
+/** Our idempotency key for one effect, in the two shapes providers take. */
+export interface EffectKey {
+  /** sha256 hex of (run, call step, call id, effect name): stable across a resume. */
+  readonly key: string;
+  /** The same key as an RFC 4122 (version 4 layout) UUID, for providers that take a client id. */
+  readonly uuid: string;
+}
 
 /**
  * A stable idempotency key for what `parts` name: sha256 of their JSON, in hex, and the same hash

@@ -1,6 +1,7 @@
 import type { JsonObject } from '../model/json.ts';
 import { serviceKey, type ToolContext } from './context.ts';
 import { MeshError } from './errors.ts';
+import { idempotencyKey, type EffectKey } from './idempotency.ts';
 
 /**
  * What an effect tool's handler sees of the outbound machinery (src/outbound): it describes one
@@ -10,12 +11,15 @@ import { MeshError } from './errors.ts';
  * `deliver`, with the key.
  */
 
-/** Our idempotency key for one effect, in the two shapes providers take. */
-export interface EffectKey {
-  /** sha256 hex of (run, call step, call id, effect name): stable across a resume. */
-  readonly key: string;
-  /** The same key as an RFC 4122 (version 4 layout) UUID, for providers that take a client id. */
-  readonly uuid: string;
+export type { EffectKey } from './idempotency.ts';
+
+/**
+ * Our idempotency key for one effect: sha256 of (run, call step, call id, effect name). The step
+ * makes a model's reused call id (`call_0` in every round) a different effect; the name tells
+ * several effects of one call apart.
+ */
+export function effectKey(runId: string, step: number, callId: string, name: string): EffectKey {
+  return idempotencyKey(['mesh.outbound.v1', runId, step, callId, name]);
 }
 
 /** What the provider answered for a delivered effect. */
@@ -105,25 +109,44 @@ export interface DeliveredEffect {
   readonly result: JsonObject | null;
 }
 
-/** Where a call's delivered effects are collected for its end to write (the run's call loop). */
-export interface EffectSettlements {
-  add(effect: DeliveredEffect): void;
+/**
+ * What the control plane knows of one call's effects while it runs (a run's call loop): which
+ * were recorded and begun with the call's stamp, and where the call's deliveries are collected
+ * for its end to write.
+ */
+export interface CallEffects {
+  /**
+   * The call's effects recorded `delivering` (attempts 1) by its stamp's commit: event id by
+   * idempotency key. Their first attempt is begun; the send waits on no other commit.
+   */
+  readonly begunWithStamp: ReadonlyMap<string, string>;
+  /** Takes a delivery whose `delivered` mark the call's end writes. */
+  delivered(effect: DeliveredEffect): void;
 }
 
-const settlements = new WeakMap<ToolContext, EffectSettlements>();
+const callEffects = new WeakMap<ToolContext, CallEffects>();
 
 /**
- * Says that the effects `ctx`'s call delivers are settled with the call's end: the control plane
- * calls it for the context it hands a handler, never a package.
+ * Ties `effects` to the context handed to one call's handler: the control plane calls it for the
+ * context it builds, never a package (which can neither reach nor forge the tie).
  */
-export function settleWithCall(ctx: ToolContext, sink: EffectSettlements): void {
-  settlements.set(ctx, sink);
+export function withCallEffects(ctx: ToolContext, effects: CallEffects): void {
+  callEffects.set(ctx, effects);
 }
 
-/** Where `ctx`'s delivered effects are settled, when its call's end writes them. */
-export function settlementsOf(ctx: ToolContext): EffectSettlements | undefined {
-  return settlements.get(ctx);
+/** What the control plane knows of `ctx`'s call's effects, when it runs in a run's call loop. */
+export function callEffectsOf(ctx: ToolContext): CallEffects | undefined {
+  return callEffects.get(ctx);
 }
+
+/**
+ * The one effect a call of a tool hands the outbound machinery, known from its arguments before
+ * it runs (a remote MCP call: the call itself). The round's stamp commit records it begun, so
+ * the call's send needs no commit of its own; the handler delivers exactly this effect.
+ */
+export type DeclaredEffect = Pick<Effect, 'name' | 'kind' | 'target' | 'payload'> & {
+  readonly reconciles: boolean;
+};
 
 /** The outbound machinery, as a handler uses it. */
 export interface Outbox {

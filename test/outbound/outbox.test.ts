@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { effectKey } from '../../src/outbound/key.ts';
+
 import { outboxService } from '../../src/app/runs/outbound-service.ts';
 import { createOutbox } from '../../src/outbound/outbox.ts';
 import { RunLedger } from '../../src/run/ledger.ts';
@@ -11,7 +11,12 @@ import { runStore } from '../../src/store/run-store.ts';
 import { systemClock } from '../../src/tool/clock.ts';
 import { services, type ToolContext } from '../../src/tool/context.ts';
 import { createRedactor } from '../../src/tool/redaction.ts';
-import { DeliveryError, type Effect, type EffectReceipt } from '../../src/tool/outbound.ts';
+import {
+  DeliveryError,
+  effectKey,
+  type Effect,
+  type EffectReceipt,
+} from '../../src/tool/outbound.ts';
 import { testDatabases } from '../support/db.ts';
 import { makeAgent } from '../support/run.ts';
 

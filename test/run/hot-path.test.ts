@@ -16,8 +16,13 @@ import { testDefinition } from '../support/tool.ts';
 import { createOutbox } from '../../src/outbound/outbox.ts';
 import { outboundStore } from '../../src/store/outbound-events.ts';
 import { services, type ToolContext } from '../../src/tool/context.ts';
-import { OUTBOX, OUTBOX_NEED, type EffectReceipt } from '../../src/tool/outbound.ts';
-import type { RunRecord } from '../../src/run/records.ts';
+import {
+  deliveryOutput,
+  OUTBOX,
+  OUTBOX_NEED,
+  type EffectReceipt,
+} from '../../src/tool/outbound.ts';
+import type { RunRecord, StepRecord } from '../../src/run/records.ts';
 
 const call = (id: string, name: string) => ({ id, name, arguments: '{}' });
 
@@ -64,9 +69,21 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
           return { externalId: `m-${key.uuid.slice(0, 8)}`, link: null as never };
         },
       });
-      return { text: delivery.state };
+      return deliveryOutput('the message', delivery, (r) => ({ text: `sent ${r.externalId}` }));
     },
   });
+  /** The same tool declaring its one effect from its arguments, as a remote MCP tool does. */
+  const declaring = {
+    ...sender,
+    tool: { ...sender.tool, name: 'send_declared' },
+    declaredEffect: () => ({
+      name: 'message',
+      kind: 'test.send',
+      target: 'channel #ops',
+      payload: { text: 'hello' },
+      reconciles: false,
+    }),
+  };
   const outboundRuntime = (run: RunRecord, signal: AbortSignal, on: Db = db) => ({
     ...runtimeFor(run, signal),
     services: services([[OUTBOX, createOutbox({ store: outboundStore(on) })]]),
@@ -270,6 +287,99 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
       'tool_call:s1:completed',
       'observation:s1:completed',
     ]);
+  });
+
+  it("records a declared effect begun with its call's stamp: a round of one remote effect is two commits", async () => {
+    const ledger = countingLedger();
+    const { run, lease } = await leasedRun(ledger, 'declared', {});
+    const seen: Record<string, string[]> = {};
+    const settle = (steps: readonly StepRecord[], id: string) =>
+      settleCalls({
+        ctx: {
+          ledger,
+          lease,
+          registry: createRegistry([declaring]),
+          runtime: outboundRuntime(run, new AbortController().signal, countingDb()),
+          hooks: {
+            at: async (point, c) => {
+              if (point === 'after_record') seen[c.id] = await effectsOf(run.id);
+            },
+          },
+        },
+        calls: [call(id, 'send_declared')],
+        steps,
+        usage: usageFrom({}),
+        budget: budgetFrom({}),
+        startedAt: new Date(),
+        clock: systemClock,
+        signal: new AbortController().signal,
+        lead: [{ kind: 'step', step: { kind: 'note', data: { round: 1 } } }],
+      });
+    statements = 0;
+    const first = await settle([], 'd1');
+    if (first.kind !== 'settled') throw new Error(first.kind);
+    // The stamp and the begun effect in one commit, the end with its delivery in the other.
+    expect(statements).toBe(2);
+    // On record before the call ran: the stamp's commit recorded the effect, begun.
+    expect(seen['d1']).toEqual(['d1:delivering:1']);
+    expect(await effectsOf(run.id)).toEqual(['d1:delivered:1']);
+    const [event] = await outboundStore(db).forRun(run.id);
+    expect(event).toMatchObject({ stepSeq: 2, toolName: 'send_declared', kind: 'test.send' });
+    expect(wire.sent.filter((c) => c === 'd1')).toHaveLength(1);
+
+    // A round that numbers its stamp wrongly (it was not told of a step written meanwhile):
+    // the effect is not recorded with the stamp, and the outbox records it itself, once.
+    statements = 0;
+    const second = await settle(first.steps.slice(0, 1), 'd2');
+    expect(second.kind).toBe('settled');
+    expect(statements).toBe(3);
+    expect(seen['d2']).toEqual(['d1:delivered:1']);
+    expect(await effectsOf(run.id)).toEqual(['d1:delivered:1', 'd2:delivered:1']);
+    expect(wire.sent.filter((c) => c === 'd2')).toHaveLength(1);
+  });
+
+  it('never sends a declared effect whose holder died between its stamp and its send: reported unknown', async () => {
+    const ledger = new RunLedger(runStore(db));
+    const run = await scriptRun(ledger, [call('x1', 'send_declared')]);
+    const claimed = await ledger.claim('doomed-sender', 60_000);
+    expect(claimed?.id).toBe(run.id);
+    const registryFor = () => createRegistry([declaring]);
+    const dying = scriptDriver({
+      registryFor,
+      runtimeFor: (r, signal) => outboundRuntime(r, signal),
+      hooks: {
+        at(point: CallPoint) {
+          if (point === 'after_record') throw new Error('SIGKILL');
+        },
+      },
+    });
+    await expect(
+      dying.drive({
+        run: claimed ?? run,
+        lease: { runId: run.id, owner: 'doomed-sender', epoch: claimed?.leaseEpoch ?? 0 },
+        ledger,
+        signal: new AbortController().signal,
+      }),
+    ).rejects.toThrow('SIGKILL');
+    // The stamp's commit recorded the effect begun; nothing was sent.
+    expect(await effectsOf(run.id)).toEqual(['x1:delivering:1']);
+    await db.query(`update runs set lease_expires_at = now() - interval '1 second' where id = $1`, [
+      run.id,
+    ]);
+    const driver = scriptDriver({
+      registryFor,
+      runtimeFor: (r, signal) => outboundRuntime(r, signal),
+    });
+    await new Worker({ ledger, drivers: [driver], owner: 'resumer' }).runOnce();
+    // The resumer cannot ask MCP what a call did: unknown, and never sent.
+    expect(wire.sent.filter((c) => c === 'x1')).toHaveLength(0);
+    expect(await effectsOf(run.id)).toEqual(['x1:unknown:1']);
+    const steps = await ledger.steps(run.id);
+    const observed = steps.find((s) => s.kind === 'observation' && callIdOf(s) === 'x1');
+    expect(observed?.kind === 'observation' && observed.observation['kind']).toBe(
+      'unknown_outcome',
+    );
+    expect((await ledger.run(run.id))?.status).toBe('succeeded');
   });
 
   it('marks an effect delivered even when the end that was to carry it cannot be written', async () => {

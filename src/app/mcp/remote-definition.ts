@@ -8,7 +8,13 @@ import { prepareDecoder } from '../../tool/decode-arguments.ts';
 import type { JsonObject } from '../../model/json.ts';
 import type { ToolContext } from '../../tool/context.ts';
 import type { Definition, ToolHandler, ToolOutput } from '../../tool/definition.ts';
-import { DeliveryError, deliveryOutput, OUTBOX, OUTBOX_NEED } from '../../tool/outbound.ts';
+import {
+  DeliveryError,
+  deliveryOutput,
+  OUTBOX,
+  OUTBOX_NEED,
+  type DeclaredEffect,
+} from '../../tool/outbound.ts';
 import { hasCode, ToolUnavailableError } from '../../tool/errors.ts';
 import { createRegistry } from '../../tool/registry.ts';
 import { toOutput } from './content.ts';
@@ -45,16 +51,22 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
       throw queryUnavailable(provider, error);
     }
   };
-  // A call with effect semantics is an outbound event: recorded before it is sent, its delivery
-  // state kept, and a call whose answer was lost reported unknown, never sent again.
+  // A call with effect semantics is an outbound event: recorded before it is sent (with its
+  // stamp, as it is known from the arguments), its delivery state kept, and a call whose answer
+  // was lost reported unknown, never sent again: MCP has no way to ask what a call did.
+  const declaredEffect = (args: JsonObject): DeclaredEffect => ({
+    name: 'call',
+    kind: `mcp.${provider.slug}`,
+    target: `${provider.slug} tool ${tool.toolName}`,
+    payload: args,
+    reconciles: false,
+  });
   const effectCall: ToolHandler = async (ctx, args) => {
     let output: ToolOutput | undefined;
     const what = `the call to ${provider.slug}'s ${tool.toolName}`;
+    const { reconciles: _never, ...effect } = declaredEffect(args);
     const delivery = await ctx.services.get(OUTBOX).deliver(ctx, {
-      name: 'call',
-      kind: `mcp.${provider.slug}`,
-      target: `${provider.slug} tool ${tool.toolName}`,
-      payload: args,
+      ...effect,
       async send(key) {
         try {
           output = toOutput(await call(ctx, args), checker);
@@ -90,6 +102,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
     class: query ? 'query' : 'effect',
     replay: query ? 'replayable' : 'effectful',
     needs: query ? [] : [OUTBOX_NEED],
+    ...(query ? {} : { declaredEffect }),
     ...(outputSchema ? { outputSchema } : {}),
     origin: {
       source: 'remote',
@@ -113,6 +126,7 @@ function definitionFor(mesh: Mesh, provider: ToolProviderRecord, tool: McpToolRe
           class: 'effect',
           replay: 'effectful',
           needs: [OUTBOX_NEED],
+          declaredEffect,
           origin: { ...definition.origin, digest: why.latest ?? tool.fingerprint },
           execute: async (ctx, args) => {
             const output = await effectCall(ctx, args);
