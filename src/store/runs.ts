@@ -2,15 +2,15 @@ import type { JsonObject, JsonValue } from '../model/json.ts';
 import type { Lease, NewRun, NewStep, RunRecord, RunStatus, StepRecord } from '../run/records.ts';
 import { insertArtifact } from './artifacts.ts';
 import {
-  STEP_COLUMNS,
   STEP_INSERT_COLUMNS_STARTED,
-  stepFrom,
   stepParams,
   stepValues,
-  type StepRow,
+  WRITTEN_COLUMNS,
+  writtenStep,
+  type WrittenRow,
 } from './step-rows.ts';
 import { StoreError, type Queryable } from './db.ts';
-import type { StepBatch } from '../run/run-store.ts';
+import type { StepBatch, StepWrite } from '../run/run-store.ts';
 
 /** The lease was lost (expired and taken by another worker): the holder must stop writing. */
 export class LeaseLostError extends StoreError {
@@ -126,66 +126,46 @@ export async function appendStep(
   return written as StepRecord;
 }
 
+/** The parameters of one step after its start offset: {@link stepParams}'s. */
+const STEP_PARAMS = 11;
+
+/** Which parts an append statement has: its text depends on nothing else. */
+interface AppendShape {
+  readonly steps: number;
+  readonly finish: number;
+  readonly delivered: boolean;
+  readonly begun: boolean;
+  readonly parts: boolean;
+}
+
+const appendStatements = new Map<string, { readonly text: string; readonly params: number }>();
+
 /**
- * Appends `batch.steps` in order, finishes the earlier call steps `batch.finish` names, marks
- * the effects `batch.delivered` names delivered, records the declared effects `batch.begun`
- * begun with their stamps and saves the run's usage, in one statement: one round trip and one commit, however many steps a round
- * wrote. A committed `tool_call` among them stamps the run's `committed_at`. The reservation fences
- * it all, so a worker that lost the run writes nothing. Steps with artifacts take a transaction
- * (the artifacts' bytes are inserted beside the steps, numbered with them).
+ * The append statement for a batch of `shape`, built once per shape: the same text each time, so
+ * naming its prepared statement hashes nothing new. Parameters: the lease and counts ($1-$6), the
+ * finished steps' (seq, status) pairs, then the delivered, begun and parts documents when present,
+ * then per step its start offset and its {@link stepParams}.
  */
-export async function appendSteps(
-  q: Queryable,
-  lease: Lease,
-  batch: StepBatch,
-): Promise<StepRecord[]> {
-  const { steps } = batch;
-  if (steps.length === 0) throw new TypeError('appendSteps needs at least one step');
-  const commit = steps.some((w) => w.step.kind === 'tool_call' && w.step.committed);
-  const params: unknown[] = [
-    lease.runId,
-    lease.owner,
-    lease.epoch,
-    steps.length,
-    commit,
-    usageParam(batch.usage),
-  ];
-  const finish = batch.finish ?? [];
-  const finishRows = finish.map((f) => {
-    params.push(f.seq, f.status);
-    return `($${params.length - 1}::integer, $${params.length}::text)`;
+function appendSql(shape: AppendShape): { readonly text: string; readonly params: number } {
+  const key = `${shape.steps}.${shape.finish}.${+shape.delivered}${+shape.begun}${+shape.parts}`;
+  const built = appendStatements.get(key);
+  if (built !== undefined) return built;
+  let n = 6;
+  const finishRows = Array.from({ length: shape.finish }, () => {
+    n += 2;
+    return `($${n - 1}::integer, $${n}::text)`;
   });
-  // The effects the batch's calls delivered: marked so in the same commit, fenced like the steps.
-  const delivered = batch.delivered ?? [];
-  let deliveredParam = 0;
-  if (delivered.length > 0) {
-    params.push(JSON.stringify(delivered));
-    deliveredParam = params.length;
-  }
-  // Declared effects begun with their stamps, where the stamp got the number the holder expected.
-  const begun = batch.begun ?? [];
-  let begunParam = 0;
-  if (begun.length > 0) {
-    params.push(JSON.stringify(begun.map(({ at, effect }) => ({ at, ...effect }))));
-    begunParam = params.length;
-  }
-  // A request's prompt snapshot parts, stored once each: what is already stored is left as it is.
-  const parts = steps.flatMap((w) => w.prompt ?? []);
-  let partsParam = 0;
-  if (parts.length > 0) {
-    params.push(JSON.stringify(parts));
-    partsParam = params.length;
-  }
-  const rows = steps.map((w, i) => {
-    params.push(Math.max(0, w.startedMsAgo ?? 0));
-    const started = params.length;
-    const first = params.length + 1;
-    params.push(...stepParams(w.step));
+  const deliveredParam = shape.delivered ? ++n : 0;
+  const begunParam = shape.begun ? ++n : 0;
+  const partsParam = shape.parts ? ++n : 0;
+  const rows = Array.from({ length: shape.steps }, (_, i) => {
+    const started = ++n;
+    const first = n + 1;
+    n += STEP_PARAMS;
     return `select $1::uuid, reserved.seq + ${i}, ${stepValues(first)},
        now() - make_interval(secs => $${started}::double precision / 1000) from reserved`;
   });
-  const { rows: written } = await q.query<StepRow>(
-    `with reserved as (
+  const text = `with reserved as (
        update runs set next_seq = next_seq + $4, updated_at = now(),
          committed_at = case when $5::boolean then coalesce(committed_at, now()) else committed_at end,
          usage = coalesce($6::jsonb, usage)
@@ -235,11 +215,64 @@ export async function appendSteps(
        }
      insert into run_steps ${STEP_INSERT_COLUMNS_STARTED}
      ${rows.join('\n     union all\n     ')}
-     returning ${STEP_COLUMNS}`,
-    params,
-  );
+     returning ${WRITTEN_COLUMNS}`;
+  const statement = { text, params: n };
+  appendStatements.set(key, statement);
+  return statement;
+}
+
+/**
+ * Appends `batch.steps` in order, finishes the earlier call steps `batch.finish` names, marks
+ * the effects `batch.delivered` names delivered, records the declared effects `batch.begun`
+ * begun with their stamps and saves the run's usage, in one statement: one round trip and one commit, however many steps a round
+ * wrote. A committed `tool_call` among them stamps the run's `committed_at`. The reservation fences
+ * it all, so a worker that lost the run writes nothing. Steps with artifacts take a transaction
+ * (the artifacts' bytes are inserted beside the steps, numbered with them).
+ */
+export async function appendSteps(
+  q: Queryable,
+  lease: Lease,
+  batch: StepBatch,
+): Promise<StepRecord[]> {
+  const { steps } = batch;
+  if (steps.length === 0) throw new TypeError('appendSteps needs at least one step');
+  const commit = steps.some((w) => w.step.kind === 'tool_call' && w.step.committed);
+  const params: unknown[] = [
+    lease.runId,
+    lease.owner,
+    lease.epoch,
+    steps.length,
+    commit,
+    usageParam(batch.usage),
+  ];
+  const finish = batch.finish ?? [];
+  for (const f of finish) params.push(f.seq, f.status);
+  // The effects the batch's calls delivered: marked so in the same commit, fenced like the steps.
+  const delivered = batch.delivered ?? [];
+  if (delivered.length > 0) params.push(JSON.stringify(delivered));
+  // Declared effects begun with their stamps, where the stamp got the number the holder expected.
+  const begun = batch.begun ?? [];
+  if (begun.length > 0)
+    params.push(JSON.stringify(begun.map(({ at, effect }) => ({ at, ...effect }))));
+  // A request's prompt snapshot parts, stored once each: what is already stored is left as it is.
+  const parts = steps.flatMap((w) => w.prompt ?? []);
+  if (parts.length > 0) params.push(JSON.stringify(parts));
+  for (const w of steps) params.push(Math.max(0, w.startedMsAgo ?? 0), ...stepParams(w.step));
+  const statement = appendSql({
+    steps: steps.length,
+    finish: finish.length,
+    delivered: delivered.length > 0,
+    begun: begun.length > 0,
+    parts: parts.length > 0,
+  });
+  if (params.length !== statement.params)
+    throw new TypeError(`an append of ${params.length} parameters, built for ${statement.params}`);
+  const { rows: written } = await q.query<WrittenRow>(statement.text, params);
   if (written.length !== steps.length) throw new LeaseLostError(lease);
-  const sorted = written.sort((a, b) => a.seq - b.seq).map(stepFrom);
+  // Numbered in order from the reservation: the i-th step written is the i-th sent.
+  const sorted = written
+    .sort((a, b) => a.seq - b.seq)
+    .map((row, i) => writtenStep(lease.runId, (steps[i] as StepWrite).step, row));
   for (const [i, w] of steps.entries())
     for (const artifact of w.artifacts ?? [])
       await insertArtifact(q, {

@@ -112,21 +112,69 @@ export const STEP_COLUMNS = `run_id as "runId", seq, kind, tool_name as "toolNam
   arguments, observation, data, status, committed_at as "committedAt", started_at as "startedAt",
   finished_at as "finishedAt"`;
 
+/** A new step's column values, as stored. */
+interface StepColumns {
+  readonly toolName: string | null;
+  readonly callId: string | null;
+  readonly class: string | null;
+  readonly replay: string | null;
+  readonly arguments: string | null;
+  readonly observation: JsonObject | null;
+  readonly data: JsonObject | null;
+  readonly status: StepStatus;
+  readonly committed: boolean;
+  readonly finished: boolean;
+}
+
 /** The column values of a new step, in the order of {@link STEP_INSERT_COLUMNS} after run and seq. */
 export function stepParams(step: NewStep): unknown[] {
+  const cols = stepColumns(step);
+  return [
+    step.kind,
+    cols.toolName,
+    cols.callId,
+    cols.class,
+    cols.replay,
+    cols.arguments,
+    cols.observation === null ? null : JSON.stringify(cols.observation),
+    cols.data === null ? null : JSON.stringify(cols.data),
+    cols.status,
+    cols.committed,
+    cols.finished,
+  ];
+}
+
+/** What the store itself decided for a written step: its number and its times. */
+export const WRITTEN_COLUMNS = `seq, committed_at as "committedAt", started_at as "startedAt",
+  finished_at as "finishedAt"`;
+
+/** What {@link WRITTEN_COLUMNS} selects. */
+export type WrittenRow = Pick<StepRow, 'seq' | 'committedAt' | 'startedAt' | 'finishedAt'>;
+
+/**
+ * A step as written: what was sent, with the number and times the store gave it. The same record
+ * a read returns, without sending the step's JSON back and parsing it again.
+ */
+export function writtenStep(runId: string, step: NewStep, written: WrittenRow): StepRecord {
+  const cols = stepColumns(step);
+  return stepFrom({
+    runId,
+    kind: step.kind,
+    toolName: cols.toolName,
+    callId: cols.callId,
+    class: cols.class,
+    replay: cols.replay,
+    arguments: cols.arguments,
+    observation: cols.observation,
+    data: cols.data,
+    status: cols.status,
+    ...written,
+  });
+}
+
+function stepColumns(step: NewStep): StepColumns {
   const none = { toolName: null, callId: null, class: null, replay: null, arguments: null };
-  const cols = ((): {
-    toolName: string | null;
-    callId: string | null;
-    class: string | null;
-    replay: string | null;
-    arguments: string | null;
-    observation: JsonObject | null;
-    data: JsonObject | null;
-    status: StepStatus;
-    committed: boolean;
-    finished: boolean;
-  } => {
+  return ((): StepColumns => {
     switch (step.kind) {
       case 'model_request':
       case 'model_response':
@@ -183,19 +231,6 @@ export function stepParams(step: NewStep): unknown[] {
       }
     }
   })();
-  return [
-    step.kind,
-    cols.toolName,
-    cols.callId,
-    cols.class,
-    cols.replay,
-    cols.arguments,
-    cols.observation === null ? null : JSON.stringify(cols.observation),
-    cols.data === null ? null : JSON.stringify(cols.data),
-    cols.status,
-    cols.committed,
-    cols.finished,
-  ];
 }
 
 /** The column list and the placeholders (from `$first`) of {@link stepParams}. */
