@@ -243,32 +243,50 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     ]);
   });
 
-  it('settles a delivered effect in the commit of its end: an outbound effect adds one commit to its round', async () => {
-    const ledger = countingLedger();
-    const { run, lease } = await leasedRun(ledger, 'outbound', {});
-    const seen: Record<string, string[]> = {};
-    wire.afterSend = () => void effectsOf(run.id).then((e) => (seen['sent'] = e));
-    statements = 0;
-    const settled = await settleCalls({
+  /** One round of `calls` of the outbound tools after a lead note, for `run` held under `lease`. */
+  const outboundRound = (
+    ledger: RunLedger,
+    run: RunRecord,
+    lease: Lease,
+    calls: ReturnType<typeof call>[],
+    options: {
+      readonly steps?: readonly StepRecord[];
+      readonly signal?: AbortSignal;
+      readonly on?: Db;
+      readonly hooks?: { at: (point: CallPoint, c: { id: string }) => Promise<void> };
+    } = {},
+  ) =>
+    settleCalls({
       ctx: {
         ledger,
         lease,
-        registry: createRegistry([sender]),
-        runtime: outboundRuntime(run, new AbortController().signal, countingDb()),
-        hooks: {
-          at: async (point) => {
-            if (point === 'after_execute') seen['ran'] = await effectsOf(run.id);
-          },
-        },
+        registry: createRegistry([sender, declaring]),
+        runtime: outboundRuntime(run, options.signal ?? new AbortController().signal, options.on),
+        ...(options.hooks ? { hooks: options.hooks } : {}),
       },
-      calls: [call('s1', 'send')],
-      steps: [],
+      calls,
+      steps: options.steps ?? [],
       usage: usageFrom({}),
       budget: budgetFrom({}),
       startedAt: new Date(),
       clock: systemClock,
       signal: new AbortController().signal,
       lead: [{ kind: 'step', step: { kind: 'note', data: { round: 1 } } }],
+    });
+
+  it('settles a delivered effect in the commit of its end: an outbound effect adds one commit to its round', async () => {
+    const ledger = countingLedger();
+    const { run, lease } = await leasedRun(ledger, 'outbound', {});
+    const seen: Record<string, string[]> = {};
+    wire.afterSend = () => void effectsOf(run.id).then((e) => (seen['sent'] = e));
+    statements = 0;
+    const settled = await outboundRound(ledger, run, lease, [call('s1', 'send')], {
+      on: countingDb(),
+      hooks: {
+        at: async (point) => {
+          if (point === 'after_execute') seen['ran'] = await effectsOf(run.id);
+        },
+      },
     });
     wire.afterSend = undefined;
     expect(settled.kind).toBe('settled');
@@ -294,26 +312,14 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     const { run, lease } = await leasedRun(ledger, 'declared', {});
     const seen: Record<string, string[]> = {};
     const settle = (steps: readonly StepRecord[], id: string) =>
-      settleCalls({
-        ctx: {
-          ledger,
-          lease,
-          registry: createRegistry([declaring]),
-          runtime: outboundRuntime(run, new AbortController().signal, countingDb()),
-          hooks: {
-            at: async (point, c) => {
-              if (point === 'after_record') seen[c.id] = await effectsOf(run.id);
-            },
+      outboundRound(ledger, run, lease, [call(id, 'send_declared')], {
+        steps,
+        on: countingDb(),
+        hooks: {
+          at: async (point, c) => {
+            if (point === 'after_record') seen[c.id] = await effectsOf(run.id);
           },
         },
-        calls: [call(id, 'send_declared')],
-        steps,
-        usage: usageFrom({}),
-        budget: budgetFrom({}),
-        startedAt: new Date(),
-        clock: systemClock,
-        signal: new AbortController().signal,
-        lead: [{ kind: 'step', step: { kind: 'note', data: { round: 1 } } }],
       });
     statements = 0;
     const first = await settle([], 'd1');
@@ -388,22 +394,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     // The lease is taken over while the effect is on the wire: the call's end is refused.
     wire.afterSend = () =>
       void db.query(`update runs set lease_epoch = lease_epoch + 1 where id = $1`, [run.id]);
-    const settling = settleCalls({
-      ctx: {
-        ledger,
-        lease,
-        registry: createRegistry([sender]),
-        runtime: outboundRuntime(run, new AbortController().signal),
-      },
-      calls: [call('s2', 'send')],
-      steps: [],
-      usage: usageFrom({}),
-      budget: budgetFrom({}),
-      startedAt: new Date(),
-      clock: systemClock,
-      signal: new AbortController().signal,
-      lead: [{ kind: 'step', step: { kind: 'note', data: { round: 1 } } }],
-    });
+    const settling = outboundRound(ledger, run, lease, [call('s2', 'send')]);
     await expect(settling).rejects.toMatchObject({ code: 'lease_lost' });
     wire.afterSend = undefined;
     // Nothing of the call's end is on record, but what the provider answered is.
@@ -418,20 +409,8 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     const { run, lease } = await leasedRun(ledger, 'stopping', {});
     const stop = new AbortController();
     wire.afterSend = () => stop.abort(new Error('worker stopping'));
-    const settled = await settleCalls({
-      ctx: {
-        ledger,
-        lease,
-        registry: createRegistry([sender]),
-        runtime: outboundRuntime(run, stop.signal),
-      },
-      calls: [call('s3', 'send')],
-      steps: [],
-      usage: usageFrom({}),
-      budget: budgetFrom({}),
-      startedAt: new Date(),
-      clock: systemClock,
-      signal: new AbortController().signal,
+    const settled = await outboundRound(ledger, run, lease, [call('s3', 'send')], {
+      signal: stop.signal,
     }).catch((error: unknown) => error);
     wire.afterSend = undefined;
     expect(settled).toMatchObject({ code: 'run_interrupted' });
