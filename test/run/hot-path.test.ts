@@ -344,34 +344,47 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     expect(wire.sent.filter((c) => c === 'd2')).toHaveLength(1);
   });
 
-  it('never sends a declared effect whose holder died between its stamp and its send: reported unknown', async () => {
-    const ledger = new RunLedger(runStore(db));
-    const run = await scriptRun(ledger, [call('x1', 'send_declared')]);
-    const claimed = await ledger.claim('doomed-sender', 60_000);
+  /**
+   * A holder of `run` that dies (its driver throws) at `point` of the run's first call; the run's
+   * lease is then expired, so the next worker resumes it.
+   */
+  async function dieAt(
+    ledger: RunLedger,
+    run: RunRecord,
+    point: CallPoint,
+    drivers: Pick<Parameters<typeof scriptDriver>[0], 'registryFor' | 'runtimeFor'>,
+  ): Promise<void> {
+    const claimed = await ledger.claim('doomed', 60_000);
     expect(claimed?.id).toBe(run.id);
-    const registryFor = () => createRegistry([declaring]);
     const dying = scriptDriver({
-      registryFor,
-      runtimeFor: (r, signal) => outboundRuntime(r, signal),
+      ...drivers,
       hooks: {
-        at(point: CallPoint) {
-          if (point === 'after_record') throw new Error('SIGKILL');
+        at(at: CallPoint) {
+          if (at === point) throw new Error('SIGKILL');
         },
       },
     });
     await expect(
       dying.drive({
         run: claimed ?? run,
-        lease: { runId: run.id, owner: 'doomed-sender', epoch: claimed?.leaseEpoch ?? 0 },
+        lease: { runId: run.id, owner: 'doomed', epoch: claimed?.leaseEpoch ?? 0 },
         ledger,
         signal: new AbortController().signal,
       }),
     ).rejects.toThrow('SIGKILL');
-    // The stamp's commit recorded the effect begun; nothing was sent.
-    expect(await effectsOf(run.id)).toEqual(['x1:delivering:1']);
     await db.query(`update runs set lease_expires_at = now() - interval '1 second' where id = $1`, [
       run.id,
     ]);
+  }
+
+  it('never sends a declared effect whose holder died between its stamp and its send: reported unknown', async () => {
+    const ledger = new RunLedger(runStore(db));
+    const run = await scriptRun(ledger, [call('x1', 'send_declared')]);
+    const registryFor = () => createRegistry([declaring]);
+    const runtime = (r: RunRecord, signal: AbortSignal) => outboundRuntime(r, signal);
+    await dieAt(ledger, run, 'after_record', { registryFor, runtimeFor: runtime });
+    // The stamp's commit recorded the effect begun; nothing was sent.
+    expect(await effectsOf(run.id)).toEqual(['x1:delivering:1']);
     const driver = scriptDriver({
       registryFor,
       runtimeFor: (r, signal) => outboundRuntime(r, signal),
@@ -492,34 +505,13 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     executed.length = 0;
     const ledger = new RunLedger(runStore(db));
     const run = await scriptRun(ledger, [call('k1', 'lookup'), call('k2', 'post')]);
-    const claimed = await ledger.claim('doomed', 60_000);
-    expect(claimed?.id).toBe(run.id);
     // The first holder dies after the query ran and before anything about it was written.
-    const dying = scriptDriver({
-      registryFor: () => registry,
-      runtimeFor,
-      hooks: {
-        at(point: CallPoint) {
-          if (point === 'after_execute') throw new Error('SIGKILL');
-        },
-      },
-    });
-    await expect(
-      dying.drive({
-        run: claimed ?? run,
-        lease: { runId: run.id, owner: 'doomed', epoch: claimed?.leaseEpoch ?? 0 },
-        ledger,
-        signal: new AbortController().signal,
-      }),
-    ).rejects.toThrow('SIGKILL');
+    await dieAt(ledger, run, 'after_execute', { registryFor: () => registry, runtimeFor });
     expect(executed).toEqual(['lookup:k1']);
     // The round's first commit stamped the effect; nothing about the query was written.
     expect((await ledger.steps(run.id)).map((s) => [s.seq, s.kind, callIdOf(s), s.status])).toEqual(
       [[1, 'tool_call', 'k2', 'started']],
     );
-    await db.query(`update runs set lease_expires_at = now() - interval '1 second' where id = $1`, [
-      run.id,
-    ]);
 
     const driver = scriptDriver({ registryFor: () => registry, runtimeFor });
     await new Worker({ ledger, drivers: [driver], owner: 'resumer' }).runOnce();
