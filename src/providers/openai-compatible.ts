@@ -7,7 +7,10 @@ import {
   OpenAIError,
 } from 'openai';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+} from 'openai/resources/chat/completions';
 import type { CompleteOptions, ModelClient, ModelFailure } from '../model/client.ts';
 import type { ModelRequest, ModelResponse } from '../model/wire.ts';
 import { systemClock, type Clock } from '../tool/clock.ts';
@@ -82,6 +85,24 @@ const SENT_HEADERS = ['accept', 'authorization', 'content-type', 'user-agent'] a
 const MAX_MESSAGE_CHARS = 1_000;
 
 /**
+ * The SDK's own assembler of a streamed completion, fed the chunks already parsed from the
+ * response: handed a client whose `create` answers with this stream, it iterates it once
+ * (re-serializing it through `toReadableStream()` parsed every chunk twice).
+ */
+function assembled(
+  data: AsyncIterable<ChatCompletionChunk>,
+  body: ChatCompletionCreateParamsNonStreaming,
+  signal: AbortSignal,
+): ChatCompletionStream {
+  const answered = { chat: { completions: { create: () => Promise.resolve(data) } } };
+  return ChatCompletionStream.createChatCompletion(
+    answered as never,
+    { ...body, stream: true },
+    { signal },
+  );
+}
+
+/**
  * A Chat Completions client over the official `openai` package. Retries are ours (the SDK's are
  * off): 429, 5xx, timeouts and dropped connections are retried with full-jitter backoff, honouring
  * Retry-After up to `maxDelayMs`; anything else fails at once. Failures throw
@@ -141,9 +162,9 @@ export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAi
         const message = `the provider answered a streamed request with content-type ${oneToken(type)}`;
         return failed({ code: 'invalid_response', message, retryable: false });
       }
-      const stream = ChatCompletionStream.fromReadableStream(data.toReadableStream());
-      stream.on('content', (_delta, snapshot) => onText(snapshot, attempt));
-      return { kind: 'body', json: await stream.finalChatCompletion() };
+      const streamed = assembled(data, body, signal);
+      streamed.on('content', (_delta, snapshot) => onText(snapshot, attempt));
+      return { kind: 'body', json: await streamed.finalChatCompletion() };
     } catch (error) {
       signal.throwIfAborted();
       return classify(error, { timeoutMs, clock }, (text) => redactCredentials(text, [key]));
