@@ -74,13 +74,8 @@ export async function settleCalls(input: CallsInput): Promise<CallsSettled> {
     keepWritten(writing, prepared.recorded(provisionalSteps(ctx.lease.runId, next, prepared)));
     return { prepared, usage: usageJson(running) };
   };
-  const skipRest = (from: number, why: string) => {
-    for (const p of plan.slice(from)) {
-      const stamp = stamps.get(p.call.id);
-      if (stamp)
-        ends.push({ kind: 'observed', callStep: stamp, result: notRun(why), status: 'refused' });
-    }
-  };
+  const skipRest = (from: number, why: string) =>
+    ends.push(...notRunEnds(plan.slice(from), stamps, begun, why));
   /** A call found a meter spent: the calls after it (from `next`) are not run, and it ends. */
   const spent = async (next: number, metered: ToolUsage): Promise<CallsSettled> => {
     const exhausted = spentBy({ ...metered, exhausted: metered.exhausted ?? '' });
@@ -229,6 +224,32 @@ function begunEffect(
     callId: p.call.id,
     toolName: p.definition.tool.name,
   };
+}
+
+/**
+ * The ends of stamped calls the round will not run: each not run, and a declared effect its stamp
+ * recorded begun withdrawn (never sent, and never will be).
+ */
+function notRunEnds(
+  planned: readonly Planned[],
+  stamps: ReadonlyMap<string, ToolCallStep>,
+  begun: ReadonlyMap<string, BegunEffect>,
+  why: string,
+): LedgerWrite[] {
+  return planned.flatMap((p): LedgerWrite[] => {
+    const stamp = stamps.get(p.call.id);
+    if (!stamp) return [];
+    const effect = begun.get(p.call.id);
+    return [
+      {
+        kind: 'observed',
+        callStep: stamp,
+        result: notRun(why),
+        status: 'refused',
+        ...(effect ? { withdrawn: [effect.id] } : {}),
+      },
+    ];
+  });
 }
 
 /** Keeps what `writing` wrote, and the call steps it ended as a read would now return them. */

@@ -44,6 +44,8 @@ export type LedgerWrite =
       readonly attachments?: readonly ToolAttachment[];
       /** Effects the call delivered, marked delivered in the same commit as its end. */
       readonly delivered?: readonly DeliveredEffect[];
+      /** Outbound events its stamp recorded begun for a call that never ran: never sent. */
+      readonly withdrawn?: readonly string[];
     }
   | {
       readonly kind: 'ran';
@@ -127,6 +129,7 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
   const finish: { seq: number; status: CallStatus | 'refused' }[] = [];
   const delivered: DeliveredEffect[] = [];
   const begun: { at: number; effect: BegunEffect }[] = [];
+  const withdrawn: string[] = [];
   const shapes: { first: number; count: number; observation?: Observation }[] = [];
   const add = (observation: Observation | undefined, ...steps: StepWrite[]) => {
     shapes.push({
@@ -171,6 +174,7 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
         const prepared = preparedObservation(rules, entry.result, entry.attachments ?? []);
         finish.push({ seq: entry.callStep.seq, status: entry.status });
         delivered.push(...(entry.delivered ?? []));
+        withdrawn.push(...(entry.withdrawn ?? []));
         add(prepared.stored, {
           step: observationStep(entry.callStep.callId, entry.callStep.toolName, prepared.stored),
           artifacts: prepared.artifacts,
@@ -206,6 +210,7 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
       ...(finish.length > 0 ? { finish } : {}),
       ...(delivered.length > 0 ? { delivered } : {}),
       ...(begun.length > 0 ? { begun } : {}),
+      ...(withdrawn.length > 0 ? { withdrawn } : {}),
     },
     recorded: (written) =>
       shapes.map((shape) => ({
@@ -221,6 +226,7 @@ export function stepBatch(rules: WriteRules, entries: readonly LedgerWrite[]): P
  */
 export function mergedBatch(prepared: readonly PreparedSteps[]): Omit<StepBatch, 'usage'> {
   const delivered = prepared.flatMap((p) => p.batch.delivered ?? []);
+  const withdrawn = prepared.flatMap((p) => p.batch.withdrawn ?? []);
   let offset = 0;
   const begun = prepared.flatMap((p) => {
     const own = (p.batch.begun ?? []).map((b) => ({ ...b, at: b.at + offset }));
@@ -232,6 +238,7 @@ export function mergedBatch(prepared: readonly PreparedSteps[]): Omit<StepBatch,
     finish: prepared.flatMap((p) => p.batch.finish ?? []),
     ...(delivered.length > 0 ? { delivered } : {}),
     ...(begun.length > 0 ? { begun } : {}),
+    ...(withdrawn.length > 0 ? { withdrawn } : {}),
   };
 }
 

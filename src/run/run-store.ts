@@ -62,6 +62,11 @@ export interface StepBatch {
   readonly delivered?: readonly DeliveredEffect[];
   /** Declared effects recorded begun with their calls' stamps (`at`: the stamp's index). */
   readonly begun?: readonly { readonly at: number; readonly effect: BegunEffect }[];
+  /**
+   * Outbound events begun with a stamp whose call never ran (the round stopped first): marked
+   * `failed`, attempts 0, saying nothing was sent.
+   */
+  readonly withdrawn?: readonly string[];
 }
 
 /**

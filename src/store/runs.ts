@@ -135,6 +135,7 @@ interface AppendShape {
   readonly finish: number;
   readonly delivered: boolean;
   readonly begun: boolean;
+  readonly withdrawn: boolean;
   readonly parts: boolean;
 }
 
@@ -143,11 +144,12 @@ const appendStatements = new Map<string, { readonly text: string; readonly param
 /**
  * The append statement for a batch of `shape`, built once per shape: the same text each time, so
  * naming its prepared statement hashes nothing new. Parameters: the lease and counts ($1-$6), the
- * finished steps' (seq, status) pairs, then the delivered, begun and parts documents when present,
+ * finished steps' (seq, status) pairs, then the delivered and begun documents, the withdrawn
+ * event ids and the prompt parts when present,
  * then per step its start offset and its {@link stepParams}.
  */
 function appendSql(shape: AppendShape): { readonly text: string; readonly params: number } {
-  const key = `${shape.steps}.${shape.finish}.${+shape.delivered}${+shape.begun}${+shape.parts}`;
+  const key = `${shape.steps}.${shape.finish}.${+shape.delivered}${+shape.begun}${+shape.withdrawn}${+shape.parts}`;
   const built = appendStatements.get(key);
   if (built !== undefined) return built;
   let n = 6;
@@ -157,6 +159,7 @@ function appendSql(shape: AppendShape): { readonly text: string; readonly params
   });
   const deliveredParam = shape.delivered ? ++n : 0;
   const begunParam = shape.begun ? ++n : 0;
+  const withdrawnParam = shape.withdrawn ? ++n : 0;
   const partsParam = shape.parts ? ++n : 0;
   const rows = Array.from({ length: shape.steps }, (_, i) => {
     const started = ++n;
@@ -203,6 +206,15 @@ function appendSql(shape: AppendShape): { readonly text: string; readonly params
          target text, payload jsonb, reconciles boolean)
        where exists (select 1 from reserved where reserved.seq + e.at = e."stepSeq")
        on conflict (idempotency_key) do nothing)`
+       }${
+         withdrawnParam === 0
+           ? ''
+           : `,
+     withdrawn as (
+       update outbound_events set state = 'failed', attempts = 0, updated_at = now(),
+         last_error = 'not run: the call was stopped before it was sent; nothing was sent'
+       where id = any($${withdrawnParam}::uuid[]) and run_id = $1 and state = 'delivering'
+         and exists (select 1 from reserved))`
        }${
          partsParam === 0
            ? ''
@@ -254,6 +266,9 @@ export async function appendSteps(
   const begun = batch.begun ?? [];
   if (begun.length > 0)
     params.push(JSON.stringify(begun.map(({ at, effect }) => ({ at, ...effect }))));
+  // Events begun with a stamp whose call never ran: nothing was sent, and nothing will be.
+  const withdrawn = batch.withdrawn ?? [];
+  if (withdrawn.length > 0) params.push(withdrawn);
   // A request's prompt snapshot parts, stored once each: what is already stored is left as it is.
   const parts = steps.flatMap((w) => w.prompt ?? []);
   if (parts.length > 0) params.push(JSON.stringify(parts));
@@ -263,6 +278,7 @@ export async function appendSteps(
     finish: finish.length,
     delivered: delivered.length > 0,
     begun: begun.length > 0,
+    withdrawn: withdrawn.length > 0,
     parts: parts.length > 0,
   });
   if (params.length !== statement.params)

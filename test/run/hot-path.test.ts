@@ -51,7 +51,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
   ]);
 
   /** Where the outbound tool's effect goes: what it was sent, and a hook after each send. */
-  const wire: { sent: string[]; afterSend?: () => void } = { sent: [] };
+  const wire: { sent: string[]; afterSend?: () => unknown } = { sent: [] };
   /** An effect tool that delivers through the outbound machinery (a remote MCP tool's path). */
   const sender = testDefinition('send', {
     class: 'effect',
@@ -65,7 +65,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
         payload: { text: 'hello' },
         async send(key): Promise<EffectReceipt> {
           wire.sent.push(ctx.callId);
-          wire.afterSend?.();
+          await wire.afterSend?.();
           return { externalId: `m-${key.uuid.slice(0, 8)}`, link: null as never };
         },
       });
@@ -278,7 +278,9 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     const ledger = countingLedger();
     const { run, lease } = await leasedRun(ledger, 'outbound', {});
     const seen: Record<string, string[]> = {};
-    wire.afterSend = () => void effectsOf(run.id).then((e) => (seen['sent'] = e));
+    wire.afterSend = async () => {
+      seen['sent'] = await effectsOf(run.id);
+    };
     statements = 0;
     const settled = await outboundRound(ledger, run, lease, [call('s1', 'send')], {
       on: countingDb(),
@@ -293,7 +295,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     // Three statements: the round's lead with the stamp; the effect recorded with its first
     // attempt begun; the call's end with the effect marked delivered (before: five).
     expect(statements).toBe(3);
-    await expect.poll(() => seen['sent']).toEqual(['s1:delivering:1']);
+    expect(seen['sent']).toEqual(['s1:delivering:1']);
     // The call has returned and its end is not written yet: neither is its delivery.
     expect(seen['ran']).toEqual(['s1:delivering:1']);
     expect(await effectsOf(run.id)).toEqual(['s1:delivered:1']);
@@ -401,12 +403,49 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     expect((await ledger.run(run.id))?.status).toBe('succeeded');
   });
 
+  it('withdraws a declared effect its round never ran: failed, attempts 0, nothing sent', async () => {
+    const clock = manualClock(new Date());
+    const slow = testDefinition('slow_post', {
+      class: 'effect',
+      replay: 'effectful',
+      execute: async () => {
+        clock.advance(2_000);
+        return { text: 'posted' };
+      },
+    });
+    const ledger = new RunLedger(runStore(db));
+    const { run, lease } = await leasedRun(ledger, 'withdrawing', { wallClockMs: 1_000 });
+    const settled = await settleCalls({
+      ctx: {
+        ledger,
+        lease,
+        registry: createRegistry([slow, declaring]),
+        runtime: outboundRuntime(run, new AbortController().signal),
+      },
+      calls: [call('w1', 'slow_post'), call('w2', 'send_declared')],
+      steps: [],
+      usage: usageFrom({}),
+      budget: budgetFrom({ wallClockMs: 1_000 }),
+      startedAt: clock.now(),
+      clock,
+      signal: new AbortController().signal,
+    });
+    expect(settled).toMatchObject({ kind: 'budget_exhausted' });
+    expect(wire.sent.filter((c) => c === 'w2')).toHaveLength(0);
+    const [event] = await outboundStore(db).forRun(run.id);
+    expect(event).toMatchObject({ callId: 'w2', state: 'failed', attempts: 0 });
+    expect(event?.lastError).toMatch(/^not run: .*nothing was sent$/);
+    const steps = await ledger.steps(run.id);
+    const observed = steps.find((s) => s.kind === 'observation' && callIdOf(s) === 'w2');
+    expect(observed?.kind === 'observation' && observed.observation['kind']).toBe('not_run');
+  });
+
   it('marks an effect delivered even when the end that was to carry it cannot be written', async () => {
     const ledger = new RunLedger(runStore(db));
     const { run, lease } = await leasedRun(ledger, 'lapsing', {});
     // The lease is taken over while the effect is on the wire: the call's end is refused.
     wire.afterSend = () =>
-      void db.query(`update runs set lease_epoch = lease_epoch + 1 where id = $1`, [run.id]);
+      db.query(`update runs set lease_epoch = lease_epoch + 1 where id = $1`, [run.id]);
     const settling = outboundRound(ledger, run, lease, [call('s2', 'send')]);
     await expect(settling).rejects.toMatchObject({ code: 'lease_lost' });
     wire.afterSend = undefined;
