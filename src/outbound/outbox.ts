@@ -71,6 +71,27 @@ function receiptOf(row: OutboundEventRecord): EffectReceipt {
   };
 }
 
+/** What is recorded of `effect`, a call's effect under `key`, before its first attempt. */
+export function outboundEvent(
+  ctx: Pick<ToolContext, 'runId' | 'callId' | 'toolName'>,
+  step: number,
+  effect: Effect,
+  key: EffectKey,
+): NewOutboundEvent {
+  return {
+    id: randomUUID(),
+    idempotencyKey: key.key,
+    runId: ctx.runId,
+    stepSeq: step,
+    callId: ctx.callId,
+    toolName: ctx.toolName,
+    kind: effect.kind,
+    target: effect.target,
+    payload: effect.payload,
+    reconciles: effect.lookup !== undefined,
+  };
+}
+
 /** The row a call's stamp recorded for `event`: `delivering`, its first attempt begun. */
 function begunRow(event: NewOutboundEvent): OutboundEventRecord {
   const now = new Date();
@@ -277,18 +298,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const key = effectKey(ctx.runId, ctx.step, ctx.callId, effect.name);
       // Recording a new effect begins its first attempt: a stopped holder records nothing.
       ctx.signal.throwIfAborted();
-      const event: NewOutboundEvent = {
-        id: randomUUID(),
-        idempotencyKey: key.key,
-        runId: ctx.runId,
-        stepSeq: ctx.step,
-        callId: ctx.callId,
-        toolName: ctx.toolName,
-        kind: effect.kind,
-        target: effect.target,
-        payload: effect.payload,
-        reconciles: effect.lookup !== undefined,
-      };
+      const event = outboundEvent(ctx, ctx.step, effect, key);
       // Recorded and begun by this call's stamp (a declared effect), or now: not yet on the
       // wire. A crash from here to the send leaves it `delivering`, which the run's next holder
       // reconciles or reports unknown, never sends blind.

@@ -226,7 +226,7 @@ export class RunLedger {
    * delivery, whose end is not written. What a provider answered is true whoever holds the run.
    */
   async settleDelivered(effects: readonly DeliveredEffect[]): Promise<void> {
-    if (effects.length > 0) await this.store.settleDelivered(effects);
+    await this.store.settleDelivered(effects);
   }
 
   /**

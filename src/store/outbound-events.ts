@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { effectKey } from '../tool/outbound.ts';
+import { effectKey, type DeliveredEffect } from '../tool/outbound.ts';
 import type {
   NewOutboundEvent,
   OutboundEventRecord,
@@ -7,7 +7,6 @@ import type {
   RecordedEffect,
   StoredReceipt,
 } from '../outbound/records.ts';
-import type { DeliveredEffect } from '../tool/outbound.ts';
 import { StoreError, type Queryable } from './db.ts';
 
 const COLUMNS = `id, idempotency_key as "idempotencyKey", run_id as "runId", step_seq as "stepSeq",
@@ -147,13 +146,19 @@ export async function settleDelivered(
   effects: readonly DeliveredEffect[],
 ): Promise<void> {
   if (effects.length === 0) return;
-  await q.query(
-    `update outbound_events o set state = 'delivered', external_id = d."externalId", link = d.link,
-       result = d.result, last_error = null, updated_at = now()
-     from jsonb_to_recordset($1::jsonb) as d (id uuid, "externalId" text, link text, result jsonb)
-     where o.id = d.id and o.state = 'delivering'`,
-    [JSON.stringify(effects)],
-  );
+  await q.query(markDelivered('$1'), [JSON.stringify(effects)]);
+}
+
+/**
+ * The statement that marks delivered the `delivering` events a JSON array of
+ * {@link DeliveredEffect} names (`param`); `also` narrows it further (a run, a lease's reservation).
+ */
+export function markDelivered(param: string, also = ''): string {
+  return `update outbound_events o set state = 'delivered', external_id = d."externalId",
+         link = d.link, result = d.result, last_error = null, updated_at = now()
+       from jsonb_to_recordset(${param}::jsonb)
+         as d (id uuid, "externalId" text, link text, result jsonb)
+       where o.id = d.id and o.state = 'delivering'${also}`;
 }
 
 /** What a reply's outbound event records: the reply step, and the message it wrote. */

@@ -10,6 +10,7 @@ import {
   type WrittenRow,
 } from './step-rows.ts';
 import { StoreError, type Queryable } from './db.ts';
+import { markDelivered } from './outbound-events.ts';
 import type { StepBatch, StepWrite } from '../run/run-store.ts';
 
 /** The lease was lost (expired and taken by another worker): the holder must stop writing. */
@@ -186,12 +187,7 @@ function appendSql(shape: AppendShape): { readonly text: string; readonly params
            ? ''
            : `,
      delivered as (
-       update outbound_events o set state = 'delivered', external_id = d."externalId",
-         link = d.link, result = d.result, last_error = null, updated_at = now()
-       from jsonb_to_recordset($${deliveredParam}::jsonb)
-         as d (id uuid, "externalId" text, link text, result jsonb)
-       where o.id = d.id and o.run_id = $1 and o.state = 'delivering'
-         and exists (select 1 from reserved))`
+       ${markDelivered(`$${deliveredParam}`, ' and o.run_id = $1 and exists (select 1 from reserved)')})`
        }${
          begunParam === 0
            ? ''

@@ -112,19 +112,11 @@ export const STEP_COLUMNS = `run_id as "runId", seq, kind, tool_name as "toolNam
   arguments, observation, data, status, committed_at as "committedAt", started_at as "startedAt",
   finished_at as "finishedAt"`;
 
-/** A new step's column values, as stored. */
-interface StepColumns {
-  readonly toolName: string | null;
-  readonly callId: string | null;
-  readonly class: string | null;
-  readonly replay: string | null;
-  readonly arguments: string | null;
-  readonly observation: JsonObject | null;
-  readonly data: JsonObject | null;
-  readonly status: StepStatus;
-  readonly committed: boolean;
-  readonly finished: boolean;
-}
+/** A new step's column values, as stored: its row's, and whether it is committed and ended. */
+type StepColumns = Pick<
+  StepRow,
+  'toolName' | 'callId' | 'class' | 'replay' | 'arguments' | 'observation' | 'data' | 'status'
+> & { readonly committed: boolean; readonly finished: boolean };
 
 /** The column values of a new step, in the order of {@link STEP_INSERT_COLUMNS} after run and seq. */
 export function stepParams(step: NewStep): unknown[] {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { outboxService } from '../../src/app/runs/outbound-service.ts';
-import { createOutbox } from '../../src/outbound/outbox.ts';
+import { createOutbox, outboundEvent } from '../../src/outbound/outbox.ts';
 import { RunLedger } from '../../src/run/ledger.ts';
 import { scriptCheckpoint } from '../../src/run/script-driver.ts';
 import type { Db } from '../../src/store/db.ts';
@@ -15,6 +15,7 @@ import {
   DeliveryError,
   effectKey,
   type Effect,
+  type EffectKey,
   type EffectReceipt,
 } from '../../src/tool/outbound.ts';
 import { testDatabases } from '../support/db.ts';
@@ -82,19 +83,9 @@ describe.each(testDatabases())('the outbound machinery on $name', (database) => 
     fetch: () => Promise.reject(new Error('no HTTP here')),
   });
 
-  /** What the machinery records for `effect` of the call `ctx`, under `key`. */
-  const recordOf = (ctx: ToolContext, effect: Effect, key: { key: string }) => ({
-    id: randomUUID(),
-    idempotencyKey: key.key,
-    runId,
-    stepSeq: 1,
-    callId: ctx.callId,
-    toolName: ctx.toolName,
-    kind: effect.kind,
-    target: effect.target,
-    payload: effect.payload,
-    reconciles: effect.lookup !== undefined,
-  });
+  /** What the machinery records for `effect` of the call `ctx` (step 1), under `key`. */
+  const recordOf = (ctx: ToolContext, effect: Effect, key: EffectKey) =>
+    outboundEvent(ctx, 1, effect, key);
 
   it('records the effect, sends it once, and a second call finds it delivered', async () => {
     const store = outboundStore(db);

@@ -72,6 +72,16 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
       return deliveryOutput('the message', delivery, (r) => ({ text: `sent ${r.externalId}` }));
     },
   });
+  /** An effect that takes two seconds of `clock` to post. */
+  const slowPost = (clock: ReturnType<typeof manualClock>) =>
+    testDefinition('slow_post', {
+      class: 'effect',
+      replay: 'effectful',
+      execute: async () => {
+        clock.advance(2_000);
+        return { text: 'posted' };
+      },
+    });
   /** The same tool declaring its one effect from its arguments, as a remote MCP tool does. */
   const declaring = {
     ...sender,
@@ -405,14 +415,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
 
   it('withdraws a declared effect its round never ran: failed, attempts 0, nothing sent', async () => {
     const clock = manualClock(new Date());
-    const slow = testDefinition('slow_post', {
-      class: 'effect',
-      replay: 'effectful',
-      execute: async () => {
-        clock.advance(2_000);
-        return { text: 'posted' };
-      },
-    });
+    const slow = slowPost(clock);
     const ledger = new RunLedger(runStore(db));
     const { run, lease } = await leasedRun(ledger, 'withdrawing', { wallClockMs: 1_000 });
     const settled = await settleCalls({
@@ -471,16 +474,7 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
 
   it('records a stamped call the round never ran as not run when the wall clock ran out first', async () => {
     const clock = manualClock(new Date());
-    const slow = createRegistry([
-      testDefinition('slow_post', {
-        class: 'effect',
-        replay: 'effectful',
-        execute: async () => {
-          clock.advance(2_000);
-          return { text: 'posted' };
-        },
-      }),
-    ]);
+    const slow = createRegistry([slowPost(clock)]);
     const ledger = new RunLedger(runStore(db));
     const { run, lease } = await leasedRun(ledger, 'clocked', { wallClockMs: 1_000 });
     const settled = await settleCalls({
