@@ -76,6 +76,9 @@ export class Worker {
   /** How many looks for work have begun. */
   private pollsStarted = 0;
   private idleWaiters: IdleWaiter[] = [];
+  /** Settled by stop(), so a loop waiting for a free slot stops waiting. */
+  private requestStop!: () => void;
+  private readonly stopRequested = new Promise<void>((resolve) => (this.requestStop = resolve));
 
   constructor(options: WorkerOptions) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -97,9 +100,13 @@ export class Worker {
   async stop(): Promise<void> {
     this.stopping = true;
     this.wake();
+    this.requestStop();
+    // The loop ends first: a look for work already sent to the database answers before any lease
+    // is given back, so it can never claim a run this worker is letting go of (and count a second
+    // interruption for one stop).
+    await this.loop;
     for (const { controller } of this.active.values()) controller.abort();
     await Promise.allSettled([...this.active.values()].map((a) => a.done));
-    await this.loop;
     this.settleIdleWaiters(Number.POSITIVE_INFINITY);
   }
 
@@ -134,7 +141,7 @@ export class Worker {
   private async run(): Promise<void> {
     while (!this.stopping) {
       if (this.active.size >= this.options.concurrency) {
-        await Promise.race([...this.active.values()].map((a) => a.done));
+        await Promise.race([...[...this.active.values()].map((a) => a.done), this.stopRequested]);
         continue;
       }
       let run: RunRecord | undefined;

@@ -152,6 +152,45 @@ describe.each(testDatabases())('workers on $name', (database) => {
     expect(ends).toEqual([{ how: 'aborted', stillHeld: true }]);
   });
 
+  it('gives no lease back while a look for work it sent is still unanswered', async () => {
+    await db.query(`update runs set status = 'failed' where status in ('queued', 'running')`);
+    const events: string[] = [];
+    let stopCalled!: () => void;
+    const stopping = new Promise<void>((resolve) => (stopCalled = resolve));
+    let claims = 0;
+    /** Its second look for work is answered only after stop() was called. */
+    class SlowLookLedger extends RunLedger {
+      override async claim(owner: string, leaseMs: number) {
+        const n = ++claims;
+        if (n === 2) await stopping;
+        events.push(`look ${n}`);
+        const run = await super.claim(owner, leaseMs);
+        events.push(`answer ${n}: ${run ? 'a run' : 'none'}`);
+        return run;
+      }
+      override async release(lease: Parameters<RunLedger['release']>[0]) {
+        events.push('release');
+        return super.release(lease);
+      }
+    }
+    let started!: () => void;
+    const working = new Promise<void>((resolve) => (started = resolve));
+    const run = await patientRun();
+    const holder = new Worker({
+      ledger: new SlowLookLedger(runStore(db)),
+      drivers: [patientDriver(3_600_000, async () => undefined, started)],
+      pollMs: 10,
+    });
+    holder.start();
+    await working;
+    stopCalled();
+    await holder.stop();
+    // The look already under way was answered (nothing runnable: the run was still held) before
+    // the run's lease was given back, so the run was let go of once, by one stop.
+    expect(events).toEqual(['look 1', 'answer 1: a run', 'look 2', 'answer 2: none', 'release']);
+    expect((await ledger.run(run.id))?.interruptions).toBe(0);
+  });
+
   it('a run whose holders stopped or died more often than allowed ends failed, never resumed again', async () => {
     await db.query(`update runs set status = 'failed' where status in ('queued', 'running')`);
     const run = await patientRun();
