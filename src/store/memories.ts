@@ -33,7 +33,10 @@ export interface MemoryWrite {
   readonly callId: string | null;
 }
 
-async function byCall(q: Queryable, write: MemoryWrite): Promise<MemoryRow | undefined> {
+async function byCall(
+  q: Queryable,
+  write: Pick<MemoryWrite, 'runId' | 'callId'>,
+): Promise<MemoryRow | undefined> {
   if (write.runId === null || write.callId === null) return undefined;
   const { rows } = await q.query<MemoryRow>(
     `select ${COLUMNS} from memories where run_id = $1 and call_id = $2`,
@@ -76,6 +79,44 @@ export async function rememberMemory(
   return db.transaction(
     async (tx) => (await byCall(tx, write)) ?? insert(tx, id, write, content, null),
   );
+}
+
+/** The call a memory is written through: the run's provenance is read by the write itself. */
+export interface MemoryCallRef {
+  readonly agentId: string;
+  readonly runId: string;
+  readonly callId: string;
+}
+
+/**
+ * Creates a memory through a run's call in one statement (one round trip, one commit): its
+ * provenance and source message are the run's own, read by the insert, never anything the model
+ * sent. The same call writing again (a resumed run) gets its first write back. Undefined when the
+ * run is not the agent's.
+ */
+export async function rememberForCall(
+  q: Queryable,
+  id: string,
+  call: MemoryCallRef,
+  content: string,
+): Promise<MemoryRow | undefined> {
+  const { rows } = await q.query<MemoryRow>(
+    `with written as (
+       insert into memories (id, agent_id, content, provenance, source_message_id, run_id, call_id)
+       select $1, r.agent_id, $3, r.provenance, r.inbound_message_id, r.id, $5
+       from runs r where r.id = $4 and r.agent_id = $2
+       on conflict (run_id, call_id) do nothing
+       returning ${COLUMNS})
+     select * from written
+     union all
+     select ${COLUMNS} from memories
+     where run_id = $4 and call_id = $5 and agent_id = $2 and not exists (select 1 from written)`,
+    [id, call.agentId, content, call.runId, call.callId],
+  );
+  // Nothing written and nothing found: the run is not the agent's, or the same call wrote it in
+  // a transaction that committed after this statement began (a second holder; the lease fences
+  // that one's step). Either way a read now says which.
+  return rows[0] ?? (await byCall(q, call));
 }
 
 /** Why a supersede or retire could not happen. */

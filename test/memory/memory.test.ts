@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Mesh } from '../../src/app/mesh.ts';
 import { assembleMesh } from '../../src/app/compose.ts';
 import { callToolAsOperator } from '../../src/app/runs/operator-call.ts';
-import { randomUUID } from 'node:crypto';
-import { listMemories, rememberMemory } from '../../src/store/memories.ts';
+import { memoryStore } from '../../src/app/agents/memory-service.ts';
+import { listMemories } from '../../src/store/memories.ts';
 import { testDatabases } from '../support/db.ts';
 import { testInstanceKey } from '../support/turn.ts';
 import { makeAgent } from '../support/run.ts';
@@ -117,22 +117,23 @@ describe.each(testDatabases())('the memory package on $name', (database) => {
   it('a resumed run re-running remember through the same call gets its first write back', async () => {
     const first = await call('remember', { content: 'idempotent per call' });
     const row = (await listMemories(mesh.db, agent)).find((m) => m.runId === first.runId);
-    const again = await rememberMemory(
-      mesh.db,
-      randomUUID(),
-      {
-        agentId: agent,
-        provenance: {},
-        sourceMessageId: null,
-        runId: row?.runId ?? null,
-        callId: row?.callId ?? null,
-      },
-      'idempotent per call',
-    );
+    const through = { agentId: agent, runId: row?.runId ?? '', callId: row?.callId ?? '' };
+    const again = await memoryStore(mesh.db).remember(through, 'idempotent per call, again');
     expect(again.id).toBe(row?.id);
+    expect(again.content).toBe('idempotent per call');
     expect(
-      (await listMemories(mesh.db, agent)).filter((m) => m.content === 'idempotent per call'),
+      (await listMemories(mesh.db, agent)).filter((m) => m.runId === first.runId),
     ).toHaveLength(1);
+  });
+
+  it('writes nothing through a run that is not the agent’s, naming the run', async () => {
+    const theirs = await call('remember', { content: 'the other agent’s' }, other);
+    const before = (await listMemories(mesh.db, agent)).length;
+    const stolen = { agentId: agent, runId: theirs.runId ?? '', callId: 'call-x' };
+    await expect(memoryStore(mesh.db).remember(stolen, 'planted')).rejects.toThrow(
+      `run ${theirs.runId ?? ''} does not belong to this agent`,
+    );
+    expect((await listMemories(mesh.db, agent)).length).toBe(before);
   });
 
   it('an unknown tool name is an observation naming the tools, not an error', async () => {

@@ -4,7 +4,7 @@ import {
   amendMemory,
   forgetMemory,
   hasMemoryCode,
-  rememberMemory,
+  rememberForCall,
   searchMemories,
   type MemoryRow,
   type MemoryWrite,
@@ -46,7 +46,11 @@ export function memoryStore(db: Db): MemoryStore {
   }
   return {
     async remember(call, content) {
-      return toMemory(await rememberMemory(db, randomUUID(), await writeFor(call), content));
+      const written = await rememberForCall(db, randomUUID(), call, content);
+      if (written) return toMemory(written);
+      // Not written: say why as every other verb does.
+      await writeFor(call);
+      throw new Error(`the memory of call ${call.callId} was not written`);
     },
     async recall(agentId, query, limit) {
       return (await searchMemories(db, agentId, query, limit)).map(toMemory);
