@@ -12,7 +12,7 @@ import {
 import { insertMessage } from './conversations.ts';
 import type { Db, Queryable } from './db.ts';
 import { recordDeliveredReply } from './outbound-events.ts';
-import { appendStep, finishRun } from './runs.ts';
+import { appendStep, finishRun, runUsage, usageSet } from './runs.ts';
 import {
   STEP_COLUMNS,
   STEP_INSERT_COLUMNS,
@@ -73,18 +73,20 @@ export function parkRun(
   });
 }
 
-/** Reserves `count` step numbers of a run no one holds a lease on, with what else changes. */
+/**
+ * The next step number of a run no one holds a lease on (one past its last step's), with what
+ * else changes on its row. The row's update locks it: an append waits, then finds it not running.
+ */
 async function reserveSteps(
   tx: Queryable,
   runId: string,
-  count: number,
   set: string,
   params: unknown[],
 ): Promise<number> {
   const { rows } = await tx.query<{ seq: number }>(
-    `update runs set next_seq = next_seq + $2, updated_at = now(), ${set}
-     where id = $1 returning next_seq - $2 as seq`,
-    [runId, count, ...params],
+    `update runs set updated_at = now(), ${set}
+     where id = $1 returning (select coalesce(max(seq), 0) + 1 from run_steps where run_id = $1) as seq`,
+    [runId, ...params],
   );
   return rows[0]!.seq;
 }
@@ -102,10 +104,10 @@ async function insertStep(
   return stepFrom(rows[0]!);
 }
 
-/** The usage update that adds the time since the question was asked to the run's parked time. */
-const PARKED = `usage = jsonb_set(usage, '{parkedMs}', to_jsonb(
-  coalesce((usage->>'parkedMs')::double precision, 0) +
-  greatest(0, extract(epoch from now() - (select asked_at from run_questions where run_id = $1 and call_id = $3)) * 1000)))`;
+/** The usage update that adds the time since the question (call `$2`) was asked to the run's parked time. */
+const PARKED = usageSet(`jsonb_set(${runUsage('runs')}, '{parkedMs}', to_jsonb(
+  coalesce((${runUsage('runs')}->>'parkedMs')::double precision, 0) +
+  greatest(0, extract(epoch from now() - (select asked_at from run_questions where run_id = $1 and call_id = $2)) * 1000)))`);
 
 /**
  * Answers a run's open question, as `answer.actor`: the answer as an inbound message, the parking
@@ -151,7 +153,7 @@ export function answerQuestion(
       body: answer.body,
       relayedBy: answer.relayedBy ?? null,
     });
-    const seq = await reserveSteps(tx, answer.runId, 1, `status = 'queued', ${PARKED}`, [
+    const seq = await reserveSteps(tx, answer.runId, `status = 'queued', ${PARKED}`, [
       question.callId,
     ]);
     await settleQuestionCall(
@@ -246,8 +248,7 @@ export function expireQuestion(db: Db, expiry: NewExpiry): Promise<boolean> {
     const seq = await reserveSteps(
       tx,
       expiry.runId,
-      2,
-      `status = 'failed', reason = $4, finished_at = now(), ${PARKED}`,
+      `status = 'failed', reason = $3, finished_at = now(), ${PARKED}`,
       [expiry.callId, expiry.reason],
     );
     await settleQuestionCall(tx, expiry.runId, question, seq, 'failed', expiry.observation);

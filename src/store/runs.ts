@@ -9,7 +9,7 @@ import {
   writtenStep,
   type WrittenRow,
 } from './step-rows.ts';
-import { StoreError, type Queryable } from './db.ts';
+import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
 import { markDelivered } from './outbound-events.ts';
 import type { StepBatch, StepWrite } from '../run/run-store.ts';
 
@@ -24,8 +24,30 @@ export class LeaseLostError extends StoreError {
   }
 }
 
+/**
+ * The usage of the run `alias` names, as of its latest write: an append keeps it on its last step
+ * (appends do not rewrite the run's row), a direct write on the run with the step number it is
+ * current from (`usage_from`).
+ */
+export function runUsage(alias: string): string {
+  return `coalesce((select s.usage from run_steps s where s.run_id = ${alias}.id
+    and s.seq >= ${alias}.usage_from and s.usage is not null order by s.seq desc limit 1), ${alias}.usage)`;
+}
+
+/**
+ * The SET clause of a direct write of the run's usage (`value`, where `when` holds): current from
+ * its next step on.
+ */
+export function usageSet(value: string, when = 'true'): string {
+  return `usage = case when ${when} then ${value} else usage end,
+    usage_from = case when ${when}
+      then (select coalesce(max(s.seq), 0) + 1 from run_steps s where s.run_id = runs.id)
+      else usage_from end`;
+}
+
 export const RUN_COLUMNS = `id, agent_id as "agentId", conversation_id as "conversationId",
-  inbound_message_id as "inboundMessageId", kind, status, reason, provenance, budget, usage, checkpoint,
+  inbound_message_id as "inboundMessageId", kind, status, reason, provenance, budget,
+  ${runUsage('runs')} as usage, checkpoint,
   lease_owner as "leaseOwner", lease_epoch as "leaseEpoch", lease_expires_at as "leaseExpiresAt",
   interruptions, committed_at as "committedAt", created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt"`;
 
@@ -133,6 +155,7 @@ const STEP_PARAMS = 11;
 /** Which parts an append statement has: its text depends on nothing else. */
 interface AppendShape {
   readonly steps: number;
+  readonly commit: boolean;
   readonly finish: number;
   readonly delivered: boolean;
   readonly begun: boolean;
@@ -144,16 +167,21 @@ const appendStatements = new Map<string, { readonly text: string; readonly param
 
 /**
  * The append statement for a batch of `shape`, built once per shape: the same text each time, so
- * naming its prepared statement hashes nothing new. Parameters: the lease and counts ($1-$6), the
- * finished steps' (seq, status) pairs, then the delivered and begun documents, the withdrawn
- * event ids and the prompt parts when present,
- * then per step its start offset and its {@link stepParams}.
+ * naming its prepared statement hashes nothing new. Parameters: the lease ($1-$3), the run's usage
+ * as of the batch ($4, kept on its last step), the finished steps' (seq, status) pairs, then the
+ * delivered and begun documents, the withdrawn event ids and the prompt parts when present, then
+ * per step its start offset and its {@link stepParams}.
+ *
+ * The run's row is locked, not rewritten: `for no key update` waits for (and then re-checks
+ * against) a claim, renewal or release of the lease, so a holder that lost the run writes
+ * nothing, and two appends of one run take turns. The steps are numbered after the run's last.
+ * Only the first write-ahead stamp of a run updates its row (`committed_at`).
  */
 function appendSql(shape: AppendShape): { readonly text: string; readonly params: number } {
-  const key = `${shape.steps}.${shape.finish}.${+shape.delivered}${+shape.begun}${+shape.withdrawn}${+shape.parts}`;
+  const key = `${shape.steps}.${shape.finish}.${+shape.commit}${+shape.delivered}${+shape.begun}${+shape.withdrawn}${+shape.parts}`;
   const built = appendStatements.get(key);
   if (built !== undefined) return built;
-  let n = 6;
+  let n = 4;
   const finishRows = Array.from({ length: shape.finish }, () => {
     n += 2;
     return `($${n - 1}::integer, $${n}::text)`;
@@ -166,34 +194,51 @@ function appendSql(shape: AppendShape): { readonly text: string; readonly params
     const started = ++n;
     const first = n + 1;
     n += STEP_PARAMS;
+    const usage = i === shape.steps - 1 ? '$4::jsonb' : 'null::jsonb';
     return `select $1::uuid, reserved.seq + ${i}, ${stepValues(first)},
-       now() - make_interval(secs => $${started}::double precision / 1000) from reserved`;
+       now() - make_interval(secs => $${started}::double precision / 1000), ${usage} from reserved`;
   });
-  const text = `with reserved as (
-       update runs set next_seq = next_seq + $4, updated_at = now(),
-         committed_at = case when $5::boolean then coalesce(committed_at, now()) else committed_at end,
-         usage = coalesce($6::jsonb, usage)
+  const cte = (name: string, body: string) => `,
+     ${name} as (
+       ${body})`;
+  const text = `with fenced as (
+       select id from runs
        where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running' and lease_expires_at > now()
-       returning next_seq - $4 as seq)${
+       for no key update),
+     reserved as (
+       select coalesce((select max(seq) from run_steps where run_id = $1), 0) + 1 as seq from fenced)${
+         shape.commit
+           ? cte(
+               'stamped',
+               `update runs set committed_at = now(), updated_at = now()
+       where id = $1 and committed_at is null and exists (select 1 from reserved)`,
+             )
+           : ''
+       }${
          finishRows.length === 0
            ? ''
-           : `,
-     finished as (
-       update run_steps set status = f.status, finished_at = now()
+           : cte(
+               'finished',
+               `update run_steps set status = f.status, finished_at = now()
        from (values ${finishRows.join(', ')}) as f (seq, status)
-       where run_steps.run_id = $1 and run_steps.seq = f.seq and exists (select 1 from reserved))`
+       where run_steps.run_id = $1 and run_steps.seq = f.seq and exists (select 1 from reserved)`,
+             )
        }${
          deliveredParam === 0
            ? ''
-           : `,
-     delivered as (
-       ${markDelivered(`$${deliveredParam}`, ' and o.run_id = $1 and exists (select 1 from reserved)')})`
+           : cte(
+               'delivered',
+               markDelivered(
+                 `$${deliveredParam}`,
+                 ' and o.run_id = $1 and exists (select 1 from reserved)',
+               ),
+             )
        }${
          begunParam === 0
            ? ''
-           : `,
-     begun as (
-       insert into outbound_events (id, idempotency_key, run_id, step_seq, call_id, tool_name,
+           : cte(
+               'begun',
+               `insert into outbound_events (id, idempotency_key, run_id, step_seq, call_id, tool_name,
          kind, target, payload, reconciles, state, attempts)
        select e.id, e."idempotencyKey", $1, e."stepSeq", e."callId", e."toolName", e.kind,
          e.target, e.payload, e.reconciles, 'delivering', 1
@@ -201,27 +246,30 @@ function appendSql(shape: AppendShape): { readonly text: string; readonly params
          "idempotencyKey" text, "stepSeq" integer, "callId" text, "toolName" text, kind text,
          target text, payload jsonb, reconciles boolean)
        where exists (select 1 from reserved where reserved.seq + e.at = e."stepSeq")
-       on conflict (idempotency_key) do nothing)`
+       on conflict (idempotency_key) do nothing`,
+             )
        }${
          withdrawnParam === 0
            ? ''
-           : `,
-     withdrawn as (
-       update outbound_events set state = 'failed', attempts = 0, updated_at = now(),
+           : cte(
+               'withdrawn',
+               `update outbound_events set state = 'failed', attempts = 0, updated_at = now(),
          last_error = 'not run: the call was stopped before it was sent; nothing was sent'
        where id = any($${withdrawnParam}::uuid[]) and run_id = $1 and state = 'delivering'
-         and exists (select 1 from reserved))`
+         and exists (select 1 from reserved)`,
+             )
        }${
          partsParam === 0
            ? ''
-           : `,
-     parts as (
-       insert into prompt_parts (hash, body)
+           : cte(
+               'parts',
+               `insert into prompt_parts (hash, body)
        select p.hash, p.body from jsonb_to_recordset($${partsParam}::jsonb) as p (hash text, body jsonb)
        where exists (select 1 from reserved)
-       on conflict (hash) do nothing)`
+       on conflict (hash) do nothing`,
+             )
        }
-     insert into run_steps ${STEP_INSERT_COLUMNS_STARTED}
+     insert into run_steps ${STEP_INSERT_COLUMNS_WITH_USAGE}
      ${rows.join('\n     union all\n     ')}
      returning ${WRITTEN_COLUMNS}`;
   const statement = { text, params: n };
@@ -230,12 +278,43 @@ function appendSql(shape: AppendShape): { readonly text: string; readonly params
 }
 
 /**
+ * How often an append is sent when its step numbers clash with another's. Each clash means another
+ * append of the run committed since this one's statement began, so of this many appends of one
+ * run sent at once (a round's calls ending together), every one lands.
+ */
+const APPEND_ATTEMPTS = 8;
+
+/**
+ * Runs an append. Two appends of one run take turns on its row's lock, but the second numbered
+ * its steps from the snapshot it began with: when they clash with the first's, it is sent again,
+ * and the new statement numbers them after the first's. Outside a transaction only (inside one,
+ * the failed statement has ended it).
+ */
+async function numbered(q: Queryable, text: string, params: unknown[]): Promise<WrittenRow[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await q.query<WrittenRow>(text, params)).rows;
+    } catch (error) {
+      const clash =
+        isUniqueViolation(error) &&
+        error instanceof Error &&
+        error.message.includes('run_steps_pkey');
+      if (!clash || attempt >= APPEND_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** {@link STEP_INSERT_COLUMNS_STARTED} and the run's usage as of the step. */
+const STEP_INSERT_COLUMNS_WITH_USAGE = `${STEP_INSERT_COLUMNS_STARTED.slice(0, -1)}, usage)`;
+
+/**
  * Appends `batch.steps` in order, finishes the earlier call steps `batch.finish` names, marks
  * the effects `batch.delivered` names delivered, records the declared effects `batch.begun`
- * begun with their stamps and saves the run's usage, in one statement: one round trip and one commit, however many steps a round
- * wrote. A committed `tool_call` among them stamps the run's `committed_at`. The reservation fences
- * it all, so a worker that lost the run writes nothing. Steps with artifacts take a transaction
- * (the artifacts' bytes are inserted beside the steps, numbered with them).
+ * begun with their stamps and keeps the run's usage (on the last step), in one statement: one
+ * round trip and one commit, however many steps a round wrote. A committed `tool_call` among them
+ * stamps the run's `committed_at`. The fence covers it all, so a worker that lost the run writes
+ * nothing. Steps with artifacts take a transaction (the artifacts' bytes are inserted beside the
+ * steps, numbered with them).
  */
 export async function appendSteps(
   q: Queryable,
@@ -245,14 +324,7 @@ export async function appendSteps(
   const { steps } = batch;
   if (steps.length === 0) throw new TypeError('appendSteps needs at least one step');
   const commit = steps.some((w) => w.step.kind === 'tool_call' && w.step.committed);
-  const params: unknown[] = [
-    lease.runId,
-    lease.owner,
-    lease.epoch,
-    steps.length,
-    commit,
-    usageParam(batch.usage),
-  ];
+  const params: unknown[] = [lease.runId, lease.owner, lease.epoch, usageParam(batch.usage)];
   const finish = batch.finish ?? [];
   for (const f of finish) params.push(f.seq, f.status);
   // The effects the batch's calls delivered: marked so in the same commit, fenced like the steps.
@@ -271,6 +343,7 @@ export async function appendSteps(
   for (const w of steps) params.push(Math.max(0, w.startedMsAgo ?? 0), ...stepParams(w.step));
   const statement = appendSql({
     steps: steps.length,
+    commit,
     finish: finish.length,
     delivered: delivered.length > 0,
     begun: begun.length > 0,
@@ -279,7 +352,7 @@ export async function appendSteps(
   });
   if (params.length !== statement.params)
     throw new TypeError(`an append of ${params.length} parameters, built for ${statement.params}`);
-  const { rows: written } = await q.query<WrittenRow>(statement.text, params);
+  const written = await numbered(q, statement.text, params);
   if (written.length !== steps.length) throw new LeaseLostError(lease);
   // Numbered in order from the reservation: the i-th step written is the i-th sent.
   const sorted = written
@@ -302,7 +375,8 @@ export async function updateProgress(
   progress: { usage?: JsonObject; checkpoint?: JsonObject },
 ): Promise<void> {
   const { rowCount } = await q.query(
-    `update runs set usage = coalesce($4::jsonb, usage), checkpoint = coalesce($5::jsonb, checkpoint), updated_at = now()
+    `update runs set ${usageSet('$4::jsonb', '$4::jsonb is not null')},
+       checkpoint = coalesce($5::jsonb, checkpoint), updated_at = now()
      where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'`,
     [
       lease.runId,
@@ -326,7 +400,8 @@ export async function finishRun(
   const { rowCount } = await q.query(
     `with draft as (delete from run_drafts where run_id = $1)
      update runs set status = $4, reason = $5, finished_at = case when $4 in ('succeeded', 'failed', 'budget_exhausted')
-       then now() else finished_at end, lease_owner = null, lease_expires_at = null, updated_at = now()
+       then now() else finished_at end, lease_owner = null, lease_expires_at = null, updated_at = now(),
+       ${usageSet(runUsage('runs'))}
      where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'`,
     [lease.runId, lease.owner, lease.epoch, status, reason],
   );

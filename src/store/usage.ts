@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import { runUsage } from './runs.ts';
 
 /*
  * What runs have cost, across agents, over the last days: for the usage overview.
@@ -39,9 +40,9 @@ export async function usageByDay(q: Queryable, days: number): Promise<UsageDay[]
   }>(
     `select to_char(date_trunc('day', r.created_at at time zone 'UTC'), 'YYYY-MM-DD') as day,
        a.name as agent, count(*) as runs,
-       coalesce(sum(coalesce((r.usage->>'inputTokens')::numeric, 0) + coalesce((r.usage->>'outputTokens')::numeric, 0)), 0) as tokens,
-       coalesce(sum(coalesce((r.usage->>'toolCalls')::numeric, 0)), 0) as "toolCalls"
-     from runs r join agents a on a.id = r.agent_id
+       coalesce(sum(coalesce((u.usage->>'inputTokens')::numeric, 0) + coalesce((u.usage->>'outputTokens')::numeric, 0)), 0) as tokens,
+       coalesce(sum(coalesce((u.usage->>'toolCalls')::numeric, 0)), 0) as "toolCalls"
+     from runs r join agents a on a.id = r.agent_id cross join lateral (select ${runUsage('r')} as usage) u
      where r.created_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' - make_interval(days => $1 - 1)
      group by 1, 2 order by 1, 2`,
     [days],
