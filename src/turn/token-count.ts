@@ -49,21 +49,24 @@ function utf8Bytes(text: string, start = 0, end = text.length): number {
 }
 
 /**
- * Counts of texts seen lately (the system prompt, memory, tool schemas: the same text every round
- * of a turn and across turns). Counting is a pure function of the text, so a hit is exact. Only
- * texts of CACHED_MIN_CHARS to CACHED_MAX_CHARS are kept, at most CACHED_TEXTS of them.
+ * Counts of texts seen lately: the system prompt, memory and tool schemas are the same text every
+ * round of a turn and across turns, and every message of a round is counted again by each later
+ * request of the round. Counting is a pure function of the text, so a hit is exact. Texts of up to
+ * CACHED_MAX_CHARS are kept, most recently used last, until they hold CACHED_CHARS in all.
  */
-const CACHED_MIN_CHARS = 512;
 const CACHED_MAX_CHARS = 64 * 1024;
-const CACHED_TEXTS = 64;
+const CACHED_CHARS = 4 * 1024 * 1024;
 const counted = new Map<string, number>();
+let countedChars = 0;
 
 function remember(text: string, tokens: number): void {
-  if (counted.size >= CACHED_TEXTS) {
-    const oldest = counted.keys().next();
-    if (!oldest.done) counted.delete(oldest.value);
-  }
+  countedChars += text.length;
   counted.set(text, tokens);
+  for (const oldest of counted.keys()) {
+    if (countedChars <= CACHED_CHARS) break;
+    counted.delete(oldest);
+    countedChars -= oldest.length;
+  }
 }
 
 /** Gives pending I/O and timers their turn. */
@@ -95,7 +98,7 @@ export class TokenCounter {
 
   /** The tokens of `text`, by the rule above. */
   async count(text: string): Promise<number> {
-    const cacheable = text.length >= CACHED_MIN_CHARS && text.length <= CACHED_MAX_CHARS;
+    const cacheable = text.length <= CACHED_MAX_CHARS;
     const known = cacheable ? counted.get(text) : undefined;
     if (known !== undefined) {
       // Most recently used last: the oldest is what goes when the cache is full.
