@@ -47,13 +47,34 @@ function partOf(body: JsonValue): PromptPart {
   return { hash: createHash('sha256').update(canonical(body), 'utf8').digest('hex'), body };
 }
 
+/**
+ * Parts already made, by the redactor that redacted them and the value they were made of. A turn
+ * sends the same message objects and tool list request after request (its messages are never
+ * changed once made), so each is redacted, serialized and hashed once, not once per request.
+ */
+const made = new WeakMap<Redactor, { generation: number; parts: WeakMap<object, PromptPart> }>();
+
+function partFor(value: JsonValue | readonly JsonValue[], redactor: Redactor): PromptPart {
+  if (value === null || typeof value !== 'object') return partOf(redactor.json(value));
+  let cache = made.get(redactor);
+  // A secret held since: what was made before may show it, so everything is made again.
+  if (cache?.generation !== redactor.generation)
+    made.set(redactor, (cache = { generation: redactor.generation, parts: new WeakMap() }));
+  let part = cache.parts.get(value);
+  if (part === undefined) {
+    part = partOf(redactor.json(isList(value) ? [...value] : value));
+    cache.parts.set(value, part);
+  }
+  return part;
+}
+
 /** The parts of a request's input (redacted first) and the reference its step keeps. */
 export function snapshotParts(
   input: PromptInput,
   redactor: Redactor,
 ): { ref: PromptRef; parts: PromptPart[] } {
-  const messages = input.messages.map((m) => partOf(redactor.json(m)));
-  const tools = partOf(redactor.json([...input.tools]));
+  const messages = input.messages.map((m) => partFor(m, redactor));
+  const tools = partFor(input.tools, redactor);
   return {
     ref: {
       messages: messages.map((p) => p.hash),

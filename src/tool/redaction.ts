@@ -32,6 +32,11 @@ const MASK_ENDS = 4;
 export interface Redactor {
   /** Holds `secret`: from now on each of its forms is removed. Short values are ignored. */
   hold(secret: string): void;
+  /**
+   * Changes each time what is removed changes (a secret held, or let go to make room): what was
+   * redacted under one generation may be reused while it lasts.
+   */
+  readonly generation: number;
   /** `text` with every form of every held secret replaced by {@link REDACTED}. */
   text(text: string): string;
   /** `value` with every string (keys included) redacted; the same value when nothing matched. */
@@ -52,6 +57,7 @@ export interface Redactor {
 /** A redactor that removes nothing: for callers that hold no secrets (tests, tooling). */
 export const noRedaction: Redactor = Object.freeze({
   hold: () => undefined,
+  generation: 0,
   text: (text: string) => text,
   json: <T extends JsonValue>(value: T) => value,
   bytes: (content: Uint8Array) => content,
@@ -123,6 +129,7 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
     return out ?? content;
   };
 
+  let generation = 0;
   const redactor: Redactor = {
     hold(secret) {
       if (secret.length < MIN_SECRET_LENGTH || held.has(secret)) return;
@@ -130,6 +137,10 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
       if (held.size > MAX_HELD) held.delete(held.keys().next().value as string);
       passes = undefined;
       holdback = undefined;
+      generation++;
+    },
+    get generation() {
+      return generation;
     },
     text,
     json,

@@ -8,6 +8,8 @@ import { showRunOperation } from '../../src/app/runs/operations.ts';
 import type { RunAnswer } from '../../src/app/runs/run-lines.ts';
 import type { ModelClient } from '../../src/model/client.ts';
 import type { ModelRequest, ModelResponse } from '../../src/model/wire.ts';
+import { snapshotParts } from '../../src/run/prompt-snapshot.ts';
+import { createRedactor } from '../../src/tool/redaction.ts';
 import { testDatabases } from '../support/db.ts';
 import { clientAgent, seedMemory, testInstanceKey } from '../support/turn.ts';
 
@@ -137,5 +139,21 @@ describe.each(testDatabases())('the prompt snapshot on $name', (database) => {
       code: 'request_not_found',
       message: expect.stringMatching(/has 3 model request\(s\); there is no request 9$/) as string,
     });
+  });
+});
+
+describe('prompt parts', () => {
+  it('are made once per message, and again once a secret is held: none shows it after', () => {
+    const redactor = createRedactor();
+    const message = { role: 'user', content: `the key is ${SECRET}` };
+    const input = { messages: [message], tools: [], params: { model: 'm' } };
+    const before = snapshotParts(input, redactor);
+    expect(JSON.stringify(before.parts[0]?.body)).toContain(SECRET);
+    // The same message object, unchanged: the part made for it before.
+    expect(snapshotParts(input, redactor).parts[0]).toBe(before.parts[0]);
+    redactor.hold(SECRET);
+    const after = snapshotParts(input, redactor);
+    expect(JSON.stringify(after.parts[0]?.body)).not.toContain(SECRET);
+    expect(after.ref.messages[0]).not.toBe(before.ref.messages[0]);
   });
 });
