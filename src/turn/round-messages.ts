@@ -10,12 +10,27 @@ import type { RoundImage } from './round-images.ts';
  * history, and this turn's rounds from its steps.
  */
 
+/**
+ * The message made of each record, made once: a record never changes, and every request of a turn
+ * rebuilds its messages from the same records, so each later request hands on the same message
+ * objects (what is worked out from a message, such as its prompt snapshot part, is then reused).
+ */
+const made = new WeakMap<object, Message>();
+
+function once<T extends Message>(record: MessageRecord | StepRecord, make: () => T): T {
+  let message = made.get(record) as T | undefined;
+  if (message === undefined) made.set(record, (message = make()));
+  return message;
+}
+
 /** The conversation's messages, each attributed to its actor. */
 export function historyMessages(history: readonly MessageRecord[]): Message[] {
   return history.map((m) =>
-    m.direction === 'inbound'
-      ? { role: 'user', content: m.actor ? `${m.actor}: ${m.body}` : m.body }
-      : { role: 'assistant', content: m.body, toolCalls: [] },
+    once(m, (): Message =>
+      m.direction === 'inbound'
+        ? { role: 'user', content: m.actor ? `${m.actor}: ${m.body}` : m.body }
+        : { role: 'assistant', content: m.body, toolCalls: [] },
+    ),
   );
 }
 
@@ -58,15 +73,16 @@ export function roundMessages(steps: readonly StepRecord[]): {
   for (const step of steps) {
     if (step.kind === 'model_response') {
       flush();
-      const message = responseFrom(step);
+      const message = once(step, () => responseFrom(step));
       if (message.toolCalls.length > 0) out.push(message);
     } else if (step.kind === 'observation' && step.callId) {
+      const { callId } = step;
       const text = step.observation['text'];
-      const message: Message = {
+      const message = once(step, (): Message => ({
         role: 'tool',
-        toolCallId: step.callId,
+        toolCallId: callId,
         content: typeof text === 'string' ? text : '',
-      };
+      }));
       out.push(message);
       kept.set(message, keptAt(step.seq, step.observation));
       pending.push(...artifactLinksFrom(step.observation).filter((l) => l.kind === 'image'));
