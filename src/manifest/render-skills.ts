@@ -146,6 +146,25 @@ export function renderSkills(
   offeredToolNames: Iterable<string>,
 ): string {
   const offered = new Set(offeredToolNames);
+  // Every request of a turn renders the same packages for the same offer: rendered once each.
+  const key = [...offered].join('\n');
+  let byOffer = rendered.get(packages);
+  if (byOffer === undefined) rendered.set(packages, (byOffer = new Map<string, string>()));
+  let text = byOffer.get(key);
+  if (text === undefined) {
+    text = renderOffered(packages, offered);
+    if (byOffer.size >= RENDERED_OFFERS) byOffer.clear();
+    byOffer.set(key, text);
+  }
+  return text;
+}
+
+/** Skills rendered, by the package list (never changed once made) and the tools offered. */
+const rendered = new WeakMap<readonly ToolPackage[], Map<string, string>>();
+/** Offers of one package list whose rendering is kept (progressive loading varies the offer). */
+const RENDERED_OFFERS = 16;
+
+function renderOffered(packages: readonly ToolPackage[], offered: ReadonlySet<string>): string {
   // A skill may teach another package's tools too (the GitHub flow edits with workspace_exec):
   // every tool of every package given that is not offered is hidden from every skill.
   const hidden = packages
