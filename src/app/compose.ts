@@ -109,10 +109,10 @@ export function assembleMesh(
   const web = createQueryProviderRuntime({ db, secrets }, options.web);
   const ledger = new RunLedger(runStore(db), {
     redactor,
-    onRunEnded: async (runId) => {
+    onRunEnded: async (runId, held) => {
       runs.ended(runId);
-      await workspaces.releaseRun(runId, 'its run ended');
-      await browsers.releaseRun(runId, 'its run ended');
+      await workspaces.releaseRun(runId, 'its run ended', held.workspace);
+      await browsers.releaseRun(runId, 'its run ended', held.browser);
     },
     onRunChanged: (runId) => runs.touched(runId),
   });

@@ -10,6 +10,7 @@ import type {
   ArtifactRecord,
   CallStatus,
   ConversationRecord,
+  HeldAtEnd,
   Lease,
   MessageRecord,
   NewRun,
@@ -48,7 +49,7 @@ export interface LedgerOptions {
    * Called after a run ended (whatever its status), to free what the run rented: its workspace.
    * A failure here never changes the run's end; whatever it left is the reaper's.
    */
-  readonly onRunEnded?: (runId: string) => Promise<void>;
+  readonly onRunEnded?: (runId: string, held: HeldAtEnd) => Promise<void>;
   /**
    * Called after each write to a run (a step, progress, a reply, its end) has committed, in this
    * process: live views of the run look again at once instead of at their next poll.
@@ -69,7 +70,7 @@ export class RunLedger {
   readonly store: RunStore;
   readonly observationLimitBytes: number;
   readonly redactor: Redactor;
-  private readonly onRunEnded: ((runId: string) => Promise<void>) | undefined;
+  private readonly onRunEnded: ((runId: string, held: HeldAtEnd) => Promise<void>) | undefined;
   /** Prompt snapshot parts this process has written (by hash): not sent again. */
   private readonly storedParts = new Set<string>();
 
@@ -380,8 +381,12 @@ export class RunLedger {
 
   /** Ends the run with a status and a reason. */
   async finish(lease: Lease, status: RunStatus, reason: string | null): Promise<void> {
-    await this.store.finishRun(lease, status, reason === null ? null : this.redactor.text(reason));
-    await this.onRunEnded?.(lease.runId).catch(() => undefined);
+    const held = await this.store.finishRun(
+      lease,
+      status,
+      reason === null ? null : this.redactor.text(reason),
+    );
+    await this.onRunEnded?.(lease.runId, held).catch(() => undefined);
   }
 }
 

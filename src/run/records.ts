@@ -48,6 +48,12 @@ export interface RunRecord {
   readonly finishedAt: Date | null;
 }
 
+/** What a run still held when it ended: a live workspace, a live browser session. */
+export interface HeldAtEnd {
+  readonly workspace: boolean;
+  readonly browser: boolean;
+}
+
 /** Proof that a worker holds a run: every write is fenced by it. */
 export interface Lease {
   readonly runId: string;

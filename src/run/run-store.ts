@@ -5,6 +5,7 @@ import type {
   ArtifactRecord,
   CallStatus,
   ConversationRecord,
+  HeldAtEnd,
   Lease,
   MessageRecord,
   NewArtifact,
@@ -124,7 +125,7 @@ export interface RunStore {
    */
   writeDraft(lease: Lease, draft: RunDraft): Promise<boolean>;
   /** Ends a run with a status and a reason, clears its lease and deletes its draft. */
-  finishRun(lease: Lease, status: RunStatus, reason: string | null): Promise<void>;
+  finishRun(lease: Lease, status: RunStatus, reason: string | null): Promise<HeldAtEnd>;
   /**
    * Writes an inbound message (in an existing conversation or a new one) and its run in one
    * transaction. Undefined when the existing conversation is not this agent's.

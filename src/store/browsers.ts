@@ -38,7 +38,8 @@ export interface BrowserSessionRecord {
   readonly handedBackAt: Date | null;
 }
 
-const LIVE = `('provisioning', 'ready', 'awaiting_human')`;
+/** The states of a live browser session. */
+export const LIVE = `('provisioning', 'ready', 'awaiting_human')`;
 const GRANT = `agent_id as "agentId", backend_id as "backendId", allow_loopback as "allowLoopback",
   granted_by as "grantedBy", granted_at as "grantedAt"`;
 function sessionColumns(t = ''): string {

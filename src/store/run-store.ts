@@ -44,10 +44,11 @@ export function runStore(db: Db): RunStore {
     updateProgress: (lease, progress) => updateProgress(db, lease, progress),
     writeDraft: (lease, draft) => writeDraft(db, lease, draft),
     async finishRun(lease, status, reason) {
-      await finishRun(db, lease, status, reason);
+      const held = await finishRun(db, lease, status, reason);
       // On the lease lane, and not awaited: the end is recorded; the announcement is a courtesy.
       if (db.kind === 'postgres')
         void announceRunEnded(db.leases ?? db, lease.runId).catch(() => undefined);
+      return held;
     },
     receiveInbound: (input) =>
       db.transaction(async (tx) => {

@@ -1,5 +1,13 @@
 import type { JsonObject, JsonValue } from '../model/json.ts';
-import type { Lease, NewRun, NewStep, RunRecord, RunStatus, StepRecord } from '../run/records.ts';
+import type {
+  HeldAtEnd,
+  Lease,
+  NewRun,
+  NewStep,
+  RunRecord,
+  RunStatus,
+  StepRecord,
+} from '../run/records.ts';
 import { insertArtifact } from './artifacts.ts';
 import {
   STEP_INSERT_COLUMNS_STARTED,
@@ -10,7 +18,9 @@ import {
   type WrittenRow,
 } from './step-rows.ts';
 import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
+import { LIVE as LIVE_BROWSER } from './browsers.ts';
 import { markDelivered } from './outbound-events.ts';
+import { LIVE_WORKSPACE } from './workspaces.ts';
 import type { StepBatch, StepWrite } from '../run/run-store.ts';
 
 /** The lease was lost (expired and taken by another worker): the holder must stop writing. */
@@ -395,17 +405,23 @@ export async function finishRun(
   lease: Lease,
   status: RunStatus,
   reason: string | null,
-): Promise<void> {
-  // The draft of the run's last round (a streamed reply's text so far) goes with it.
-  const { rowCount } = await q.query(
+): Promise<HeldAtEnd> {
+  // The draft of the run's last round (a streamed reply's text so far) goes with it. What the run
+  // still holds comes back with its end, so releasing it costs a read only when there is one.
+  const { rows } = await q.query<HeldAtEnd>(
     `with draft as (delete from run_drafts where run_id = $1)
      update runs set status = $4, reason = $5, finished_at = case when $4 in ('succeeded', 'failed', 'budget_exhausted')
        then now() else finished_at end, lease_owner = null, lease_expires_at = null, updated_at = now(),
        ${usageSet(runUsage('runs'))}
-     where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'`,
+     where id = $1 and lease_owner = $2 and lease_epoch = $3 and status = 'running'
+     returning
+       exists (select 1 from workspaces where run_id = $1 and state in ${LIVE_WORKSPACE}) as workspace,
+       exists (select 1 from browser_sessions where run_id = $1 and state in ${LIVE_BROWSER}) as browser`,
     [lease.runId, lease.owner, lease.epoch, status, reason],
   );
-  if (rowCount !== 1) throw new LeaseLostError(lease);
+  const held = rows[0];
+  if (held === undefined) throw new LeaseLostError(lease);
+  return held;
 }
 
 /**

@@ -1,6 +1,9 @@
 import { backendRows, type BackendRow } from './backend-rows.ts';
 import { isUniqueViolation, type Queryable } from './db.ts';
 
+/** The states of a live workspace. */
+export const LIVE_WORKSPACE = `('provisioning', 'ready')`;
+
 /** A registered execution backend. */
 export type ExecutionBackendRecord = BackendRow<'local' | 'e2b'>;
 
@@ -169,7 +172,7 @@ export async function liveWorkspaceOfRun(
   runId: string,
 ): Promise<WorkspaceRecord | undefined> {
   const { rows } = await q.query<WorkspaceRecord>(
-    `select ${WORKSPACE} from workspaces where run_id = $1 and state in ('provisioning', 'ready')`,
+    `select ${WORKSPACE} from workspaces where run_id = $1 and state in ${LIVE_WORKSPACE}`,
     [runId],
   );
   return rows[0];

@@ -40,7 +40,11 @@ import {
  */
 export interface BrowserRuntime extends Browsers {
   /** Releases the run's live session, if any (its run ended). */
-  releaseRun(runId: string, reason: string): Promise<void>;
+  /**
+   * Ends the run's browser session. `live` false says the database holds none for it (its end
+   * said so): only one this process still holds is let go of, without a read.
+   */
+  releaseRun(runId: string, reason: string, live?: boolean): Promise<void>;
   /** Releases every session whose run died (ended, or its holder's lease lapsed). */
   reap(graceMs?: number): Promise<number>;
   /** Releases what this process holds and ends its backends' connections. */
@@ -119,8 +123,8 @@ class BrowserSessions implements BrowserRuntime {
     return backend.attach?.(session.externalId).catch(() => undefined);
   }
 
-  async releaseRun(runId: string, reason: string): Promise<void> {
-    const live = await liveBrowserSessionOfRun(this.#db, runId);
+  async releaseRun(runId: string, reason: string, known?: boolean): Promise<void> {
+    const live = known === false ? undefined : await liveBrowserSessionOfRun(this.#db, runId);
     if (live) await this.#end(live, reason);
     else {
       const mine = this.#held.get(runId);

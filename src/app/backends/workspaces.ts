@@ -42,7 +42,11 @@ import { backendFor } from './workspace-backends.ts';
  */
 export interface WorkspaceRuntime extends Workspaces {
   /** Releases the run's live workspace, if any (its run ended). */
-  releaseRun(runId: string, reason: string): Promise<void>;
+  /**
+   * Ends the run's workspace. `live` false says the database holds none for it (its end said so):
+   * only one this process still holds is let go of, without a read.
+   */
+  releaseRun(runId: string, reason: string, live?: boolean): Promise<void>;
   /** Releases every workspace whose run died (ended, or its holder's lease lapsed). */
   reap(graceMs?: number): Promise<number>;
   /** Releases what this process holds and ends its backends' connections. */
@@ -222,8 +226,8 @@ export function createWorkspaceRuntime(deps: {
       return session(ctx, await rent(ctx));
     },
 
-    async releaseRun(runId: string, reason: string): Promise<void> {
-      const live = await liveWorkspaceOfRun(db, runId);
+    async releaseRun(runId: string, reason: string, known?: boolean): Promise<void> {
+      const live = known === false ? undefined : await liveWorkspaceOfRun(db, runId);
       if (live) await end(live, reason);
       else {
         const mine = held.get(runId);
