@@ -135,7 +135,10 @@ export interface RunStore {
   ): Promise<
     { conversation: ConversationRecord; message: MessageRecord; run: RunRecord } | undefined
   >;
-  /** Writes the reply as an outbound message and the run's reply step, in one transaction. */
+  /**
+   * Writes the reply as an outbound message, the run's reply step and the reply's delivered
+   * outbound event, in one commit.
+   */
   recordReply(
     lease: Lease,
     reply: {

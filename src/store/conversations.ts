@@ -3,7 +3,7 @@ import type { ConversationRecord, MessageRecord } from '../run/records.ts';
 import { StoreError, type Queryable } from './db.ts';
 
 const CONVERSATION = `id, agent_id as "agentId", audience, title, created_at as "createdAt"`;
-const MESSAGE = `id, conversation_id as "conversationId", direction, actor, relayed_by as "relayedBy",
+export const MESSAGE = `id, conversation_id as "conversationId", direction, actor, relayed_by as "relayedBy",
   body, created_at as "createdAt"`;
 
 export async function insertConversation(

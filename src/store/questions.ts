@@ -12,7 +12,8 @@ import {
 import { insertMessage } from './conversations.ts';
 import type { Db, Queryable } from './db.ts';
 import { recordDeliveredReply } from './outbound-events.ts';
-import { appendStep, finishRun, runUsage, usageSet } from './runs.ts';
+import { finishRun, runUsage, usageSet } from './runs.ts';
+import { appendStep } from './step-append.ts';
 import {
   STEP_COLUMNS,
   STEP_INSERT_COLUMNS,

@@ -2,9 +2,8 @@ import type { RunStore } from '../run/run-store.ts';
 import type { ConversationRecord } from '../run/records.ts';
 import { getConversation, insertConversation, insertMessage } from './conversations.ts';
 import type { Db } from './db.ts';
+import { appendReply, appendStep, appendSteps } from './step-append.ts';
 import {
-  appendStep,
-  appendSteps,
   claimRunnable,
   announceRunEnded,
   finishRun,
@@ -17,7 +16,7 @@ import {
 import { getArtifact } from './artifacts.ts';
 import { writeDraft } from './run-drafts.ts';
 import { listSteps } from './run-reads.ts';
-import { recordDeliveredReply, settleDelivered } from './outbound-events.ts';
+import { settleDelivered } from './outbound-events.ts';
 import { answerQuestion, expireQuestion, parkRun } from './questions.ts';
 
 /** The run layer's {@link RunStore}, on a database. */
@@ -86,31 +85,6 @@ export function runStore(db: Db): RunStore {
         void announceRunEnded(db.leases ?? db, expiry.runId).catch(() => undefined);
       return expired;
     },
-    recordReply: (lease, reply) =>
-      db.transaction(async (tx) => {
-        const message = await insertMessage(tx, {
-          id: reply.messageId,
-          conversationId: reply.conversationId,
-          direction: 'outbound',
-          actor: reply.actor,
-          body: reply.body,
-        });
-        const step = await appendStep(tx, lease, {
-          kind: 'reply',
-          data: {
-            messageId: message.id,
-            body: reply.body,
-            ...(reply.end ? { end: { ...reply.end } } : {}),
-          },
-        });
-        await recordDeliveredReply(tx, {
-          runId: lease.runId,
-          stepSeq: step.seq,
-          conversationId: reply.conversationId,
-          messageId: message.id,
-          characters: reply.body.length,
-        });
-        return message;
-      }),
+    recordReply: (lease, reply) => appendReply(db, lease, reply),
   };
 }

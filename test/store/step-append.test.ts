@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunLedger } from '../../src/run/ledger.ts';
 import type { Lease, StepRecord } from '../../src/run/records.ts';
 import type { Db } from '../../src/store/db.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import { runStore } from '../../src/store/run-store.ts';
-import { appendSteps, LeaseLostError, updateProgress } from '../../src/store/runs.ts';
+import { LeaseLostError, updateProgress } from '../../src/store/runs.ts';
+import { appendReply, appendSteps } from '../../src/store/step-append.ts';
+import { effectKey } from '../../src/tool/outbound.ts';
 import { testDatabases } from '../support/db.ts';
 import { makeAgent } from '../support/run.ts';
 
@@ -43,6 +46,16 @@ describe.each(testDatabases())('a step append on $name', (database) => {
     (await db.query<{ v: string }>('select xmin::text as v from runs where id = $1', [runId]))
       .rows[0]?.v;
   const usageOf = async (runId: string) => (await ledger.run(runId))?.usage;
+  /** A conversation for the run's reply to go to. */
+  const conversationOf = async (runId: string) => {
+    const id = randomUUID();
+    await db.query(`insert into conversations (id, agent_id, audience) values ($1, $2, 'direct')`, [
+      id,
+      agentId,
+    ]);
+    await db.query('update runs set conversation_id = $2 where id = $1', [runId, id]);
+    return id;
+  };
 
   it('leaves the run’s row as it was, and the run’s usage is the append’s', async () => {
     const lease = await heldRun();
@@ -85,6 +98,43 @@ describe.each(testDatabases())('a step append on $name', (database) => {
     const steps = await ledger.steps(lease.runId);
     expect(steps.map((s) => s.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(new Set(steps.map(noteText)).size).toBe(8);
+  });
+
+  it('writes a reply, its step and its delivered event in one, keyed as the outbox keys it', async () => {
+    const lease = await heldRun();
+    await appendSteps(db, lease, { steps: [note('before')] });
+    const conversationId = await conversationOf(lease.runId);
+    const messageId = randomUUID();
+    const message = await appendReply(db, lease, {
+      messageId,
+      conversationId,
+      actor: 'bench',
+      body: 'Found it.',
+      end: { status: 'failed', reason: 'out of budget' },
+    });
+    expect(message).toMatchObject({ id: messageId, direction: 'outbound', body: 'Found it.' });
+    const steps = await ledger.steps(lease.runId);
+    expect(steps.at(-1)).toMatchObject({ seq: 2, kind: 'reply' });
+    const { rows } = await db.query<{ key: string; state: string; seq: number }>(
+      `select idempotency_key as key, state, step_seq as seq from outbound_events where run_id = $1`,
+      [lease.runId],
+    );
+    expect(rows).toEqual([
+      { key: effectKey(lease.runId, 2, 'reply', 'reply').key, state: 'delivered', seq: 2 },
+    ]);
+  });
+
+  it('writes no reply for a holder that lost the run', async () => {
+    const lease = await heldRun();
+    const conversationId = await conversationOf(lease.runId);
+    await db.query(`update runs set lease_epoch = lease_epoch + 1 where id = $1`, [lease.runId]);
+    const messageId = randomUUID();
+    await expect(
+      appendReply(db, lease, { messageId, conversationId, actor: 'bench', body: 'late' }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    const { rows } = await db.query('select 1 from messages where id = $1', [messageId]);
+    expect(rows).toEqual([]);
+    expect(await ledger.steps(lease.runId)).toEqual([]);
   });
 
   it('writes nothing for a holder whose lease was taken while its append waited', async () => {
