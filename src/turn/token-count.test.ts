@@ -43,9 +43,10 @@ describe('TokenCounter', () => {
       expect(counter.yields).toBeGreaterThanOrEqual(Math.floor(bytes / YIELD_BYTES) - 1);
       expect(turns).toBeGreaterThan(0);
     }
-    // Many short texts share one allowance: a history of small messages yields too.
+    // Many short texts share one allowance: a history of small messages yields too. (Each is
+    // its own: a text counted before is a cache hit, and counts nothing.)
     const counter = new TokenCounter();
-    for (let i = 0; i < 100; i++) await counter.count('x'.repeat(200));
+    for (let i = 0; i < 100; i++) await counter.count(`${i}: ${'x'.repeat(200)}`);
     expect(counter.yields).toBeGreaterThanOrEqual(Math.floor((100 * 200) / YIELD_BYTES) - 1);
   });
 
