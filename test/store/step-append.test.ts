@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunLedger } from '../../src/run/ledger.ts';
-import type { Lease, StepRecord } from '../../src/run/records.ts';
+import type { StepRecord } from '../../src/run/records.ts';
 import type { Db } from '../../src/store/db.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import { runStore } from '../../src/store/run-store.ts';
@@ -9,6 +9,7 @@ import { LeaseLostError, updateProgress } from '../../src/store/runs.ts';
 import { appendReply, appendSteps } from '../../src/store/step-append.ts';
 import { effectKey } from '../../src/tool/outbound.ts';
 import { testDatabases } from '../support/db.ts';
+import { heldRun } from '../support/held-run.ts';
 import { makeAgent } from '../support/run.ts';
 
 const note = (text: string) => ({ step: { kind: 'note' as const, data: { text } } });
@@ -31,34 +32,16 @@ describe.each(testDatabases())('a step append on $name', (database) => {
   });
   afterAll(() => dispose());
 
-  const heldRun = async (): Promise<Lease> => {
-    const run = await ledger.createRun({
-      agentId,
-      kind: 'script',
-      provenance: { kind: 'operator', operator: 'test' },
-      budget: {},
-      lease: { owner: 'holder', leaseMs: 600_000 },
-    });
-    return { runId: run.id, owner: 'holder', epoch: run.leaseEpoch };
-  };
+  /** A turn run of a new conversation, leased to this test (its worker). */
+  const held = () => heldRun(ledger, agentId, { owner: 'holder' });
   /** The version of the run's row: a new one each time the row is rewritten. */
   const rowVersion = async (runId: string) =>
     (await db.query<{ v: string }>('select xmin::text as v from runs where id = $1', [runId]))
       .rows[0]?.v;
   const usageOf = async (runId: string) => (await ledger.run(runId))?.usage;
-  /** A conversation for the run's reply to go to. */
-  const conversationOf = async (runId: string) => {
-    const id = randomUUID();
-    await db.query(`insert into conversations (id, agent_id, audience) values ($1, $2, 'direct')`, [
-      id,
-      agentId,
-    ]);
-    await db.query('update runs set conversation_id = $2 where id = $1', [runId, id]);
-    return id;
-  };
 
   it('leaves the run’s row as it was, and the run’s usage is the append’s', async () => {
-    const lease = await heldRun();
+    const { lease } = await held();
     const before = await rowVersion(lease.runId);
     const written = await appendSteps(db, lease, {
       steps: [note('one'), note('two')],
@@ -73,7 +56,7 @@ describe.each(testDatabases())('a step append on $name', (database) => {
   });
 
   it('reads the newest usage, whether an append or a direct write made it', async () => {
-    const lease = await heldRun();
+    const { lease } = await held();
     await appendSteps(db, lease, { steps: [note('a')], usage: { toolCalls: 1 } });
     await updateProgress(db, lease, { usage: { toolCalls: 5, parkedMs: 10 } });
     expect(await usageOf(lease.runId)).toEqual({ toolCalls: 5, parkedMs: 10 });
@@ -91,7 +74,7 @@ describe.each(testDatabases())('a step append on $name', (database) => {
   });
 
   it('numbers appends of one run sent at once one after another, losing none', async () => {
-    const lease = await heldRun();
+    const { lease } = await held();
     await Promise.all(
       Array.from({ length: 8 }, (_, i) => appendSteps(db, lease, { steps: [note(`n${i}`)] })),
     );
@@ -101,9 +84,8 @@ describe.each(testDatabases())('a step append on $name', (database) => {
   });
 
   it('writes a reply, its step and its delivered event in one, keyed as the outbox keys it', async () => {
-    const lease = await heldRun();
+    const { lease, conversationId } = await held();
     await appendSteps(db, lease, { steps: [note('before')] });
-    const conversationId = await conversationOf(lease.runId);
     const messageId = randomUUID();
     const message = await appendReply(db, lease, {
       messageId,
@@ -125,8 +107,7 @@ describe.each(testDatabases())('a step append on $name', (database) => {
   });
 
   it('writes no reply for a holder that lost the run', async () => {
-    const lease = await heldRun();
-    const conversationId = await conversationOf(lease.runId);
+    const { lease, conversationId } = await held();
     await db.query(`update runs set lease_epoch = lease_epoch + 1 where id = $1`, [lease.runId]);
     const messageId = randomUUID();
     await expect(
@@ -139,7 +120,7 @@ describe.each(testDatabases())('a step append on $name', (database) => {
 
   it('writes nothing for a holder whose lease was taken while its append waited', async () => {
     if (!url) return; // two connections at once: PostgreSQL only
-    const lease = await heldRun();
+    const { lease } = await held();
     await appendSteps(db, lease, { steps: [note('mine')] });
     const rival = await openPostgres({ url, max: 1 });
     try {
