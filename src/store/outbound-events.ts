@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { effectKey, type DeliveredEffect } from '../tool/outbound.ts';
+import type { DeliveredEffect } from '../tool/outbound.ts';
 import type {
   NewOutboundEvent,
   OutboundEventRecord,
@@ -170,30 +170,58 @@ export interface DeliveredReply {
   readonly characters: number;
 }
 
+/** SQL expressions for the parts of a reply's outbound event ({@link deliveredReplyInsert}). */
+export interface ReplyEventSql {
+  readonly id: string;
+  readonly run: string;
+  readonly seq: string;
+  readonly conversation: string;
+  readonly message: string;
+  readonly characters: string;
+  /** What the values are selected from, when they come from a row (`from reserved`). */
+  readonly from?: string;
+}
+
 /**
- * Records a run's reply as an outbound event, in the transaction that writes the reply's message
- * and step: the conversation is the channel every face reads (the API, the CLI, the web UI), so
- * the write is the delivery and the row is `delivered` at once, one attempt, with the message as
- * its external id. Keyed like an effect, by (run, reply step), so a second write finds the row.
- * The body is not copied: it is the message's.
+ * The insert of a run's reply as its outbound event: the conversation is the channel every face
+ * reads (the API, the CLI, the web UI), so the write is the delivery and the row is `delivered` at
+ * once, one attempt, with the message as its external id. Keyed like an effect, by (run, reply
+ * step): the key is the one `effectKey(run, seq, 'reply', 'reply')` makes (the sha256 of the same
+ * JSON array), computed by the statement, so a writer that learns the step number in the
+ * statement keys it too. A second write finds the row. The body is not copied: it is the message's.
  */
-export async function recordDeliveredReply(q: Queryable, reply: DeliveredReply): Promise<void> {
-  const { key } = effectKey(reply.runId, reply.stepSeq, 'reply', 'reply');
-  await q.query(
-    `insert into outbound_events
+export function deliveredReplyInsert(v: ReplyEventSql): string {
+  return `insert into outbound_events
        (id, idempotency_key, run_id, step_seq, call_id, tool_name, kind, target, payload, state,
         attempts, external_id, reconciles)
-     values ($1::uuid, $2, $3::uuid, $4::int, 'reply', 'reply', 'reply', $5, $6::jsonb, 'delivered',
-       1, $7, true)
-     on conflict (idempotency_key) do nothing`,
+     select ${v.id}::uuid,
+       encode(sha256(convert_to('["mesh.outbound.v1","' || ${v.run}::text || '",' || ${v.seq}
+         || ',"reply","reply"]', 'UTF8')), 'hex'),
+       ${v.run}::uuid, ${v.seq}, 'reply', 'reply', 'reply', 'conversation ' || ${v.conversation},
+       jsonb_build_object('messageId', ${v.message}, 'characters', ${v.characters}::integer),
+       'delivered', 1, ${v.message}, true
+     ${v.from ?? ''}
+     on conflict (idempotency_key) do nothing`;
+}
+
+/** Records a run's reply as its outbound event, in the transaction that writes its message and step. */
+export async function recordDeliveredReply(q: Queryable, reply: DeliveredReply): Promise<void> {
+  await q.query(
+    deliveredReplyInsert({
+      id: '$1',
+      run: '$2',
+      seq: '$3::integer',
+      conversation: '$4::text',
+      message: '$5::text',
+      characters: '$6',
+    }),
     [
       randomUUID(),
-      key,
       reply.runId,
       reply.stepSeq,
-      `conversation ${reply.conversationId}`,
-      JSON.stringify({ messageId: reply.messageId, characters: reply.characters }),
+      reply.conversationId,
       reply.messageId,
+      reply.characters,
     ],
   );
 }

@@ -5,7 +5,7 @@ import type { StepBatch, StepWrite } from '../run/run-store.ts';
 import { insertArtifact } from './artifacts.ts';
 import { MESSAGE } from './conversations.ts';
 import { isUniqueViolation, StoreError, type Queryable } from './db.ts';
-import { markDelivered } from './outbound-events.ts';
+import { deliveredReplyInsert, markDelivered } from './outbound-events.ts';
 import { LeaseLostError } from './runs.ts';
 import {
   STEP_INSERT_COLUMNS,
@@ -283,22 +283,21 @@ const REPLY_SQL = `with ${FENCED},
        insert into run_steps ${STEP_INSERT_COLUMNS}
        select $1::uuid, reserved.seq, ${stepValues(10)} from reserved),
      delivered as (
-       insert into outbound_events (id, idempotency_key, run_id, step_seq, call_id, tool_name, kind,
-         target, payload, state, attempts, external_id, reconciles)
-       select $8::uuid,
-         encode(sha256(convert_to('["mesh.outbound.v1","' || $1::text || '",' || reserved.seq
-           || ',"reply","reply"]', 'UTF8')), 'hex'),
-         $1, reserved.seq, 'reply', 'reply', 'reply', 'conversation ' || $5, $9::jsonb,
-         'delivered', 1, $4, true
-       from reserved
-       on conflict (idempotency_key) do nothing)
+       ${deliveredReplyInsert({
+         id: '$8',
+         run: '$1',
+         seq: 'reserved.seq',
+         conversation: '$5::text',
+         message: '$4::text',
+         characters: '$9',
+         from: 'from reserved',
+       })})
      select message.* from message`;
 
 /**
  * Writes a run's reply in one statement (one round trip, one commit), fenced like every append:
- * the outbound message, the run's reply step, and the reply's outbound event, delivered (the
- * message is the delivery), keyed as the outbox keys an effect (`effectKey(run, step, 'reply',
- * 'reply')`, computed by the statement from the step number it took).
+ * the outbound message, the run's reply step, and the reply's delivered outbound event
+ * ({@link deliveredReplyInsert}, keyed from the step number the statement took).
  */
 export async function appendReply(
   q: Queryable,
@@ -324,7 +323,7 @@ export async function appendReply(
     reply.actor,
     reply.body,
     randomUUID(),
-    JSON.stringify({ messageId: reply.messageId, characters: reply.body.length }),
+    reply.body.length,
     ...stepParams(step),
   ]);
   const message = rows[0];
