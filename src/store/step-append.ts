@@ -9,7 +9,7 @@ import { deliveredReplyInsert, markDelivered } from './outbound-events.ts';
 import { LeaseLostError } from './runs.ts';
 import {
   STEP_INSERT_COLUMNS,
-  STEP_INSERT_COLUMNS_STARTED,
+  STEP_INSERT_COLUMNS_APPENDED,
   stepParams,
   stepValues,
   WRITTEN_COLUMNS,
@@ -166,7 +166,7 @@ function appendSql(shape: AppendShape): { readonly text: string; readonly params
        on conflict (hash) do nothing`,
         )
   }
-     insert into run_steps ${STEP_INSERT_COLUMNS_WITH_USAGE}
+     insert into run_steps ${STEP_INSERT_COLUMNS_APPENDED}
      ${rows.join('\n     union all\n     ')}
      returning ${WRITTEN_COLUMNS}`;
   const statement = { text, params: n };
@@ -200,9 +200,6 @@ async function numbered(q: Queryable, text: string, params: unknown[]): Promise<
     }
   }
 }
-
-/** {@link STEP_INSERT_COLUMNS_STARTED} and the run's usage as of the step. */
-const STEP_INSERT_COLUMNS_WITH_USAGE = `${STEP_INSERT_COLUMNS_STARTED.slice(0, -1)}, usage)`;
 
 /**
  * Appends `batch.steps` in order, finishes the earlier call steps `batch.finish` names, marks

@@ -235,6 +235,9 @@ export function stepValues(first: number): string {
 export const STEP_INSERT_COLUMNS = `(run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
   committed_at, finished_at)`;
 
-/** {@link STEP_INSERT_COLUMNS} with the step's start given (a call recorded after it ran). */
-export const STEP_INSERT_COLUMNS_STARTED = `(run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
-  committed_at, finished_at, started_at)`;
+/**
+ * {@link STEP_INSERT_COLUMNS} as an append writes them: with the step's start given (a call
+ * recorded after it ran) and the run's usage as of the step.
+ */
+export const STEP_INSERT_COLUMNS_APPENDED = `(run_id, seq, kind, tool_name, call_id, class, replay, arguments, observation, data, status,
+  committed_at, finished_at, started_at, usage)`;
