@@ -82,6 +82,25 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
         return { text: 'posted' };
       },
     });
+  /** Settles `calls` as one round under a wall clock of one second, which `clock` runs out. */
+  const clockedRound = (
+    ctx: Pick<
+      Parameters<typeof settleCalls>[0]['ctx'],
+      'ledger' | 'lease' | 'registry' | 'runtime'
+    >,
+    clock: ReturnType<typeof manualClock>,
+    calls: ReturnType<typeof call>[],
+  ) =>
+    settleCalls({
+      ctx,
+      calls,
+      steps: [],
+      usage: usageFrom({}),
+      budget: budgetFrom({ wallClockMs: 1_000 }),
+      startedAt: clock.now(),
+      clock,
+      signal: new AbortController().signal,
+    });
   /** The same tool declaring its one effect from its arguments, as a remote MCP tool does. */
   const declaring = {
     ...sender,
@@ -418,21 +437,16 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     const slow = slowPost(clock);
     const ledger = new RunLedger(runStore(db));
     const { run, lease } = await leasedRun(ledger, 'withdrawing', { wallClockMs: 1_000 });
-    const settled = await settleCalls({
-      ctx: {
+    const settled = await clockedRound(
+      {
         ledger,
         lease,
         registry: createRegistry([slow, declaring]),
         runtime: outboundRuntime(run, new AbortController().signal),
       },
-      calls: [call('w1', 'slow_post'), call('w2', 'send_declared')],
-      steps: [],
-      usage: usageFrom({}),
-      budget: budgetFrom({ wallClockMs: 1_000 }),
-      startedAt: clock.now(),
       clock,
-      signal: new AbortController().signal,
-    });
+      [call('w1', 'slow_post'), call('w2', 'send_declared')],
+    );
     expect(settled).toMatchObject({ kind: 'budget_exhausted' });
     expect(wire.sent.filter((c) => c === 'w2')).toHaveLength(0);
     const [event] = await outboundStore(db).forRun(run.id);
@@ -477,21 +491,11 @@ describe.each(testDatabases())('the tool-call hot path on $name', (database) => 
     const slow = createRegistry([slowPost(clock)]);
     const ledger = new RunLedger(runStore(db));
     const { run, lease } = await leasedRun(ledger, 'clocked', { wallClockMs: 1_000 });
-    const settled = await settleCalls({
-      ctx: {
-        ledger,
-        lease,
-        registry: slow,
-        runtime: runtimeFor(run, new AbortController().signal),
-      },
-      calls: [call('p1', 'slow_post'), call('p2', 'slow_post')],
-      steps: [],
-      usage: usageFrom({}),
-      budget: budgetFrom({ wallClockMs: 1_000 }),
-      startedAt: clock.now(),
+    const settled = await clockedRound(
+      { ledger, lease, registry: slow, runtime: runtimeFor(run, new AbortController().signal) },
       clock,
-      signal: new AbortController().signal,
-    });
+      [call('p1', 'slow_post'), call('p2', 'slow_post')],
+    );
     expect(settled).toMatchObject({
       kind: 'budget_exhausted',
       exhaustion: { budget: 'wallClockMs' },
