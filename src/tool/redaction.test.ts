@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../model/json.ts';
-import { createRedactor, noRedaction, REDACTED, trieSource } from './redaction.ts';
+import { createRedactor, noRedaction, REDACTED, tokenTrieSource, trieSource } from './redaction.ts';
 
 const secret = 'mcp-tok_9f8e7d6c5b4a3921';
 
@@ -212,5 +212,59 @@ describe('trieSource', () => {
     expect('ask token-agent-1999 and token-agent-19990'.replace(new RegExp(source, 'g'), '#')).toBe(
       'ask # and #0',
     );
+  });
+});
+
+describe('tokenTrieSource', () => {
+  const hexTokens = (word: string) =>
+    (Buffer.from(word).toString('hex').match(/../g) ?? []).map((h) =>
+      Array.from(h, (d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join(''),
+    );
+
+  it('writes a prefix that a thousand words of tokens share once, the join between tokens', () => {
+    const words = Array.from({ length: 1000 }, (_, i) => `token-agent-${1000 + i}`);
+    const source = tokenTrieSource(words.map(hexTokens), '[ :]{0,2}');
+    // `t` then `o`: the two bytes' tokens with the join between them, written once.
+    expect(source.split('74[ :]{0,2}6[fF]').length - 1).toBe(1);
+    const pattern = new RegExp(source, 'g');
+    const spaced = (word: string) =>
+      (Buffer.from(word).toString('hex').match(/../g) ?? []).join(':');
+    expect(`id ${spaced('token-agent-1999')} end`.replace(pattern, '#')).toBe('id # end');
+    expect(
+      `xxd ${Buffer.from('token-agent-1500').toString('hex').toUpperCase()}`.replace(pattern, '#'),
+    ).toBe('xxd #');
+    // A word that is a prefix of another: the longer one wins where both match.
+    const nested = new RegExp(
+      tokenTrieSource(
+        [
+          ['a', 'b'],
+          ['a', 'b', 'c'],
+        ],
+        '-?',
+      ),
+      'g',
+    );
+    expect('ab-c ab a-b'.replace(nested, '#')).toBe('# # #');
+  });
+
+  it('redacts the hex, escaped and base64 forms of one of a thousand held secrets', () => {
+    const secrets = Array.from({ length: 1000 }, (_, i) => `token-agent-${1000 + i}`);
+    const redactor = createRedactor(secrets);
+    const secret = 'token-agent-1234';
+    const hex = (Buffer.from(secret).toString('hex').match(/../g) ?? []).join(' ');
+    const escaped = Array.from(
+      secret,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    ).join('');
+    for (const form of [hex, escaped])
+      expect(redactor.text(`before ${form} after`)).toBe(`before ${REDACTED} after`);
+    // Base64 keeps the characters it shares with what follows the secret (see base64Fragments).
+    const base64 = Buffer.from(secret).toString('base64');
+    expect(redactor.text(`before ${base64} after`)).toMatch(
+      new RegExp(`^before \\[redacted\\][A-Za-z0-9+/=]{0,4} after$`),
+    );
+    // Their neighbours, not held, are left alone.
+    const other = (Buffer.from('token-agent-2345').toString('hex').match(/../g) ?? []).join(' ');
+    expect(redactor.text(`x ${other}`)).toBe(`x ${other}`);
   });
 });

@@ -67,32 +67,34 @@ export const noRedaction: Redactor = Object.freeze({
 /** A redactor holding `secrets` (more may be held later). */
 export function createRedactor(secrets: Iterable<string> = []): Redactor {
   /** Each held secret with its forms' sources, worked out once when it is held. */
-  const held = new Map<string, readonly { family: FormFamily; source: string }[]>();
+  const held = new Map<string, readonly FormPattern[]>();
   let passes: readonly Pass[] | undefined;
   let holdback: Holdback | undefined;
 
   const compiled = (): readonly Pass[] => {
     if (passes !== undefined) return passes;
-    const by = new Map<FormFamily, Set<string>>();
+    const by = new Map<FormFamily, Map<string, readonly string[]>>();
     for (const forms of held.values())
-      for (const { family, source } of forms) {
-        let set = by.get(family);
-        if (!set) by.set(family, (set = new Set()));
-        set.add(source);
+      for (const { family, tokens } of forms) {
+        let words = by.get(family);
+        if (!words) by.set(family, (words = new Map<string, readonly string[]>()));
+        words.set(tokens.join('\0'), tokens);
       }
-    passes = FAMILIES.flatMap(({ family, trigger }) => {
-      const set = by.get(family);
-      if (!set || set.size === 0) return [];
+    passes = FAMILIES.flatMap(({ family, trigger, join }) => {
+      const words = by.get(family);
+      if (!words || words.size === 0) return [];
       // Built on first use: an encoded family's pattern is large, and most texts never trigger it.
+      // Every family is a trie of its forms' tokens: at each position one branch per distinct
+      // next token is tried, not every form of every secret (9 ms for 2 KB at 1,000 held
+      // secrets as an alternation; the hex forms of 500 agents' tokens cost a busy server 1% of
+      // its time until they shared their prefixes too).
       let pattern: RegExp | undefined;
-      const source = (): string =>
-        family === 'literal'
-          ? // Exact strings, as a trie: at each position one branch per distinct next character
-            // is tried, not every form of every secret (9 ms for 2 KB at 1,000 held secrets).
-            trieSource([...set])
-          : // Longest first, so a form is never cut short by a shorter one it starts with.
-            [...set].sort((a, b) => b.length - a.length).join('|');
-      return [{ trigger, pattern: () => (pattern ??= new RegExp(source(), 'g')) }];
+      return [
+        {
+          trigger,
+          pattern: () => (pattern ??= new RegExp(tokenTrieSource([...words.values()], join), 'g')),
+        },
+      ];
     });
     return passes;
   };
@@ -210,55 +212,82 @@ function redactJson(value: JsonValue, text: (s: string) => string): JsonValue {
  * tries at every position, so each runs only on a text holding what it could match.
  */
 type FormFamily = 'literal' | 'folded' | 'masked' | 'escaped' | 'hex' | 'wrapped';
-const FAMILIES: readonly { family: FormFamily; trigger: RegExp | undefined }[] = [
-  // Exact strings (their sources are the strings themselves, made into a trie when compiled).
-  { family: 'literal', trigger: undefined },
+/** What may hold a family's form: a text that does not pass it is not searched for one. */
+interface Trigger {
+  test(text: string): boolean;
+}
+const WRAPPED = /[A-Za-z0-9+/_-]{16}\r?\n[A-Za-z0-9+/_-]/;
+const FAMILIES: readonly { family: FormFamily; trigger: Trigger | undefined; join: string }[] = [
+  // Exact strings, a character a token.
+  { family: 'literal', trigger: undefined, join: '' },
   // A quoted secret with its whitespace folded: only secrets that hold whitespace have one.
-  { family: 'folded', trigger: undefined },
-  { family: 'masked', trigger: /[*•]{3}/ },
-  { family: 'escaped', trigger: /%[0-9a-f]{2}|\\u[0-9a-f]{4}|&#x?[0-9a-f]+;|&[a-z]+;/i },
-  { family: 'hex', trigger: /[0-9a-f]{2}[ :][0-9a-f]{2}[ :]?[0-9a-f]{2}|[0-9a-f]{4} [0-9a-f]{4}/i },
-  { family: 'wrapped', trigger: /[A-Za-z0-9+/_-]{16}\r?\n[A-Za-z0-9+/_-]/ },
+  { family: 'folded', trigger: undefined, join: '' },
+  { family: 'masked', trigger: /[*•]{3}/, join: '' },
+  // A character a token, each in any of its escaped spellings.
+  {
+    family: 'escaped',
+    trigger: /%[0-9a-f]{2}|\\u[0-9a-f]{4}|&#x?[0-9a-f]+;|&[a-z]+;/i,
+    join: '',
+  },
+  // A byte a token, with up to two separators between bytes.
+  {
+    family: 'hex',
+    trigger: /[0-9a-f]{2}[ :][0-9a-f]{2}[ :]?[0-9a-f]{2}|[0-9a-f]{4} [0-9a-f]{4}/i,
+    join: '[ :]{0,2}',
+  },
+  // A base64 character a token, with a line break allowed between any two.
+  // Only a text with a line break can hold a wrapped one: looked for first, since the pattern
+  // is tried at every position of a long line.
+  {
+    family: 'wrapped',
+    trigger: { test: (text) => text.includes('\n') && WRAPPED.test(text) },
+    join: '(?:\\r?\\n)?',
+  },
 ];
 
 interface Pass {
-  readonly trigger: RegExp | undefined;
+  readonly trigger: Trigger | undefined;
   readonly pattern: () => RegExp;
 }
 
-/** The regular-expression sources that match `secret` in each form it may come back in. */
-export function formPatterns(secret: string): { family: FormFamily; source: string }[] {
-  const literal = (source: string): { family: FormFamily; source: string } => ({
-    family: 'literal',
-    source,
-  });
+/** A form of a secret: the regular-expression sources of its tokens, in order. */
+interface FormPattern {
+  readonly family: FormFamily;
+  /** Joined by the family's `join` (and made into one trie with every other form of the family). */
+  readonly tokens: readonly string[];
+}
+
+/** The patterns that match `secret` in each form it may come back in. */
+export function formPatterns(secret: string): FormPattern[] {
   const literals = new Set<string>(secretForms(secret));
-  // The literal family's sources are the exact strings: compiled into one trie pattern.
-  const sources = [...literals].filter((f) => f.length >= MIN_FORM_LENGTH).map(literal);
+  // The literal family's forms are the exact strings, a character a token.
+  const patterns: FormPattern[] = [...literals]
+    .filter((f) => f.length >= MIN_FORM_LENGTH)
+    .map((form) => ({ family: 'literal', tokens: Array.from(form, escapeRegExp) }));
   // A quoted secret's whitespace may come back folded (one line, runs of spaces).
   if (/\s/.test(secret))
-    sources.push({ family: 'folded', source: secret.split(/\s+/).map(escapeRegExp).join('\\s+') });
+    patterns.push({
+      family: 'folded',
+      tokens: [secret.split(/\s+/).map(escapeRegExp).join('\\s+')],
+    });
   // Character by character: each as itself, percent-encoded or `\u`-escaped, in any mix (a
   // serializer that escapes some characters, a URL encoder that encodes all of them).
-  sources.push({ family: 'escaped', source: Array.from(secret, charPattern).join('') });
+  patterns.push({ family: 'escaped', tokens: Array.from(secret, charPattern) });
   // Hex of its bytes with separators between them: `de:ad:be:ef`, `de ad be ef`, xxd's
   // `dead beef`; either case.
   const hex = Buffer.from(secret, 'utf8').toString('hex').match(/../g) ?? [];
-  sources.push({ family: 'hex', source: hex.map(hexDigits).join('[ :]{0,2}') });
+  patterns.push({ family: 'hex', tokens: hex.map(hexDigits) });
   // Base64 and base64url, wrapped at any column (MIME's 76).
   for (const fragment of base64Fragments(Buffer.from(secret, 'utf8')))
     for (const alphabet of [fragment, fragment.replaceAll('+', '-').replaceAll('/', '_')])
-      sources.push({
-        family: 'wrapped',
-        source: Array.from(alphabet, escapeRegExp).join('(?:\\r?\\n)?'),
-      });
+      patterns.push({ family: 'wrapped', tokens: Array.from(alphabet, escapeRegExp) });
   // Masked: the first few characters, a run of mask characters, and perhaps the last few.
   if (secret.length >= 3 * MASK_ENDS) {
     const head = escapeRegExp(secret.slice(0, MASK_ENDS));
     const tail = escapeRegExp(secret.slice(-MASK_ENDS));
-    sources.push({ family: 'masked', source: `${head}[*•]{3,}(?:${tail})?` });
+    patterns.push({ family: 'masked', tokens: [`${head}[*•]{3,}(?:${tail})?`] });
   }
-  return sources;
+  return patterns;
 }
 
 /** Hex digits matched in either case. */
@@ -362,6 +391,18 @@ function base64Fragments(bytes: Buffer): string[] {
  * word wins where both match).
  */
 export function trieSource(words: readonly string[]): string {
+  return tokenTrieSource(
+    words.map((word) => Array.from(word, escapeRegExp)),
+    '',
+  );
+}
+
+/**
+ * {@link trieSource} over words of tokens, each token a pattern source of its own and `join`
+ * between two tokens of a word: the hex of a secret's bytes with separators between them, its
+ * characters each in any escaped spelling.
+ */
+export function tokenTrieSource(words: readonly (readonly string[])[], join: string): string {
   const root = buildTrie(words);
   // Iterative, children before parents: a long form nests as deep as it is long.
   const order: TrieNode[] = [];
@@ -371,18 +412,18 @@ export function trieSource(words: readonly string[]): string {
     order.push(node);
     for (const child of node.next.values()) stack.push(child);
   }
-  const tail = new Map<TrieNode, string>();
+  // What may follow a node's token: its children's tokens, each with what follows it.
+  const after = new Map<TrieNode, string>();
   for (let i = order.length - 1; i >= 0; i--) {
     const node = order[i] as TrieNode;
-    const branches = [...node.next].map(
-      ([char, child]) => escapeRegExp(char) + (tail.get(child) ?? ''),
-    );
-    let source = '';
-    if (branches.length === 1 && !node.end) source = branches[0] ?? '';
-    else if (branches.length > 0) source = `(?:${branches.join('|')})${node.end ? '?' : ''}`;
-    tail.set(node, source);
+    const branches = [...node.next].map(([token, child]) => {
+      const rest = after.get(child) ?? '';
+      if (rest === '') return token;
+      return child.end ? `${token}(?:${join}${rest})?` : `${token}${join}${rest}`;
+    });
+    after.set(node, branches.length <= 1 ? (branches[0] ?? '') : `(?:${branches.join('|')})`);
   }
-  return tail.get(root) ?? '';
+  return after.get(root) ?? '';
 }
 
 function escapeRegExp(text: string): string {

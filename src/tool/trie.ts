@@ -1,11 +1,11 @@
-/** A character trie: each node's children by next character, and whether a word ends there. */
+/** A trie: each node's children by next character (or token), and whether a word ends there. */
 export interface TrieNode {
   end: boolean;
   readonly next: Map<string, TrieNode>;
 }
 
-/** The trie of `words`, one node per distinct prefix. */
-export function buildTrie(words: Iterable<string>): TrieNode {
+/** The trie of `words` (strings, or sequences of tokens), one node per distinct prefix. */
+export function buildTrie(words: Iterable<Iterable<string>>): TrieNode {
   const root: TrieNode = { end: false, next: new Map() };
   for (const word of words) {
     let node = root;
