@@ -13,7 +13,7 @@
  * answers and turns that did not succeed); the server's peak RSS (VmHWM).
  *
  * BENCH_AGENTS (500), BENCH_MESSAGES per agent (3), BENCH_DELAY_MS (200), BENCH_PROFILE_DIR (the
- * server's CPU profile, see bench/profile-summary.ts), BENCH_REPLICAS (1: with 2, the messages are
+ * server's CPU profile, see bench/profile-summary.ts; BENCH_PROFILE_US its sampling interval), BENCH_REPLICAS (1: with 2, the messages are
  * sent again once a second `mesh serve` on the same database has joined, and the two rates are
  * compared). Needs DATABASE_URL
  * pointing at a PostgreSQL server: the bench creates its own database there and drops it.
@@ -33,6 +33,8 @@ const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? '3');
 const DELAY_MS = Number(process.env['BENCH_DELAY_MS'] ?? '200');
 const SLUG = 'lookup';
 const PROFILE_DIR = process.env['BENCH_PROFILE_DIR'];
+/** The profile's sampling interval in µs (BENCH_PROFILE_US): finer to follow one round. */
+const PROFILE_US = Number(process.env['BENCH_PROFILE_US'] ?? '1000');
 const REPLICAS = Number(process.env['BENCH_REPLICAS'] ?? '1');
 
 if (!process.env['DATABASE_URL']) {
@@ -114,7 +116,9 @@ async function startReplica(n: number): Promise<Replica> {
     [
       // BENCH_PROFILE_DIR: the server writes a V8 CPU profile there when it stops (read it with
       // `npm run bench:profile -- DIR`).
-      ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+      ...(PROFILE_DIR
+        ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-interval=${PROFILE_US}`]
+        : []),
       join(process.cwd(), 'bin', 'mesh.js'),
       'serve',
       '--port',
