@@ -192,3 +192,53 @@ describe('a kept-alive socket the server closed as it was reused', () => {
     }
   });
 });
+
+describe('pooled connections', () => {
+  /** A server that answers every request and counts the connections they came on. */
+  async function counting() {
+    let connections = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}/`,
+      connections: () => connections,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  }
+
+  it('are shared by the guarded fetches of one policy, one after another', async () => {
+    const server = await counting();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+        expect(await (await fetch(server.url, { method: 'POST', body: `${i}` })).text()).toBe('ok');
+      }
+      expect(server.connections()).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('are a fetch of its own when it resolves names its own way', async () => {
+    const server = await counting();
+    try {
+      const resolve = () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
+      for (let i = 0; i < 2; i++) {
+        const fetch = createGuardedFetch({ allowLoopbackHttp: true, resolve });
+        expect(await (await fetch(server.url)).text()).toBe('ok');
+      }
+      expect(server.connections()).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -147,6 +147,28 @@ interface HopAgents {
   readonly https: https.Agent;
 }
 
+function hopAgents(): HopAgents {
+  return { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+}
+
+/** The agents every guarded fetch of one policy pools its connections in (see sharedAgents). */
+const SHARED_AGENTS = new Map<boolean, HopAgents>();
+
+/**
+ * The pooled connections of every guarded fetch with `policy` and the system's resolver: a
+ * connection one opened (to an address it checked) serves the others, as a browser's pool serves
+ * its tabs. Each agent's MCP session made its own, and a server's idle timeout closed it between
+ * that agent's calls: at 500 agents every tool call opened a connection. Pooled by policy, so a
+ * connection to an address only one policy allows (loopback, in development) never serves a
+ * fetch under the other; a fetch with a resolver of its own (a test's) keeps its own pool.
+ */
+function sharedAgents(policy: EgressOptions): HopAgents {
+  const loopback = policy.allowLoopbackHttp === true;
+  let agents = SHARED_AGENTS.get(loopback);
+  if (agents === undefined) SHARED_AGENTS.set(loopback, (agents = hopAgents()));
+  return agents;
+}
+
 /** A pooled socket the server had closed: the request was written to a connection it dropped. */
 class StaleSocketError extends Error {
   constructor(readonly reset: Error) {
@@ -233,11 +255,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
   const resolve = options.resolve ?? defaultResolve;
   const { timeoutMs } = options;
   const resolved = new Map<string, Promise<readonly ResolvedAddress[]>>();
-  // Own agents: pooled sockets are reused only for hosts this instance pinned and checked.
-  const agents: HopAgents = {
-    http: new http.Agent({ keepAlive: true }),
-    https: new https.Agent({ keepAlive: true }),
-  };
+  const agents = options.resolve ? hopAgents() : sharedAgents(policy);
 
   function addressesOf(hostname: string): Promise<readonly ResolvedAddress[]> {
     let entry = resolved.get(hostname);
