@@ -231,7 +231,7 @@ describe('pooled connections', () => {
   it('are a fetch of its own when it resolves names its own way', async () => {
     const server = await counting();
     try {
-      const resolve = () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
+      const resolve = () => Promise.resolve([{ address: '127.0.0.1', family: 4 as const }]);
       for (let i = 0; i < 2; i++) {
         const fetch = createGuardedFetch({ allowLoopbackHttp: true, resolve });
         expect(await (await fetch(server.url)).text()).toBe('ok');
