@@ -102,6 +102,42 @@ function assembled(
   );
 }
 
+/** The SDK clients of the providers in use, by API root and timeout: see {@link sdkFor}. */
+const SDKS = new Map<string, OpenAI>();
+/** At most this many are kept; the oldest is let go first. */
+const MAX_SDKS = 64;
+
+/**
+ * The SDK client for `baseUrl`: shared by every client of the provider that sends with the global
+ * `fetch`, since it holds no key (the key goes with each request) and costs a few dozen objects to
+ * build, once a turn otherwise. One given its own `fetch` (a test's) gets its own.
+ */
+function sdkFor(baseUrl: string, timeoutMs: number, fetch: typeof globalThis.fetch | undefined) {
+  const key = `${timeoutMs} ${baseUrl}`;
+  const shared = fetch === undefined ? SDKS.get(key) : undefined;
+  if (shared !== undefined) return shared;
+  // Every option the SDK would otherwise read from OPENAI_* environment variables is explicit.
+  const sdk = new OpenAI({
+    baseURL: baseUrl,
+    apiKey: NO_KEY_HELD,
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    maxRetries: 0,
+    timeout: timeoutMs,
+    logLevel: 'off',
+    // The global fetch as it is at the call (a test may have replaced it since).
+    fetch: (input, init) =>
+      (fetch ?? globalThis.fetch)(input, { ...init, headers: onlySentHeaders(init?.headers) }),
+  });
+  if (fetch === undefined) {
+    if (SDKS.size >= MAX_SDKS) SDKS.delete(SDKS.keys().next().value as string);
+    SDKS.set(key, sdk);
+  }
+  return sdk;
+}
+
 /**
  * A Chat Completions client over the official `openai` package. Retries are ours (the SDK's are
  * off): 429, 5xx, timeouts and dropped connections are retried with full-jitter backoff, honouring
@@ -112,21 +148,8 @@ function assembled(
 export function openAiCompatibleClient(options: OpenAiCompatibleOptions): OpenAiCompatibleClient {
   const policy = retryPolicy(options.retry);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const send = options.fetch ?? globalThis.fetch;
   const clock = options.clock ?? systemClock;
-  // Every option the SDK would otherwise read from OPENAI_* environment variables is explicit.
-  const sdk = new OpenAI({
-    baseURL: options.baseUrl,
-    apiKey: NO_KEY_HELD,
-    adminAPIKey: null,
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    maxRetries: 0,
-    timeout: timeoutMs,
-    logLevel: 'off',
-    fetch: (input, init) => send(input, { ...init, headers: onlySentHeaders(init?.headers) }),
-  });
+  const sdk = sdkFor(options.baseUrl, timeoutMs, options.fetch);
 
   async function attemptOnce(
     body: ChatCompletionCreateParamsNonStreaming,

@@ -719,3 +719,17 @@ describe('the fake server', () => {
     expect(error.message).toContain('no reply was enqueued');
   });
 });
+
+describe('clients of one provider', () => {
+  it('each send their own key, though they share the SDK underneath', async () => {
+    const keys = [`sk-first-${randomUUID()}`, `sk-second-${randomUUID()}`];
+    for (const key of keys) {
+      server.enqueue({ kind: 'completion', content: 'ok' });
+      const client = openAiCompatibleClient({ baseUrl: server.baseUrl, apiKey: async () => key });
+      await client.complete(ask(), call());
+    }
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual(
+      keys.map((key) => `Bearer ${key}`),
+    );
+  });
+});
