@@ -15,6 +15,20 @@ function refusal(definitions: Definition[]): RegistryError {
 }
 
 describe('createRegistry', () => {
+  it('holds a definition it met before as the same frozen copy, in every registry it builds', () => {
+    const search = testDefinition('search');
+    const first = createRegistry([search]);
+    const second = createRegistry([testDefinition('fetch'), search]);
+    const copy = first.get('search');
+    expect(Object.isFrozen(copy)).toBe(true);
+    expect(second.get('search')).toBe(copy);
+    // A registry built from another's definitions (a turn's, from the catalog's) holds them as
+    // they are.
+    expect(createRegistry(second.definitions()).get('search')).toBe(copy);
+    // A name clash is refused however often its definitions were accepted alone.
+    expect(refusal([search, copy as Definition]).message).toContain('duplicate name');
+  });
+
   it('refuses duplicate names, naming both origins', () => {
     const other = { ...testOrigin, packageId: 'other.package', version: '2.1.0' };
     const error = refusal([testDefinition('search'), testDefinition('search', { origin: other })]);

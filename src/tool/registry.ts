@@ -138,6 +138,13 @@ function build(definitions: readonly Definition[]): Registry {
 }
 
 /**
+ * Definitions checked under Mesh's own packages, each with its frozen copy (a copy is its own): a
+ * turn's registry is the catalog's definitions and the agent's remote ones, so a definition is
+ * checked and copied once, not once a turn.
+ */
+const CHECKED = new WeakMap<Definition, Definition>();
+
+/**
  * Builds the registry once from definitions. Refuses, listing every problem: duplicate names
  * (naming both origins), names providers refuse, parameters that are absent or not an object
  * schema, schemas that are not valid JSON Schema 2020-12, and `internal` replay outside Mesh's own
@@ -148,6 +155,7 @@ export function createRegistry(
   options: RegistryOptions = {},
 ): Registry {
   const owned = options.meshOwnedPackages ?? MESH_OWNED_PACKAGES;
+  const checked = options.meshOwnedPackages === undefined ? CHECKED : undefined;
   const problems: RegistryProblem[] = [];
   const seen = new Map<string, Definition>();
   for (const definition of definitions) {
@@ -163,8 +171,17 @@ export function createRegistry(
       continue;
     }
     seen.set(name, definition);
+    if (checked !== undefined && checked.has(definition)) continue;
     for (const message of check(definition, owned)) problems.push({ tool: name, origin, message });
   }
   if (problems.length > 0) throw new RegistryError(problems);
-  return build(definitions.map((d) => deepFreeze({ ...d, needs: [...d.needs] })));
+  return build(
+    definitions.map((d) => {
+      const known = checked?.get(d);
+      if (known !== undefined) return known;
+      const copy = deepFreeze({ ...d, needs: [...d.needs] });
+      checked?.set(d, copy).set(copy, copy);
+      return copy;
+    }),
+  );
 }
