@@ -268,3 +268,14 @@ describe('tokenTrieSource', () => {
     expect(redactor.text(`x ${other}`)).toBe(`x ${other}`);
   });
 });
+
+describe('a text redacted again', () => {
+  it('is redacted under what is held now, not what was held when it was first seen', () => {
+    const redactor = createRedactor(['sk-first-0123456789']);
+    const line = 'token sk-later-9876543210 in a log line';
+    expect(redactor.text(line)).toBe(line);
+    redactor.hold('sk-later-9876543210');
+    expect(redactor.text(line)).toBe(`token ${REDACTED} in a log line`);
+    expect(redactor.text(line)).toBe(`token ${REDACTED} in a log line`);
+  });
+});

@@ -22,6 +22,10 @@ export const MIN_SECRET_LENGTH = 6;
 /** An encoded fragment shorter than this is not matched (it would match ordinary text). */
 const MIN_FORM_LENGTH = 6;
 
+/** Texts up to this long are remembered with their redaction, at most this many at once. */
+const RECENT_MAX_LENGTH = 512;
+const RECENT_ENTRIES = 4096;
+
 /** At most this many secrets are held; the oldest is let go first. */
 const MAX_HELD = 4096;
 
@@ -99,14 +103,26 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
     return passes;
   };
 
+  // Short texts come again and again (tool names, reasons, a round's ledger lines): each is
+  // redacted once under what is held now, and found again by its value.
+  const recent = new Map<string, string>();
   const text = (input: string): string => {
     if (input.length < MIN_FORM_LENGTH) return input;
+    const short = input.length <= RECENT_MAX_LENGTH;
+    if (short) {
+      const known = recent.get(input);
+      if (known !== undefined) return known;
+    }
     let out = input;
     for (const pass of compiled()) {
       if (pass.trigger && !pass.trigger.test(out)) continue;
       const pattern = pass.pattern();
       pattern.lastIndex = 0;
       out = out.replace(pattern, REDACTED);
+    }
+    if (short) {
+      if (recent.size >= RECENT_ENTRIES) recent.clear();
+      recent.set(input, out);
     }
     return out;
   };
@@ -139,6 +155,7 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
       if (held.size > MAX_HELD) held.delete(held.keys().next().value as string);
       passes = undefined;
       holdback = undefined;
+      recent.clear();
       generation++;
     },
     get generation() {
