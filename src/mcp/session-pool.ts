@@ -87,6 +87,16 @@ export class SessionPool {
     throw second.error;
   }
 
+  /**
+   * Opens the key's session ahead of its first use when none is open or opening (a turn about to
+   * offer the server's tools): the handshake goes while the model thinks, not between its answer
+   * and the call. A failure is not reported here: the use that follows opens again, and reports it.
+   */
+  warm(key: string, open: (signal: AbortSignal) => Promise<McpSession>, settings = ''): void {
+    if (this.#closed) return;
+    void this.#entry(key, settings, open).opening.catch(() => undefined);
+  }
+
   async #once<T>(
     key: string,
     settings: string,

@@ -181,6 +181,27 @@ describe.each(testDatabases())('pooled MCP sessions on $name', (database) => {
     await disconnectAgent(mesh, bea, 'together');
   });
 
+  it('opens the session of a server a turn offers at the turn’s start, for its first call', async () => {
+    const s = await server('warmed');
+    const gil = await agent('gil-pool');
+    await connectAgent(mesh, gil, 'warmed', 'tok');
+    const key = bindingKey(gil.id, (await providerId('warmed')) ?? '');
+    expect(mesh.mcp.sessions.keys()).not.toContain(key);
+    const mark = s.received.length;
+    // The model answers without calling anything: the session was opened all the same, while it
+    // was asked.
+    const turn = await chat(mesh, { agentId: gil.id, actor: 'u', body: 'hi' });
+    expect(turn.status).toBe('succeeded');
+    expect(mesh.mcp.sessions.keys()).toContain(key);
+    // The call that follows uses it: one handshake in all.
+    expect((await call(mesh, 'gil-pool', 'warmed__search')).status).toBe('succeeded');
+    const seen = since(s, mark);
+    const opened = seen.filter(isPost('initialize'));
+    expect(opened).toHaveLength(1);
+    expect(seen.find(isPost('tools/call'))?.sessionId).toBe(opened[0]?.opened);
+    await disconnectAgent(mesh, gil, 'warmed');
+  });
+
   it('does not hold a call to one server for another server’s hanging catalog check', async () => {
     const good = await server('healthy');
     const slow = await server('hanging');

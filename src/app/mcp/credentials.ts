@@ -186,8 +186,25 @@ export function withSession<T>(
     (signal) => openSessionFor(mesh, agentId, provider, signal),
     request,
     resend,
-    `${provider.url}\n${provider.allowLoopbackHttp}\n${provider.requestTimeoutMs}`,
+    sessionSettings(provider),
   );
+}
+
+/**
+ * Opens the binding's pooled session now if it has none: a turn that offers the server's tools
+ * calls this at its start, so a first call does not wait for the handshake (see SessionPool.warm).
+ */
+export function warmSession(mesh: Mesh, agentId: string, provider: ToolProviderRecord): void {
+  mesh.mcp.sessions.warm(
+    bindingKey(agentId, provider.id),
+    (signal) => openSessionFor(mesh, agentId, provider, signal),
+    sessionSettings(provider),
+  );
+}
+
+/** What a binding's session is opened with: another value opens a new one (see SessionPool.use). */
+function sessionSettings(provider: ToolProviderRecord): string {
+  return `${provider.url}\n${provider.allowLoopbackHttp}\n${provider.requestTimeoutMs}`;
 }
 
 /** Ends the binding's pooled session, if one is open (a `DELETE` to the server). */

@@ -9,6 +9,7 @@ import type { Withheld } from '../../policy/offer.ts';
 import { listBindings, listMcpTools } from '../../store/mcp.ts';
 import type { Definition } from '../../tool/definition.ts';
 import { scheduleCatalogCheck } from './catalog.ts';
+import { warmSession } from './credentials.ts';
 import { checkedDefinition } from './remote-definition.ts';
 import type { Mesh } from '../mesh.ts';
 
@@ -36,6 +37,8 @@ export async function remoteOffer(
      * seen with effect semantics (an operator's explicit call).
      */
     onCheckFailure?: 'withhold' | 'last_seen';
+    /** Opens the session of each binding that offers tools, if it has none yet (a turn's). */
+    warm?: boolean;
   },
 ): Promise<RemoteOffer> {
   const definitions: Definition[] = [];
@@ -59,6 +62,7 @@ export async function remoteOffer(
       return;
     }
     const unconfirmed = stale || failed;
+    const before = definitions.length;
     for (const tool of tools[index] ?? []) {
       const verdict = judgeRemoteTool(provider.slug, binding, tool, inScope);
       if ('absent' in verdict) continue;
@@ -80,6 +84,7 @@ export async function remoteOffer(
       }
       definitions.push(checked.definition);
     }
+    if (scope.warm === true && definitions.length > before) warmSession(mesh, agentId, provider);
   });
   return { definitions, withheld };
 }

@@ -139,7 +139,8 @@ export async function turnPolicy(
   const [facts, configFor, remote] = await Promise.all([
     agentOfferFacts(mesh, agentId),
     agentConfig(mesh, agentId),
-    agentRegistry(mesh, agentId, { audience, conversationId }),
+    // The sessions of the servers it offers are opened now, while the model is asked.
+    agentRegistry(mesh, agentId, { audience, conversationId, warm: true }),
   ]);
   const offered = offerRegistry(remote.registry, { ...facts, audience });
   const registry = offered.registry;
