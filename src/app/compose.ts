@@ -1,3 +1,4 @@
+import { EgressPools } from '../egress/guarded-fetch.ts';
 import { catalog } from '../generated/catalog.ts';
 import { loadCatalog, type LoadedCatalog } from '../manifest/verify-catalog.ts';
 import { RunLedger } from '../run/ledger.ts';
@@ -103,6 +104,7 @@ export function assembleMesh(
   const secrets = createSecretStore(secretRows(db), instanceKey, { redactor });
   const clock = options.clock ?? systemClock;
   const mcp = createMcpRuntime(clock, options.mcp);
+  const egress = new EgressPools();
   const workspaces = createWorkspaceRuntime({ db, secrets, redactor });
   const browsers = createBrowserRuntime({ db, secrets, redactor });
   const liveViews = createLiveViews({ db, browsers });
@@ -136,6 +138,7 @@ export function assembleMesh(
     db,
     turnSlots: new TurnSlots(options.turnConcurrency ?? turnConcurrency()),
     mcp,
+    egress,
     redactor,
     workspaces,
     browsers,
@@ -196,6 +199,7 @@ export function assembleMesh(
       // Runs in flight are given back (another holder resumes them) while the database is open.
       await runs.close();
       await mcp.close();
+      egress.close();
       await workspaces.close();
       await liveViews.close();
       await browsers.close();

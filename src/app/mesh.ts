@@ -1,3 +1,4 @@
+import type { EgressPools } from '../egress/guarded-fetch.ts';
 import type { LoadedCatalog } from '../manifest/verify-catalog.ts';
 import type { ModelClient } from '../model/client.ts';
 import type { AttemptListener } from '../providers/openai-compatible.ts';
@@ -46,6 +47,11 @@ export interface Mesh {
    * sessions and the background catalog checks (ended when the Mesh closes).
    */
   readonly mcp: McpRuntime;
+  /**
+   * The pooled connections of the guarded fetches this Mesh makes for its remote servers and
+   * packages, shared by them per egress policy (decision 0060); ended when the Mesh closes.
+   */
+  readonly egress: EgressPools;
   /** The execution layer: the runs' workspaces, rented lazily and released when runs end. */
   readonly workspaces: WorkspaceRuntime;
   /** The browser layer: the run's browser session, metered and released with its run. */

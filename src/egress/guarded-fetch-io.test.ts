@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createGuardedFetch } from './guarded-fetch.ts';
+import { createGuardedFetch, EgressPools } from './guarded-fetch.ts';
 import { closeServers, ok, readerOf, serve } from '../../test/support/egress-servers.ts';
 
 afterEach(closeServers);
@@ -215,15 +215,24 @@ describe('pooled connections', () => {
     };
   }
 
-  it('are shared by the guarded fetches of one policy, one after another', async () => {
+  it('are shared by the guarded fetches made with one pool and policy, one after another', async () => {
     const server = await counting();
+    const pools = new EgressPools();
     try {
       for (let i = 0; i < 3; i++) {
-        const fetch = createGuardedFetch({ allowLoopbackHttp: true });
+        const fetch = createGuardedFetch({ allowLoopbackHttp: true, pools });
         expect(await (await fetch(server.url, { method: 'POST', body: `${i}` })).text()).toBe('ok');
       }
       expect(server.connections()).toBe(1);
+      // Without the pool, a fetch has connections of its own.
+      await createGuardedFetch({ allowLoopbackHttp: true })(server.url);
+      expect(server.connections()).toBe(2);
+      // Closed, the pool ends its connections; a fetch made with it after opens its own.
+      pools.close();
+      await createGuardedFetch({ allowLoopbackHttp: true, pools })(server.url);
+      expect(server.connections()).toBe(3);
     } finally {
+      pools.close();
       await server.close();
     }
   });
@@ -232,8 +241,9 @@ describe('pooled connections', () => {
     const server = await counting();
     try {
       const resolve = () => Promise.resolve([{ address: '127.0.0.1', family: 4 as const }]);
+      const pools = new EgressPools();
       for (let i = 0; i < 2; i++) {
-        const fetch = createGuardedFetch({ allowLoopbackHttp: true, resolve });
+        const fetch = createGuardedFetch({ allowLoopbackHttp: true, resolve, pools });
         expect(await (await fetch(server.url)).text()).toBe('ok');
       }
       expect(server.connections()).toBe(2);

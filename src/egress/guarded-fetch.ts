@@ -21,6 +21,11 @@ export interface GuardedFetchOptions {
   readonly resolve?: Resolver;
   /** Bounds the time until the final response's headers (DNS, connect, redirects); none by default. */
   readonly timeoutMs?: number;
+  /**
+   * Where its connections are pooled, shared with the other fetches made with them; a pool of its
+   * own when absent, or when it resolves names its own way (a test's resolver).
+   */
+  readonly pools?: EgressPools;
 }
 
 /** The `FetchLike` of the MCP SDK's transports and OAuth helpers. */
@@ -142,7 +147,7 @@ function toResponse(
 }
 
 /** The pooled agents of one guarded fetch. */
-interface HopAgents {
+export interface HopAgents {
   readonly http: http.Agent;
   readonly https: https.Agent;
 }
@@ -151,22 +156,36 @@ function hopAgents(): HopAgents {
   return { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 }
 
-/** The agents every guarded fetch of one policy pools its connections in (see sharedAgents). */
-const SHARED_AGENTS = new Map<boolean, HopAgents>();
-
 /**
- * The pooled connections of every guarded fetch with `policy` and the system's resolver: a
- * connection one opened (to an address it checked) serves the others, as a browser's pool serves
- * its tabs. Each agent's MCP session made its own, and a server's idle timeout closed it between
- * that agent's calls: at 500 agents every tool call opened a connection. Pooled by policy, so a
- * connection to an address only one policy allows (loopback, in development) never serves a
- * fetch under the other; a fetch with a resolver of its own (a test's) keeps its own pool.
+ * The pooled connections of the guarded fetches made with it, as a browser's pool serves its
+ * tabs: a connection one of them opened (to an address it checked) serves the others. Each agent's
+ * MCP session had a pool of its own, and a server's idle timeout closed its connection between
+ * that agent's calls: at 500 agents every tool call opened a connection (decision 0060). Pooled by
+ * policy, so a connection to an address only one policy allows (loopback, in development) never
+ * serves a fetch under the other. A Mesh holds one, and ends its connections when it closes.
  */
-function sharedAgents(policy: EgressOptions): HopAgents {
-  const loopback = policy.allowLoopbackHttp === true;
-  let agents = SHARED_AGENTS.get(loopback);
-  if (agents === undefined) SHARED_AGENTS.set(loopback, (agents = hopAgents()));
-  return agents;
+export class EgressPools {
+  readonly #byPolicy = new Map<boolean, HopAgents>();
+  #closed = false;
+
+  /** The agents of `policy`'s fetches (a fresh pair once closed: nothing is pooled any more). */
+  agentsFor(policy: EgressOptions): HopAgents {
+    if (this.#closed) return hopAgents();
+    const loopback = policy.allowLoopbackHttp === true;
+    let agents = this.#byPolicy.get(loopback);
+    if (agents === undefined) this.#byPolicy.set(loopback, (agents = hopAgents()));
+    return agents;
+  }
+
+  /** Ends every pooled connection. */
+  close(): void {
+    this.#closed = true;
+    for (const { http, https } of this.#byPolicy.values()) {
+      http.destroy();
+      https.destroy();
+    }
+    this.#byPolicy.clear();
+  }
 }
 
 /** A pooled socket the server had closed: the request was written to a connection it dropped. */
@@ -255,7 +274,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
   const resolve = options.resolve ?? defaultResolve;
   const { timeoutMs } = options;
   const resolved = new Map<string, Promise<readonly ResolvedAddress[]>>();
-  const agents = options.resolve ? hopAgents() : sharedAgents(policy);
+  const agents = options.pools && !options.resolve ? options.pools.agentsFor(policy) : hopAgents();
 
   function addressesOf(hostname: string): Promise<readonly ResolvedAddress[]> {
     let entry = resolved.get(hostname);

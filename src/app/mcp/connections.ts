@@ -48,7 +48,10 @@ export async function connectAgent(
   const session = await openMcpSession({
     url: provider.url,
     token: () => Promise.resolve(value),
-    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    fetch: createGuardedFetch({
+      allowLoopbackHttp: provider.allowLoopbackHttp,
+      pools: mesh.egress,
+    }),
     // The operator's bound on each request to this server holds while connecting too.
     timeoutMs: provider.requestTimeoutMs,
   });
@@ -121,7 +124,10 @@ export async function startOAuthConnection(
     serverUrl: provider.url,
     store,
     redirectUrl,
-    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    fetch: createGuardedFetch({
+      allowLoopbackHttp: provider.allowLoopbackHttp,
+      pools: mesh.egress,
+    }),
     clientName: `Mesh (${agent.name})`,
     clock: mesh.clock,
   });
@@ -150,7 +156,10 @@ export async function finishOAuthConnection(
     serverUrl: provider.url,
     store,
     redirectUrl: doc.redirectUrl,
-    fetch: createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp }),
+    fetch: createGuardedFetch({
+      allowLoopbackHttp: provider.allowLoopbackHttp,
+      pools: mesh.egress,
+    }),
     code: callback.code,
     state: callback.state,
     clock: mesh.clock,

@@ -142,7 +142,10 @@ async function openSessionFor(
   provider: ToolProviderRecord,
   signal: AbortSignal,
 ): Promise<McpSession> {
-  const fetch = createGuardedFetch({ allowLoopbackHttp: provider.allowLoopbackHttp });
+  const fetch = createGuardedFetch({
+    allowLoopbackHttp: provider.allowLoopbackHttp,
+    pools: mesh.egress,
+  });
   // A bearer token is read once for the session: connecting the binding with another credential
   // ends its session. An OAuth access token is read per request, refreshed when it expires.
   const bearer = await mesh.secrets.reveal({

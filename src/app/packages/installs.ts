@@ -69,7 +69,10 @@ export function lifecycleOf(mesh: Mesh): LifecycleExecutor {
             );
           return value;
         },
-        fetch: createGuardedFetch({ allowLoopbackHttp: config['allow_loopback_http'] === true }),
+        fetch: createGuardedFetch({
+          allowLoopbackHttp: config['allow_loopback_http'] === true,
+          pools: mesh.egress,
+        }),
         services: mesh.services,
       };
     },

@@ -46,7 +46,8 @@ export function runtimeFor(
         ownerId: agentToolOwnerId(run.agentId, packageId),
         kind,
       }),
-    fetchFor: ({ allowLoopbackHttp }) => createGuardedFetch({ allowLoopbackHttp }),
+    fetchFor: ({ allowLoopbackHttp }) =>
+      createGuardedFetch({ allowLoopbackHttp, pools: mesh.egress }),
   };
 }
 
