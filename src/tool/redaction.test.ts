@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../model/json.ts';
-import { createRedactor, noRedaction, REDACTED, tokenTrieSource, trieSource } from './redaction.ts';
+import { createRedactor, noRedaction, REDACTED } from './redaction.ts';
+import { tokenTrieSource, trieSource } from './trie.ts';
 
 const secret = 'mcp-tok_9f8e7d6c5b4a3921';
 

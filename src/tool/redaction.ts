@@ -1,6 +1,7 @@
 import type { JsonValue } from '../model/json.ts';
 import { createHoldback, type Holdback } from './redaction-holdback.ts';
-import { buildTrie, type TrieNode } from './trie.ts';
+import { base64Fragments, MIN_FORM_LENGTH, secretForms } from './secret-forms.ts';
+import { escapeRegExp, tokenTrieSource } from './trie.ts';
 
 /**
  * Secrets removed from text that comes back from the outside world — tool results, provider
@@ -18,9 +19,6 @@ export const REDACTED = '[redacted]';
  * ordinary text, and a credential that short is not a credential.
  */
 export const MIN_SECRET_LENGTH = 6;
-
-/** An encoded fragment shorter than this is not matched (it would match ordinary text). */
-const MIN_FORM_LENGTH = 6;
 
 /** Texts up to this long are remembered with their redaction, at most this many at once. */
 const RECENT_MAX_LENGTH = 512;
@@ -351,98 +349,4 @@ function charPattern(char: string): string {
   if (named) alternatives.push(escapeRegExp(named));
   if (char === ' ') alternatives.push('\\+');
   return `(?:${alternatives.join('|')})`;
-}
-
-/**
- * The literal forms of `secret`: verbatim (and lower- and upper-cased), JSON-escaped, URL-encoded (both percent and form
- * encoding, either hex case), hex of its UTF-8 bytes (either case), and base64 and base64url at
- * each of the three byte alignments it can sit at inside a longer encoded value.
- */
-export function secretForms(secret: string): string[] {
-  const bytes = Buffer.from(secret, 'utf8');
-  const percent = encodeURIComponent(secret);
-  const forms = [
-    secret,
-    // A copy whose case was changed (a header or a log that lower-cases what it prints).
-    secret.toLowerCase(),
-    secret.toUpperCase(),
-    JSON.stringify(secret).slice(1, -1),
-    percent,
-    percent.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
-    percent.replaceAll('%20', '+'),
-    new URLSearchParams({ s: secret }).toString().slice('s='.length),
-    bytes.toString('hex'),
-    bytes.toString('hex').toUpperCase(),
-  ];
-  for (const base64 of base64Fragments(bytes)) {
-    forms.push(base64, base64.replaceAll('+', '-').replaceAll('/', '_'));
-  }
-  return forms;
-}
-
-/**
- * The base64 text that `bytes` always encodes to, wherever it sits in a longer value: for each
- * offset 0–2 (mod 3) at which the secret may start, the characters that depend on the secret's
- * bytes alone. Characters shared with the neighbouring bytes are left out, so the fragment is a
- * substring of the encoding of any value that contains the secret at that offset.
- */
-function base64Fragments(bytes: Buffer): string[] {
-  const out: string[] = [];
-  for (let offset = 0; offset < 3; offset++) {
-    const padded = Buffer.concat([Buffer.alloc(offset), bytes]);
-    const encoded = padded.toString('base64').replace(/=+$/, '');
-    // A character covers 6 bits; it is the secret's alone when it starts at or after bit 8·offset
-    // and ends at or before the last bit of the secret.
-    const first = Math.ceil((8 * offset) / 6);
-    const last = Math.floor((8 * padded.length) / 6);
-    const fragment = encoded.slice(first, last);
-    if (fragment.length >= MIN_FORM_LENGTH) out.push(fragment);
-  }
-  return out;
-}
-
-/**
- * One pattern source matching any of `words`, longest match first, shaped as a trie: shared
- * prefixes are written once, so at each text position only the branches of the characters seen
- * so far are tried. A word that is a prefix of another is an optional tail (greedy, so the longer
- * word wins where both match).
- */
-export function trieSource(words: readonly string[]): string {
-  return tokenTrieSource(
-    words.map((word) => Array.from(word, escapeRegExp)),
-    '',
-  );
-}
-
-/**
- * {@link trieSource} over words of tokens, each token a pattern source of its own and `join`
- * between two tokens of a word: the hex of a secret's bytes with separators between them, its
- * characters each in any escaped spelling.
- */
-export function tokenTrieSource(words: readonly (readonly string[])[], join: string): string {
-  const root = buildTrie(words);
-  // Iterative, children before parents: a long form nests as deep as it is long.
-  const order: TrieNode[] = [];
-  const stack: TrieNode[] = [root];
-  while (stack.length > 0) {
-    const node = stack.pop() as TrieNode;
-    order.push(node);
-    for (const child of node.next.values()) stack.push(child);
-  }
-  // What may follow a node's token: its children's tokens, each with what follows it.
-  const after = new Map<TrieNode, string>();
-  for (let i = order.length - 1; i >= 0; i--) {
-    const node = order[i] as TrieNode;
-    const branches = [...node.next].map(([token, child]) => {
-      const rest = after.get(child) ?? '';
-      if (rest === '') return token;
-      return child.end ? `${token}(?:${join}${rest})?` : `${token}${join}${rest}`;
-    });
-    after.set(node, branches.length <= 1 ? (branches[0] ?? '') : `(?:${branches.join('|')})`);
-  }
-  return after.get(root) ?? '';
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
