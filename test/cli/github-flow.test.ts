@@ -233,7 +233,6 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
     // Followed on its event stream to its end, not polled.
     await runEnd(url, token, runId, 45_000);
     const run = (await api(`/api/runs/${runId}`)) as unknown as RunView;
-    const deadline = Date.now() + 10_000;
     expect(run.status).toBe('succeeded');
     const observed = (id: string) =>
       run.steps.find((s) => s.kind === 'observation' && s.callId === id)?.observation;
@@ -246,12 +245,9 @@ describe('checkout to pull request through mesh chat, with a crash after the cre
     expect(github.pulls).toHaveLength(1);
     expect(github.pulls[0]).toMatchObject({ head: 'add-greeting', base: 'main', by: 'mesh-agent' });
     // The workspace goes with the run: released right after the run's end is recorded.
-    let live = ((await api('/api/workspaces')) as { workspaces: unknown[] }).workspaces;
-    while (live.length > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      live = ((await api('/api/workspaces')) as { workspaces: unknown[] }).workspaces;
-    }
-    expect(live).toEqual([]);
+    await expect
+      .poll(async () => ((await api('/api/workspaces')) as { workspaces: unknown[] }).workspaces)
+      .toEqual([]);
 
     // The token is in no model request, no step, no log line and nothing the faces printed.
     expect(chatFake.requests.length).toBeGreaterThanOrEqual(2);
