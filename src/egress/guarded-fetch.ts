@@ -152,6 +152,7 @@ export interface HopAgents {
   readonly https: https.Agent;
 }
 
+/** A pair of agents of its own: connections pooled for one fetch only. */
 function hopAgents(): HopAgents {
   return { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 }

@@ -86,10 +86,8 @@ export function createRedactor(secrets: Iterable<string> = []): Redactor {
       const words = by.get(family);
       if (!words || words.size === 0) return [];
       // Built on first use: an encoded family's pattern is large, and most texts never trigger it.
-      // Every family is a trie of its forms' tokens: at each position one branch per distinct
-      // next token is tried, not every form of every secret (9 ms for 2 KB at 1,000 held
-      // secrets as an alternation; the hex forms of 500 agents' tokens cost a busy server 1% of
-      // its time until they shared their prefixes too).
+      // A trie: at each position one branch per distinct next token is tried, not every form of
+      // every secret (decision 0060).
       let pattern: RegExp | undefined;
       return [
         {
@@ -222,9 +220,10 @@ function redactJson(value: JsonValue, text: (s: string) => string): JsonValue {
 }
 
 /**
- * The families of forms, each compiled into one pattern. Literal forms run on every text, as one
- * trie (see {@link trieSource}); the encoded families begin with a character class, which V8
- * tries at every position, so each runs only on a text holding what it could match.
+ * The families of forms, each compiled into one trie of its forms' tokens (tokenTrieSource in
+ * trie.ts), a family's `join` between two tokens. Literal forms run on every text; the encoded
+ * families begin with a character class, which V8 tries at every position, so each runs only on a
+ * text holding what it could match.
  */
 type FormFamily = 'literal' | 'folded' | 'masked' | 'escaped' | 'hex' | 'wrapped';
 /** What may hold a family's form: a text that does not pass it is not searched for one. */

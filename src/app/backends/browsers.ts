@@ -39,7 +39,6 @@ import {
  * or dies.
  */
 export interface BrowserRuntime extends Browsers {
-  /** Releases the run's live session, if any (its run ended). */
   /**
    * Ends the run's browser session. `live` false says the database holds none for it (its end
    * said so): only one this process still holds is let go of, without a read.

@@ -41,7 +41,6 @@ import { backendFor } from './workspace-backends.ts';
  * workspace row, and releases workspaces when their run ends or dies.
  */
 export interface WorkspaceRuntime extends Workspaces {
-  /** Releases the run's live workspace, if any (its run ended). */
   /**
    * Ends the run's workspace. `live` false says the database holds none for it (its end said so):
    * only one this process still holds is let go of, without a read.
